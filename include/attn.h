@@ -1,0 +1,151 @@
+/*
+ * attn.h — the public API of libattn (attnbench).
+ *
+ * Scaled dot-product attention, multi-head attention and a transformer encoder
+ * layer in fp32 for inference, computed by interchangeable CPU kernels chosen at
+ * run time. The contract is ../shared/SPEC.md §1–§2; this header is its exact C
+ * form plus version macros and documentation.
+ *
+ * Conventions that hold for every call:
+ *  - Tensors are row-major and contiguous; inputs may be at any address.
+ *  - Every argument is checked before any memory is touched. A call that fails
+ *    returns a status other than ATTN_OK and writes nothing to its output.
+ *    The library never aborts and never prints.
+ *  - Fully masked query rows give output rows of zeros (PyTorch gives NaN).
+ *  - A context may be used by one thread at a time; distinct contexts are
+ *    independent.
+ */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN_VERSION_MAJOR 0
+#define ATTN_VERSION_MINOR 1
+#define ATTN_VERSION_PATCH 0
+#define ATTN_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__) && defined(ATTN_BUILDING_LIBRARY)
+#define ATTN_API __attribute__((visibility("default")))
+#else
+#define ATTN_API
+#endif
+
+/* ---- Status ------------------------------------------------------------- */
+
+typedef enum attn_status {
+    ATTN_OK = 0,
+    ATTN_ERR_INVALID_ARG,  /* NULL where data is needed, size <= 0, D % H != 0, ... */
+    ATTN_ERR_NO_MEMORY,
+    ATTN_ERR_UNSUPPORTED,  /* kernel unknown, or not runnable on this CPU/OS */
+    ATTN_ERR_OVERFLOW      /* a size product that does not fit in size_t */
+} attn_status;
+
+/* A short English description of s; non-empty for every value, including
+ * values that are not a status. The text is static: do not free it. */
+ATTN_API const char *attn_strerror(attn_status s);
+
+/* ---- Masks -------------------------------------------------------------- */
+
+/* Every part is optional; the parts combine by AND. A NULL pointer to
+ * attn_mask means no mask. For MHA and the encoder layer the mask applies to
+ * every head.
+ *  causal       nonzero: query i attends key j only when j <= i (top-left
+ *               aligned, torch.tril(ones(Lq, Lk))).
+ *  key_padding  [B][Lk]; nonzero = real token, 0 = padding. NOTE: this is the
+ *               inverse of torch's key_padding_mask (True = ignore).
+ *  keep         [Lq][Lk], or [B][Lq][Lk] when keep_per_batch; nonzero = attend.
+ *  bias         [Lq][Lk], or [B][Lq][Lk] when bias_per_batch; added to the
+ *               scaled scores (relative-position, ALiBi). A score of -inf from
+ *               the bias counts as masked. */
+typedef struct attn_mask {
+    int causal;
+    const uint8_t *key_padding;          /* [B][Lk] or NULL */
+    const uint8_t *keep;                 /* [Lq][Lk] or [B][Lq][Lk], or NULL */
+    int keep_per_batch;
+    const float *bias;                   /* [Lq][Lk] or [B][Lq][Lk], or NULL */
+    int bias_per_batch;
+} attn_mask;                             /* NULL pointer to attn_mask = no mask */
+
+/* ---- Context and kernels ------------------------------------------------ */
+
+typedef struct attn_ctx attn_ctx;        /* owns kernel choice, threads, workspace */
+
+/* kernel: a registered name, or NULL / "auto": the best for this machine
+ * (tuned choice when one is stored, else by CPU features). With NULL/"auto",
+ * a non-empty environment variable ATTN_KERNEL names the kernel instead.
+ * n_threads 0 = all online cores.
+ * Returns ATTN_ERR_INVALID_ARG for a NULL ctx or n_threads < 0, and
+ * ATTN_ERR_UNSUPPORTED (creating nothing) for a kernel that is unknown or
+ * cannot run here. */
+ATTN_API attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads);
+ATTN_API void        attn_ctx_destroy(attn_ctx *ctx);     /* NULL is a no-op */
+ATTN_API const char *attn_ctx_kernel(const attn_ctx *ctx); /* name actually used; NULL for NULL */
+
+ATTN_API int         attn_kernel_count(void);
+ATTN_API const char *attn_kernel_name(int i);         /* NULL outside [0, count) */
+ATTN_API int         attn_kernel_supported(const char *name); /* 1 runnable here, 0 not */
+
+/* ---- Scaled dot-product attention --------------------------------------- */
+
+/* scale 0.0f means 1/sqrt(head_dim); any other finite value is used as is. */
+typedef struct attn_sdpa_shape { int batch, n_heads, q_len, kv_len, head_dim; float scale; } attn_sdpa_shape;
+
+/* out = softmax(q·kᵀ·scale + bias, masked)·v for every (batch, head).
+ * q [B][H][Lq][Dh], k and v [B][H][Lk][Dh], out [B][H][Lq][Dh].
+ * out must not overlap q, k, v or the mask. */
+ATTN_API attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
+                               const float *q, const float *k, const float *v,
+                               const attn_mask *mask, float *out);
+
+/* ---- Multi-head attention ----------------------------------------------- */
+
+typedef struct attn_mha_weights {
+    const float *w_q, *w_k, *w_v, *w_o;  /* [D][D] each, nn.Linear layout [out][in] */
+    const float *b_q, *b_k, *b_v, *b_o;  /* [D] or NULL */
+} attn_mha_weights;
+
+/* y = Concat_h(SDPA(x_q·W_qᵀ + b_q, x_kv·W_kᵀ + b_k, x_kv·W_vᵀ + b_v))·W_oᵀ + b_o
+ * x_q [B][Lq][D], x_kv [B][Lk][D] (self-attention: pass x_q again, Lq = Lk),
+ * y [B][Lq][D]. scale as in attn_sdpa_shape, with head_dim = D / H.
+ * y may be the same pointer as x_q and/or x_kv (in place); no other overlap. */
+ATTN_API attn_status attn_mha(attn_ctx *ctx, int d_model, int n_heads, float scale,
+                              const attn_mha_weights *w, int batch, int q_len, int kv_len,
+                              const float *x_q, const float *x_kv, const attn_mask *mask, float *y);
+
+/* ---- Transformer encoder layer ------------------------------------------ */
+
+typedef enum attn_activation { ATTN_ACT_GELU_ERF = 0, ATTN_ACT_GELU_TANH, ATTN_ACT_RELU } attn_activation;
+
+typedef struct attn_encoder_config {
+    int d_model, n_heads, d_ff;
+    float ln_eps;                        /* >= 0 and finite */
+    int norm_first;                      /* 1 pre-LN, 0 post-LN */
+    attn_activation act;
+} attn_encoder_config;
+
+typedef struct attn_encoder_weights {
+    attn_mha_weights attn;
+    const float *ln1_gamma, *ln1_beta, *ln2_gamma, *ln2_beta;  /* [D], required */
+    const float *w_ff1, *b_ff1;          /* [F][D], [F] (b_ff1 may be NULL) */
+    const float *w_ff2, *b_ff2;          /* [D][F], [D] (b_ff2 may be NULL) */
+} attn_encoder_weights;
+
+/* Pre-LN:  x = x + MHA(LN1(x));  y = x + FFN(LN2(x))
+ * Post-LN: x = LN1(x + MHA(x));  y = LN2(x + FFN(x))
+ * FFN(x) = act(x·W1ᵀ + b1)·W2ᵀ + b2. Self-attention with default scale.
+ * x and y are [B][L][D]; y may be the same pointer as x (in place). */
+ATTN_API attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
+                                        const attn_encoder_weights *w, int batch, int seq_len,
+                                        const float *x, const attn_mask *mask, float *y);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_H */

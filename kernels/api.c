@@ -1,0 +1,272 @@
+/*
+ * api.c — the front door: status texts, the context, kernel selection, and
+ * every argument check, made here once before any work.
+ *
+ * Each entry point runs the same sequence: check arguments (INVALID_ARG),
+ * check that every size product fits (OVERFLOW), size and allocate the
+ * workspace (NO_MEMORY), and only then compute. So a failing call never
+ * touches its output.
+ */
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compose.h"
+
+struct attn_ctx {
+    attn_kernel kernel;          /* resolved: every slot filled */
+    int n_threads;
+    void *workspace;             /* grown on demand, reused across calls */
+    size_t workspace_bytes;
+};
+
+/* ---- Status -------------------------------------------------------------- */
+
+const char *attn_strerror(attn_status s)
+{
+    switch (s) {
+    case ATTN_OK: return "success";
+    case ATTN_ERR_INVALID_ARG: return "invalid argument";
+    case ATTN_ERR_NO_MEMORY: return "out of memory";
+    case ATTN_ERR_UNSUPPORTED: return "kernel unknown or not runnable on this machine";
+    case ATTN_ERR_OVERFLOW: return "size overflow: a tensor or workspace size does not fit in memory";
+    }
+    return "unknown status";
+}
+
+/* ---- Kernels ---------------------------------------------------------------- */
+
+int attn_kernel_count(void)
+{
+    return attn_registry_count();
+}
+
+const char *attn_kernel_name(int i)
+{
+    const attn_kernel *k = attn_registry_get(i);
+    return k ? k->name : NULL;
+}
+
+int attn_kernel_supported(const char *name)
+{
+    return attn_registry_runnable(attn_registry_find(name));
+}
+
+/* NULL/"auto" defers to ATTN_KERNEL, then to the first runnable row of
+ * kernels.def (most capable first). A name, given or from the environment,
+ * must exist and run here: never a silent fallback. */
+static const attn_kernel *select_kernel(const char *name)
+{
+    if (!name || strcmp(name, "auto") == 0) {
+        const char *env = getenv("ATTN_KERNEL");
+        name = (env && *env && strcmp(env, "auto") != 0) ? env : NULL;
+    }
+    if (name) {
+        const attn_kernel *k = attn_registry_find(name);
+        return attn_registry_runnable(k) ? k : NULL;
+    }
+    for (int i = 0; i < attn_registry_count(); i++)
+        if (attn_registry_runnable(attn_registry_get(i)))
+            return attn_registry_get(i);
+    return NULL;
+}
+
+/* The cores this process may run on (taskset/cgroup aware), at least 1. */
+static int available_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* ---- Context ---------------------------------------------------------------- */
+
+attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
+{
+    if (!ctx || n_threads < 0)
+        return ATTN_ERR_INVALID_ARG;
+    const attn_kernel *k = select_kernel(kernel);
+    if (!k)
+        return ATTN_ERR_UNSUPPORTED;
+    attn_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return ATTN_ERR_NO_MEMORY;
+    attn_registry_resolve(k, &c->kernel);
+    c->n_threads = n_threads > 0 ? n_threads : available_cores();
+    *ctx = c;
+    return ATTN_OK;
+}
+
+void attn_ctx_destroy(attn_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    free(ctx->workspace);
+    free(ctx);
+}
+
+const char *attn_ctx_kernel(const attn_ctx *ctx)
+{
+    return ctx ? ctx->kernel.name : NULL;
+}
+
+/* Grows the workspace to at least bytes; on failure the old one is kept. */
+static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
+{
+    if (bytes == SIZE_MAX)
+        return ATTN_ERR_OVERFLOW;
+    if (bytes <= ctx->workspace_bytes)
+        return ATTN_OK;
+    void *p = NULL;
+    /* bytes <= PTRDIFF_MAX, so rounding up to 64 cannot wrap. */
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    if (posix_memalign(&p, 64, rounded) != 0)
+        return ATTN_ERR_NO_MEMORY;
+    free(ctx->workspace);
+    ctx->workspace = p;
+    ctx->workspace_bytes = rounded;
+    return ATTN_OK;
+}
+
+static attn_exec exec_of(const attn_ctx *ctx)
+{
+    attn_exec ex = { ctx->n_threads, ctx->workspace, ctx->workspace_bytes };
+    return ex;
+}
+
+/* ---- Argument checks ------------------------------------------------------------ */
+
+/* 1 when elem·a·b·c·d bytes fit within ATTN_SIZE_LIMIT (all factors > 0). */
+static int fits(size_t elem, int a, int b, int c, int d)
+{
+    size_t n = elem;
+    return attn_mul_checked(&n, (size_t)a, ATTN_SIZE_LIMIT)
+        && attn_mul_checked(&n, (size_t)b, ATTN_SIZE_LIMIT)
+        && attn_mul_checked(&n, (size_t)c, ATTN_SIZE_LIMIT)
+        && attn_mul_checked(&n, (size_t)d, ATTN_SIZE_LIMIT);
+}
+
+/* A mask with no part set is the same as no mask. */
+static const attn_mask *effective_mask(const attn_mask *m)
+{
+    return (m && (m->causal || m->key_padding || m->keep || m->bias)) ? m : NULL;
+}
+
+/* The parts of a mask that are given are read in full: their sizes must fit. */
+static int mask_fits(const attn_mask *m, int batch, int q_len, int kv_len)
+{
+    if (!m)
+        return 1;
+    if (m->key_padding && !fits(1, batch, kv_len, 1, 1))
+        return 0;
+    if (m->keep && !fits(1, m->keep_per_batch ? batch : 1, q_len, kv_len, 1))
+        return 0;
+    if (m->bias && !fits(sizeof(float), m->bias_per_batch ? batch : 1, q_len, kv_len, 1))
+        return 0;
+    return 1;
+}
+
+static int weights_present(const attn_mha_weights *w)
+{
+    return w->w_q && w->w_k && w->w_v && w->w_o;
+}
+
+/* ---- Entry points ------------------------------------------------------------------ */
+
+attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
+                      const float *q, const float *k, const float *v,
+                      const attn_mask *mask, float *out)
+{
+    if (!ctx || !s || !q || !k || !v || !out)
+        return ATTN_ERR_INVALID_ARG;
+    if (s->batch <= 0 || s->n_heads <= 0 || s->q_len <= 0 || s->kv_len <= 0 || s->head_dim <= 0
+        || !isfinite(s->scale))
+        return ATTN_ERR_INVALID_ARG;
+    mask = effective_mask(mask);
+    if (!fits(sizeof(float), s->batch, s->n_heads, s->q_len, s->head_dim)
+        || !fits(sizeof(float), s->batch, s->n_heads, s->kv_len, s->head_dim)
+        || !mask_fits(mask, s->batch, s->q_len, s->kv_len))
+        return ATTN_ERR_OVERFLOW;
+
+    size_t dh = (size_t)s->head_dim;
+    attn_strides q_st = { (size_t)s->n_heads * (size_t)s->q_len * dh, (size_t)s->q_len * dh, dh };
+    attn_strides kv_st = { (size_t)s->n_heads * (size_t)s->kv_len * dh, (size_t)s->kv_len * dh, dh };
+    attn_sdpa_problem p = {
+        .batch = s->batch, .n_heads = s->n_heads, .q_len = s->q_len, .kv_len = s->kv_len,
+        .head_dim = s->head_dim, .scale = attn_resolve_scale(s->scale, s->head_dim),
+        .q = q, .k = k, .v = v, .out = out,
+        .q_st = q_st, .k_st = kv_st, .v_st = kv_st, .out_st = q_st, .mask = mask,
+    };
+    attn_status st = reserve_workspace(ctx, attn_sdpa_workspace(&ctx->kernel, ctx->n_threads, &p));
+    if (st != ATTN_OK)
+        return st;
+    attn_exec ex = exec_of(ctx);
+    attn_sdpa_run(&ctx->kernel, &ex, &p);
+    return ATTN_OK;
+}
+
+attn_status attn_mha(attn_ctx *ctx, int d_model, int n_heads, float scale,
+                     const attn_mha_weights *w, int batch, int q_len, int kv_len,
+                     const float *x_q, const float *x_kv, const attn_mask *mask, float *y)
+{
+    if (!ctx || !w || !weights_present(w) || !x_q || !x_kv || !y)
+        return ATTN_ERR_INVALID_ARG;
+    if (d_model <= 0 || n_heads <= 0 || batch <= 0 || q_len <= 0 || kv_len <= 0
+        || d_model % n_heads != 0 || !isfinite(scale))
+        return ATTN_ERR_INVALID_ARG;
+    mask = effective_mask(mask);
+    if (!fits(sizeof(float), d_model, d_model, 1, 1)
+        || !fits(sizeof(float), batch, q_len, d_model, 1)
+        || !fits(sizeof(float), batch, kv_len, d_model, 1)
+        || !mask_fits(mask, batch, q_len, kv_len))
+        return ATTN_ERR_OVERFLOW;
+
+    attn_mha_args a = {
+        .batch = batch, .q_len = q_len, .kv_len = kv_len, .d_model = d_model,
+        .n_heads = n_heads, .scale = attn_resolve_scale(scale, d_model / n_heads),
+        .w = w, .x_q = x_q, .x_kv = x_kv, .mask = mask, .y = y,
+    };
+    attn_status st = reserve_workspace(ctx, attn_mha_workspace(&ctx->kernel, ctx->n_threads, &a));
+    if (st != ATTN_OK)
+        return st;
+    attn_exec ex = exec_of(ctx);
+    attn_mha_run(&ctx->kernel, &ex, &a);
+    return ATTN_OK;
+}
+
+attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
+                               const attn_encoder_weights *w, int batch, int seq_len,
+                               const float *x, const attn_mask *mask, float *y)
+{
+    if (!ctx || !c || !w || !weights_present(&w->attn) || !x || !y
+        || !w->ln1_gamma || !w->ln1_beta || !w->ln2_gamma || !w->ln2_beta
+        || !w->w_ff1 || !w->w_ff2)
+        return ATTN_ERR_INVALID_ARG;
+    if (c->d_model <= 0 || c->n_heads <= 0 || c->d_ff <= 0 || batch <= 0 || seq_len <= 0
+        || c->d_model % c->n_heads != 0 || !isfinite(c->ln_eps) || c->ln_eps < 0.0f)
+        return ATTN_ERR_INVALID_ARG;
+    /* Compare as int: an out-of-range value may not be representable in the enum. */
+    int act = (int)c->act;
+    if (act != ATTN_ACT_GELU_ERF && act != ATTN_ACT_GELU_TANH && act != ATTN_ACT_RELU)
+        return ATTN_ERR_INVALID_ARG;
+    mask = effective_mask(mask);
+    if (!fits(sizeof(float), c->d_model, c->d_model, 1, 1)
+        || !fits(sizeof(float), c->d_ff, c->d_model, 1, 1)
+        || !fits(sizeof(float), batch, seq_len, c->d_model, 1)
+        || !mask_fits(mask, batch, seq_len, seq_len))
+        return ATTN_ERR_OVERFLOW;
+
+    attn_encoder_args a = {
+        .c = c, .w = w, .batch = batch, .seq_len = seq_len, .x = x, .mask = mask, .y = y,
+    };
+    attn_status st = reserve_workspace(ctx, attn_encoder_workspace(&ctx->kernel, ctx->n_threads, &a));
+    if (st != ATTN_OK)
+        return st;
+    attn_exec ex = exec_of(ctx);
+    attn_encoder_run(&ctx->kernel, &ex, &a);
+    return ATTN_OK;
+}

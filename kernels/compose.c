@@ -1,0 +1,228 @@
+/*
+ * compose.c — SDPA, MHA and the encoder layer, each written once in terms of
+ * a kernel's primitives (gemm, sdpa, layernorm). A kernel that is faster at a
+ * primitive makes every operation faster without copying this code.
+ *
+ * Workspace layout is computed by the same functions for sizing and for
+ * running, so the two cannot drift apart.
+ */
+#include <stdint.h>
+
+#include "compose.h"
+
+#define WS_ALIGN 64
+
+/* Reserves elem·n1·n2 bytes at the next 64-byte boundary at or after *end and
+ * returns their offset. On overflow, *end becomes SIZE_MAX and stays so. */
+static size_t reserve(size_t *end, size_t elem, size_t n1, size_t n2)
+{
+    size_t bytes = elem, off = *end;
+    if (off == SIZE_MAX
+        || !attn_mul_checked(&bytes, n1, ATTN_SIZE_LIMIT)
+        || !attn_mul_checked(&bytes, n2, ATTN_SIZE_LIMIT)
+        || !attn_add_checked(&off, (WS_ALIGN - off % WS_ALIGN) % WS_ALIGN, ATTN_SIZE_LIMIT)) {
+        *end = SIZE_MAX;
+        return 0;
+    }
+    size_t after = off;
+    if (!attn_add_checked(&after, bytes, ATTN_SIZE_LIMIT)) {
+        *end = SIZE_MAX;
+        return 0;
+    }
+    *end = after;
+    return off;
+}
+
+static void layernorm(const attn_kernel *k, const attn_exec *ex, size_t m, int d,
+                      const float *x, const float *gamma, const float *beta, float eps, float *y)
+{
+    attn_exec lex = { ex->n_threads, NULL, 0 };
+    k->layernorm(&lex, m, d, x, gamma, beta, eps, y);
+}
+
+static void gemm(const attn_kernel *k, const attn_exec *ex, size_t m, int n, int kk,
+                 const float *x, const float *w, const float *bias, int act,
+                 const float *residual, float *y)
+{
+    attn_exec gex = { ex->n_threads, NULL, 0 };
+    attn_gemm_problem p = {
+        .m = m, .n = n, .k = kk, .x = x, .ldx = (size_t)kk, .w = w, .bias = bias,
+        .act = act, .residual = residual, .y = y, .ldy = (size_t)n,
+    };
+    k->gemm(&gex, &p);
+}
+
+/* ---- SDPA ------------------------------------------------------------------ */
+
+size_t attn_sdpa_workspace(const attn_kernel *k, int n_threads, const attn_sdpa_problem *p)
+{
+    size_t end = 0;
+    reserve(&end, 1, k->sdpa_scratch(p, n_threads), 1);
+    return end;
+}
+
+void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
+{
+    k->sdpa(ex, p);
+}
+
+/* ---- MHA ------------------------------------------------------------------- */
+
+typedef struct mha_layout {
+    size_t q, k, v, o;                 /* projections and the attention output */
+    size_t sdpa, sdpa_bytes;           /* the kernel's SDPA scratch */
+    size_t end;
+} mha_layout;
+
+/* SDPA straight on the [B][L][H·Dh] projections: head h is columns
+ * h·Dh … h·Dh+Dh−1 of each row, so no transpose is needed. */
+static attn_sdpa_problem mha_sdpa_problem(const attn_mha_args *a)
+{
+    size_t d = (size_t)a->d_model, dh = d / (size_t)a->n_heads;
+    attn_sdpa_problem p = {
+        .batch = a->batch, .n_heads = a->n_heads, .q_len = a->q_len, .kv_len = a->kv_len,
+        .head_dim = a->d_model / a->n_heads, .scale = a->scale, .mask = a->mask,
+        .q_st = { (size_t)a->q_len * d, dh, d },
+        .k_st = { (size_t)a->kv_len * d, dh, d },
+        .v_st = { (size_t)a->kv_len * d, dh, d },
+        .out_st = { (size_t)a->q_len * d, dh, d },
+    };
+    return p;
+}
+
+static void mha_plan(const attn_kernel *k, int n_threads, const attn_mha_args *a,
+                     size_t base, mha_layout *l)
+{
+    size_t end = base, d = (size_t)a->d_model;
+    size_t rows_q = (size_t)a->batch * (size_t)a->q_len;   /* both < 2^31: no overflow */
+    size_t rows_kv = (size_t)a->batch * (size_t)a->kv_len;
+    attn_sdpa_problem p = mha_sdpa_problem(a);
+
+    l->q = reserve(&end, sizeof(float), rows_q, d);
+    l->k = reserve(&end, sizeof(float), rows_kv, d);
+    l->v = reserve(&end, sizeof(float), rows_kv, d);
+    l->o = reserve(&end, sizeof(float), rows_q, d);
+    l->sdpa_bytes = k->sdpa_scratch(&p, n_threads);
+    l->sdpa = reserve(&end, 1, l->sdpa_bytes, 1);
+    l->end = end;
+}
+
+/* y = MHA(x_q, x_kv) + residual (residual may be NULL), using the workspace
+ * from offset base on. */
+static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a,
+                        size_t base, const float *residual, float *y)
+{
+    mha_layout l;
+    mha_plan(k, ex->n_threads, a, base, &l);
+    char *ws = ex->scratch;
+    float *q = (float *)(ws + l.q), *kp = (float *)(ws + l.k);
+    float *v = (float *)(ws + l.v), *o = (float *)(ws + l.o);
+    const attn_mha_weights *w = a->w;
+    int d = a->d_model;
+    size_t rows_q = (size_t)a->batch * (size_t)a->q_len;
+    size_t rows_kv = (size_t)a->batch * (size_t)a->kv_len;
+
+    gemm(k, ex, rows_q, d, d, a->x_q, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
+    gemm(k, ex, rows_kv, d, d, a->x_kv, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, kp);
+    gemm(k, ex, rows_kv, d, d, a->x_kv, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, v);
+
+    attn_sdpa_problem p = mha_sdpa_problem(a);
+    p.q = q;
+    p.k = kp;
+    p.v = v;
+    p.out = o;
+    attn_exec sub = { ex->n_threads, ws + l.sdpa, l.sdpa_bytes };
+    k->sdpa(&sub, &p);
+
+    gemm(k, ex, rows_q, d, d, o, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
+}
+
+size_t attn_mha_workspace(const attn_kernel *k, int n_threads, const attn_mha_args *a)
+{
+    mha_layout l;
+    mha_plan(k, n_threads, a, 0, &l);
+    return l.end;
+}
+
+void attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a)
+{
+    mha_compute(k, ex, a, 0, NULL, a->y);
+}
+
+/* ---- Encoder layer ------------------------------------------------------------ */
+
+typedef struct encoder_layout {
+    size_t t;          /* [B·L][D]: LN output (pre-LN) or pre-LN sums (post-LN) */
+    size_t x1;         /* [B·L][D]: the stream after the attention block */
+    size_t region;     /* start of the MHA workspace, reused for the FFN hidden */
+    size_t hidden;     /* [B·L][F] */
+    size_t end;
+} encoder_layout;
+
+static attn_mha_args encoder_mha_args(const attn_encoder_args *a)
+{
+    attn_mha_args m = {
+        .batch = a->batch, .q_len = a->seq_len, .kv_len = a->seq_len,
+        .d_model = a->c->d_model, .n_heads = a->c->n_heads,
+        .scale = attn_resolve_scale(0.0f, a->c->d_model / a->c->n_heads),
+        .w = &a->w->attn, .mask = a->mask,
+    };
+    return m;
+}
+
+static void encoder_plan(const attn_kernel *k, int n_threads, const attn_encoder_args *a,
+                         encoder_layout *l)
+{
+    size_t end = 0, rows = (size_t)a->batch * (size_t)a->seq_len;
+    attn_mha_args m = encoder_mha_args(a);
+    mha_layout ml;
+
+    l->t = reserve(&end, sizeof(float), rows, (size_t)a->c->d_model);
+    l->x1 = reserve(&end, sizeof(float), rows, (size_t)a->c->d_model);
+    l->region = end;
+    mha_plan(k, n_threads, &m, l->region, &ml);
+    /* The FFN hidden is needed only after attention is done with its buffers. */
+    size_t ffn_end = l->region;
+    l->hidden = reserve(&ffn_end, sizeof(float), rows, (size_t)a->c->d_ff);
+    l->end = (ml.end == SIZE_MAX || ffn_end == SIZE_MAX) ? SIZE_MAX
+           : (ml.end > ffn_end ? ml.end : ffn_end);
+}
+
+size_t attn_encoder_workspace(const attn_kernel *k, int n_threads, const attn_encoder_args *a)
+{
+    encoder_layout l;
+    encoder_plan(k, n_threads, a, &l);
+    return l.end;
+}
+
+/* x and y may be the same buffer: x is last read before y is first written. */
+void attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a)
+{
+    encoder_layout l;
+    encoder_plan(k, ex->n_threads, a, &l);
+    char *ws = ex->scratch;
+    float *t = (float *)(ws + l.t), *x1 = (float *)(ws + l.x1), *h = (float *)(ws + l.hidden);
+    const attn_encoder_config *c = a->c;
+    const attn_encoder_weights *w = a->w;
+    size_t rows = (size_t)a->batch * (size_t)a->seq_len;
+    int d = c->d_model, f = c->d_ff;
+    attn_mha_args m = encoder_mha_args(a);
+
+    if (c->norm_first) {
+        /* x1 = x + MHA(LN1(x));  y = x1 + FFN(LN2(x1)) */
+        layernorm(k, ex, rows, d, a->x, w->ln1_gamma, w->ln1_beta, c->ln_eps, t);
+        m.x_q = m.x_kv = t;
+        mha_compute(k, ex, &m, l.region, a->x, x1);
+        layernorm(k, ex, rows, d, x1, w->ln2_gamma, w->ln2_beta, c->ln_eps, t);
+        gemm(k, ex, rows, f, d, t, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
+        gemm(k, ex, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, a->y);
+    } else {
+        /* x1 = LN1(x + MHA(x));  y = LN2(x1 + FFN(x1)) */
+        m.x_q = m.x_kv = a->x;
+        mha_compute(k, ex, &m, l.region, a->x, t);
+        layernorm(k, ex, rows, d, t, w->ln1_gamma, w->ln1_beta, c->ln_eps, x1);
+        gemm(k, ex, rows, f, d, x1, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
+        gemm(k, ex, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, t);
+        layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, a->y);
+    }
+}

@@ -1,0 +1,54 @@
+/*
+ * compose.h — the three public operations built from a kernel's primitives.
+ *
+ * Each operation has a workspace function, which sizes every buffer the run
+ * will use (checked arithmetic: SIZE_MAX when a size does not fit), and a run
+ * function, which cannot fail. api.c checks arguments, sizes the workspace,
+ * allocates it, and only then runs: a failing call writes nothing.
+ */
+#ifndef ATTN_COMPOSE_H
+#define ATTN_COMPOSE_H
+
+#include <math.h>
+
+#include "kernel.h"
+
+/* Largest workspace or tensor the library will address, in bytes: no object
+ * can be larger than PTRDIFF_MAX, so a size above it is an overflow. */
+#define ATTN_SIZE_LIMIT ((size_t)PTRDIFF_MAX)
+
+/* The scale rule of SPEC §1.1: 0 means 1/sqrt(head_dim). */
+static inline float attn_resolve_scale(float scale, int head_dim)
+{
+    return scale != 0.0f ? scale : (float)(1.0 / sqrt((double)head_dim));
+}
+
+typedef struct attn_mha_args {
+    int batch, q_len, kv_len, d_model, n_heads;
+    float scale;                       /* resolved: never 0 */
+    const attn_mha_weights *w;
+    const float *x_q, *x_kv;
+    const attn_mask *mask;             /* NULL when no part is set */
+    float *y;
+} attn_mha_args;
+
+typedef struct attn_encoder_args {
+    const attn_encoder_config *c;
+    const attn_encoder_weights *w;
+    int batch, seq_len;
+    const float *x;
+    const attn_mask *mask;             /* NULL when no part is set */
+    float *y;
+} attn_encoder_args;
+
+/* ex->scratch / ex->scratch_bytes hold the whole workspace in the run functions. */
+size_t attn_sdpa_workspace(const attn_kernel *k, int n_threads, const attn_sdpa_problem *p);
+void   attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p);
+
+size_t attn_mha_workspace(const attn_kernel *k, int n_threads, const attn_mha_args *a);
+void   attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a);
+
+size_t attn_encoder_workspace(const attn_kernel *k, int n_threads, const attn_encoder_args *a);
+void   attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
+
+#endif /* ATTN_COMPOSE_H */

@@ -1,0 +1,171 @@
+/*
+ * kernel.h — the internal kernel interface of libattn.
+ *
+ * A kernel is a table of primitives (GEMM with a fused epilogue, SDPA on a
+ * strided view, LayerNorm). MHA and the encoder layer are composed from these
+ * primitives once, in compose.c. The naive kernel fills every slot; another
+ * kernel leaves NULL the slots it does not improve and the registry fills them
+ * from naive (the BLIS "reference context, then override" habit).
+ *
+ * Primitives are called only after api.c has checked every argument and the
+ * workspace has been allocated, so they cannot fail and return nothing.
+ */
+#ifndef ATTN_KERNEL_H
+#define ATTN_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn.h"
+
+/* ---- CPU features (cpu.c) ------------------------------------------------ */
+
+/* Bits of what a kernel requires and of what the machine offers. */
+enum {
+    ATTN_CPU_AVX2     = 1u << 0,  /* AVX2 with YMM state enabled by the OS */
+    ATTN_CPU_FMA      = 1u << 1,  /* FMA3 (needs YMM state too) */
+    ATTN_CPU_AVX512F  = 1u << 2,  /* AVX-512F with ZMM/opmask state enabled */
+    ATTN_CPU_NEON     = 1u << 3   /* AArch64 Advanced SIMD */
+};
+
+typedef struct attn_cpu_info {
+    unsigned has;      /* what the CPU reports (CPUID / HWCAP) */
+    unsigned usable;   /* what the CPU reports AND the OS saves state for */
+} attn_cpu_info;
+
+/* Detected once (thread-safe), then cached. */
+const attn_cpu_info *attn_cpu(void);
+/* The name of one ATTN_CPU_* bit, e.g. "avx512f". */
+const char *attn_cpu_feature_name(unsigned bit);
+
+/* ---- Problems handed to primitives ---------------------------------------- */
+
+/* Strides, in floats, of a [B][H][L][Dh] tensor whose last axis is contiguous.
+ * The public SDPA passes {H·L·Dh, L·Dh, Dh}; MHA passes the projections in
+ * place as [B][L][H·Dh], i.e. {L·D, Dh, D}: the no-transpose layout of the
+ * einsum "nqhd,nkhd->nhqk" (seed 003), so no transpose copy is ever made. */
+typedef struct attn_strides { size_t batch, head, row; } attn_strides;
+
+typedef struct attn_sdpa_problem {
+    int batch, n_heads, q_len, kv_len, head_dim;
+    float scale;                       /* resolved: the 0 → 1/sqrt(Dh) rule applied */
+    const float *q, *k, *v;
+    float *out;
+    attn_strides q_st, k_st, v_st, out_st;
+    const attn_mask *mask;             /* NULL when no part of the mask is set */
+} attn_sdpa_problem;
+
+/* The activation fused into a GEMM epilogue: an attn_activation or none. */
+#define ATTN_ACT_NONE (-1)
+
+/* y[i][j] = act(Σ_k x[i][k]·w[j][k] + bias[j]) + residual[i][j]
+ * x is [m][k] with row stride ldx, w is [n][k] contiguous (nn.Linear layout),
+ * bias [n] or NULL, residual [m][n] with row stride ldy or NULL, y [m][n] with
+ * row stride ldy. y may equal residual; it overlaps nothing else. */
+typedef struct attn_gemm_problem {
+    size_t m;                          /* rows: B·L may exceed INT_MAX */
+    int n, k;
+    const float *x;
+    size_t ldx;
+    const float *w;
+    const float *bias;
+    int act;                           /* ATTN_ACT_NONE or an attn_activation */
+    const float *residual;
+    float *y;
+    size_t ldy;
+} attn_gemm_problem;
+
+/* What a primitive may use while it runs: the thread budget of the context
+ * and the scratch memory the kernel asked for (64-byte aligned). Only sdpa
+ * has a scratch size slot today; gemm and layernorm get none (NULL, 0). */
+typedef struct attn_exec {
+    int n_threads;
+    void *scratch;
+    size_t scratch_bytes;
+} attn_exec;
+
+typedef void (*attn_gemm_fn)(const attn_exec *ex, const attn_gemm_problem *p);
+typedef void (*attn_sdpa_fn)(const attn_exec *ex, const attn_sdpa_problem *p);
+/* Scratch bytes attn_sdpa_fn needs for p with n_threads threads; SIZE_MAX
+ * when that size does not fit in size_t. */
+typedef size_t (*attn_sdpa_scratch_fn)(const attn_sdpa_problem *p, int n_threads);
+/* y[i] = (x[i] − mean)/sqrt(var + eps)·gamma + beta over rows of width d;
+ * biased variance. x and y are [m][d] contiguous and do not overlap. */
+typedef void (*attn_layernorm_fn)(const attn_exec *ex, size_t m, int d, const float *x,
+                                  const float *gamma, const float *beta, float eps, float *y);
+
+typedef struct attn_kernel {
+    const char *name;                  /* stable, lowercase: registry, CLI, JSON */
+    const char *description;           /* one line for `attnbench list` */
+    unsigned requires;                 /* ATTN_CPU_* bits that must be usable */
+    attn_gemm_fn gemm;
+    attn_sdpa_fn sdpa;                 /* NULL: naive's sdpa and sdpa_scratch */
+    attn_sdpa_scratch_fn sdpa_scratch;
+    attn_layernorm_fn layernorm;
+} attn_kernel;
+
+/* ---- Registry (registry.c, driven by kernels.def) -------------------------- */
+
+int attn_registry_count(void);
+const attn_kernel *attn_registry_get(int i);
+const attn_kernel *attn_registry_find(const char *name);
+/* 1 when every bit k->requires is usable on this machine. */
+int attn_registry_runnable(const attn_kernel *k);
+/* Copies k and fills its empty slots from the naive kernel. */
+void attn_registry_resolve(const attn_kernel *k, attn_kernel *out);
+
+/* ---- Mask access shared by every kernel ------------------------------------ */
+
+/* Number of keys query row i may see before the key_padding/keep/bias parts
+ * apply: causal masks are top-left aligned, so row i sees keys 0..i. */
+static inline int attn_mask_visible_keys(const attn_mask *m, int i, int kv_len)
+{
+    if (m && m->causal)
+        return i + 1 < kv_len ? i + 1 : kv_len;
+    return kv_len;
+}
+
+static inline const uint8_t *attn_mask_padding_row(const attn_mask *m, int b, int kv_len)
+{
+    return (m && m->key_padding) ? m->key_padding + (size_t)b * (size_t)kv_len : NULL;
+}
+
+static inline const uint8_t *attn_mask_keep_row(const attn_mask *m, int b, int i,
+                                                int q_len, int kv_len)
+{
+    if (!m || !m->keep)
+        return NULL;
+    size_t row = (m->keep_per_batch ? (size_t)b * (size_t)q_len : 0) + (size_t)i;
+    return m->keep + row * (size_t)kv_len;
+}
+
+static inline const float *attn_mask_bias_row(const attn_mask *m, int b, int i,
+                                              int q_len, int kv_len)
+{
+    if (!m || !m->bias)
+        return NULL;
+    size_t row = (m->bias_per_batch ? (size_t)b * (size_t)q_len : 0) + (size_t)i;
+    return m->bias + row * (size_t)kv_len;
+}
+
+/* ---- Checked size arithmetic ------------------------------------------------ */
+
+/* *acc *= n; returns 0 (leaving *acc unspecified) when the product would
+ * exceed limit. */
+static inline int attn_mul_checked(size_t *acc, size_t n, size_t limit)
+{
+    if (n != 0 && *acc > limit / n)
+        return 0;
+    *acc *= n;
+    return 1;
+}
+
+static inline int attn_add_checked(size_t *acc, size_t n, size_t limit)
+{
+    if (n > limit || *acc > limit - n)
+        return 0;
+    *acc += n;
+    return 1;
+}
+
+#endif /* ATTN_KERNEL_H */

@@ -1,0 +1,56 @@
+/* registry.c — the kernel table built from kernels.def. */
+#include <string.h>
+
+#include "kernel.h"
+
+#define ATTN_KERNEL_ROW(sym) extern const attn_kernel attn_kernel__##sym;
+#include "kernels.def"
+#undef ATTN_KERNEL_ROW
+
+static const attn_kernel *const registry[] = {
+#define ATTN_KERNEL_ROW(sym) &attn_kernel__##sym,
+#include "kernels.def"
+#undef ATTN_KERNEL_ROW
+};
+
+int attn_registry_count(void)
+{
+    return (int)(sizeof registry / sizeof registry[0]);
+}
+
+const attn_kernel *attn_registry_get(int i)
+{
+    return (i >= 0 && i < attn_registry_count()) ? registry[i] : NULL;
+}
+
+const attn_kernel *attn_registry_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int i = 0; i < attn_registry_count(); i++)
+        if (strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}
+
+int attn_registry_runnable(const attn_kernel *k)
+{
+    return k && (k->requires & ~attn_cpu()->usable) == 0;
+}
+
+void attn_registry_resolve(const attn_kernel *k, attn_kernel *out)
+{
+    extern const attn_kernel attn_kernel__naive;
+    const attn_kernel *ref = &attn_kernel__naive;
+
+    *out = *k;
+    if (!out->gemm)
+        out->gemm = ref->gemm;
+    /* sdpa and its scratch size come as a pair: one sizes the other. */
+    if (!out->sdpa) {
+        out->sdpa = ref->sdpa;
+        out->sdpa_scratch = ref->sdpa_scratch;
+    }
+    if (!out->layernorm)
+        out->layernorm = ref->layernorm;
+}

@@ -1,0 +1,50 @@
+/*
+ * check.h — the tiny test framework of tests/run_tests.
+ *
+ * A test case starts with t_case(); CHECK records a failure (with a message)
+ * against the current case. run_tests prints one line "N passed, N failed"
+ * counting cases and exits non-zero when any case failed.
+ */
+#ifndef ATTN_TEST_CHECK_H
+#define ATTN_TEST_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attn.h"
+
+void t_case(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void t_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void t_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define CHECK(cond, ...) do { if (!(cond)) t_fail(__FILE__, __LINE__, __VA_ARGS__); } while (0)
+#define CHECK_STATUS(got, want) \
+    CHECK((got) == (want), "status %d (%s), expected %d (%s)", (int)(got), \
+          attn_strerror(got), (int)(want), attn_strerror(want))
+
+/* Test groups, one per file. fixture_dir is where the .fix files are. */
+void test_api(void);
+void test_errors(void);
+void test_golden(void);
+void test_fixtures(const char *fixture_dir);
+void test_properties(void);
+
+/* ---- helpers (util.c) ------------------------------------------------------ */
+
+/* A buffer of n elements of size elem whose start is misalign bytes past a
+ * 64-byte boundary; freed with t_free. Contents are zero. */
+void *t_alloc(size_t n, size_t elem, size_t misalign);
+void t_free(void *p);
+/* Uniform in [-a, a), from a fixed-seed generator (reproducible runs). */
+void t_fill(float *x, size_t n, float a, uint64_t *state);
+/* max |a - b| over n elements; NaN anywhere gives +inf. */
+double t_max_diff_f64(const float *a, const double *ref, size_t n);
+double t_max_diff(const float *a, const float *b, size_t n);
+double t_max_abs_f64(const double *x, size_t n);
+double t_max_abs(const float *x, size_t n);
+
+/* Fills names with every registered kernel that can run here and returns
+ * their number; the others are reported as skipped (once per run). */
+int t_kernels(const char **names, int max);
+
+#endif /* ATTN_TEST_CHECK_H */

@@ -1,0 +1,267 @@
+/*
+ * test_errors.c — every bad input of SPEC §2 gets its status and leaves the
+ * output untouched, for every runnable kernel.
+ *
+ * Each case starts from a valid call (checked to succeed first) and breaks one
+ * thing. The output buffer is filled with a sentinel byte before the call and
+ * must still hold it afterwards. In the overflow and out-of-memory cases the
+ * declared sizes are far larger than the buffers passed: a library that
+ * touched memory before checking would be caught by ASan (make test SAN=1) or
+ * crash.
+ */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+
+#define OUT_FLOATS 4096
+#define SENTINEL 0x5a
+
+static float out_buf[OUT_FLOATS];
+
+static int out_untouched(void)
+{
+    const unsigned char *p = (const unsigned char *)out_buf;
+    for (size_t i = 0; i < sizeof out_buf; i++)
+        if (p[i] != SENTINEL)
+            return 0;
+    return 1;
+}
+
+/* Inputs: generous zero-filled buffers that every valid base call fits in. */
+static float in_a[OUT_FLOATS], in_b[OUT_FLOATS], in_c[OUT_FLOATS];
+static float w_buf[8][OUT_FLOATS];
+static uint8_t keep_buf[OUT_FLOATS];
+
+/* ---- SDPA ------------------------------------------------------------------ */
+
+typedef struct sdpa_call {
+    attn_ctx *ctx;
+    attn_sdpa_shape s;
+    int null_shape;
+    const float *q, *k, *v;
+    attn_mask mask;
+    float *out;
+} sdpa_call;
+
+static void expect_sdpa(const char *kernel, const char *what, const sdpa_call *c, attn_status want)
+{
+    t_case("bad input [%s] sdpa: %s -> %s", kernel, what, attn_strerror(want));
+    memset(out_buf, SENTINEL, sizeof out_buf);
+    attn_status st = attn_sdpa(c->ctx, c->null_shape ? NULL : &c->s, c->q, c->k, c->v, &c->mask,
+                               c->out);
+    CHECK_STATUS(st, want);
+    if (want != ATTN_OK)
+        CHECK(out_untouched(), "output written by a failing call");
+}
+
+static void sdpa_cases(attn_ctx *ctx, const char *kn)
+{
+    const sdpa_call base = {
+        .ctx = ctx, .s = { 2, 2, 3, 4, 5, 0.0f }, .q = in_a, .k = in_b, .v = in_c, .out = out_buf,
+    };
+    sdpa_call c;
+#define SDPA_CASE(what, want, ...) do { c = base; __VA_ARGS__; expect_sdpa(kn, what, &c, want); } while (0)
+    SDPA_CASE("valid base call", ATTN_OK, (void)0);
+    SDPA_CASE("NULL context", ATTN_ERR_INVALID_ARG, c.ctx = NULL);
+    SDPA_CASE("NULL shape", ATTN_ERR_INVALID_ARG, c.null_shape = 1);
+    SDPA_CASE("NULL q", ATTN_ERR_INVALID_ARG, c.q = NULL);
+    SDPA_CASE("NULL k", ATTN_ERR_INVALID_ARG, c.k = NULL);
+    SDPA_CASE("NULL v", ATTN_ERR_INVALID_ARG, c.v = NULL);
+    SDPA_CASE("NULL out", ATTN_ERR_INVALID_ARG, c.out = NULL);
+    for (int bad = 0; bad >= -1; bad--) {
+        SDPA_CASE("batch <= 0", ATTN_ERR_INVALID_ARG, c.s.batch = bad);
+        SDPA_CASE("n_heads <= 0", ATTN_ERR_INVALID_ARG, c.s.n_heads = bad);
+        SDPA_CASE("q_len <= 0", ATTN_ERR_INVALID_ARG, c.s.q_len = bad);
+        SDPA_CASE("kv_len <= 0", ATTN_ERR_INVALID_ARG, c.s.kv_len = bad);
+        SDPA_CASE("head_dim <= 0", ATTN_ERR_INVALID_ARG, c.s.head_dim = bad);
+    }
+    SDPA_CASE("scale NaN", ATTN_ERR_INVALID_ARG, c.s.scale = NAN);
+    SDPA_CASE("scale +inf", ATTN_ERR_INVALID_ARG, c.s.scale = INFINITY);
+    SDPA_CASE("scale -inf", ATTN_ERR_INVALID_ARG, c.s.scale = -INFINITY);
+    SDPA_CASE("negative scale is used as is", ATTN_OK, c.s.scale = -0.5f);
+    SDPA_CASE("all sizes INT_MAX", ATTN_ERR_OVERFLOW,
+              c.s = (attn_sdpa_shape){ INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX, 0.0f });
+    /* q, k, v fit; only the per-batch keep mask (2^20·2^20·2^24 bytes) does not. */
+    SDPA_CASE("per-batch keep mask size overflows", ATTN_ERR_OVERFLOW,
+              (c.s = (attn_sdpa_shape){ 1 << 20, 1, 1 << 20, 1 << 24, 1, 0.0f },
+               c.mask.keep = keep_buf, c.mask.keep_per_batch = 1));
+    /* keep would fit (2^62 bytes); the float bias (2^64 bytes) does not. */
+    SDPA_CASE("per-batch bias size overflows", ATTN_ERR_OVERFLOW,
+              (c.s = (attn_sdpa_shape){ 1 << 20, 1, 1 << 20, 1 << 22, 1, 0.0f },
+               c.mask.bias = in_a, c.mask.bias_per_batch = 1));
+#undef SDPA_CASE
+}
+
+/* ---- MHA ------------------------------------------------------------------- */
+
+typedef struct mha_call {
+    attn_ctx *ctx;
+    int d_model, n_heads;
+    float scale;
+    attn_mha_weights w;
+    int null_weights;
+    int batch, q_len, kv_len;
+    const float *x_q, *x_kv;
+    attn_mask mask;
+    float *y;
+} mha_call;
+
+static void expect_mha(const char *kernel, const char *what, const mha_call *c, attn_status want)
+{
+    t_case("bad input [%s] mha: %s -> %s", kernel, what, attn_strerror(want));
+    memset(out_buf, SENTINEL, sizeof out_buf);
+    attn_status st = attn_mha(c->ctx, c->d_model, c->n_heads, c->scale,
+                              c->null_weights ? NULL : &c->w, c->batch, c->q_len, c->kv_len,
+                              c->x_q, c->x_kv, &c->mask, c->y);
+    CHECK_STATUS(st, want);
+    if (want != ATTN_OK)
+        CHECK(out_untouched(), "output written by a failing call");
+}
+
+static const attn_mha_weights all_weights = {
+    w_buf[0], w_buf[1], w_buf[2], w_buf[3], w_buf[4], w_buf[5], w_buf[6], w_buf[7],
+};
+
+static void mha_cases(attn_ctx *ctx, const char *kn)
+{
+    const mha_call base = {
+        .ctx = ctx, .d_model = 8, .n_heads = 2, .w = all_weights,
+        .batch = 2, .q_len = 3, .kv_len = 5, .x_q = in_a, .x_kv = in_b, .y = out_buf,
+    };
+    mha_call c;
+#define MHA_CASE(what, want, ...) do { c = base; __VA_ARGS__; expect_mha(kn, what, &c, want); } while (0)
+    MHA_CASE("valid base call", ATTN_OK, (void)0);
+    MHA_CASE("no biases (all NULL) is valid", ATTN_OK,
+             c.w.b_q = c.w.b_k = c.w.b_v = c.w.b_o = NULL);
+    MHA_CASE("NULL context", ATTN_ERR_INVALID_ARG, c.ctx = NULL);
+    MHA_CASE("NULL weights", ATTN_ERR_INVALID_ARG, c.null_weights = 1);
+    MHA_CASE("NULL w_q", ATTN_ERR_INVALID_ARG, c.w.w_q = NULL);
+    MHA_CASE("NULL w_k", ATTN_ERR_INVALID_ARG, c.w.w_k = NULL);
+    MHA_CASE("NULL w_v", ATTN_ERR_INVALID_ARG, c.w.w_v = NULL);
+    MHA_CASE("NULL w_o", ATTN_ERR_INVALID_ARG, c.w.w_o = NULL);
+    MHA_CASE("NULL x_q", ATTN_ERR_INVALID_ARG, c.x_q = NULL);
+    MHA_CASE("NULL x_kv", ATTN_ERR_INVALID_ARG, c.x_kv = NULL);
+    MHA_CASE("NULL y", ATTN_ERR_INVALID_ARG, c.y = NULL);
+    for (int bad = 0; bad >= -1; bad--) {
+        MHA_CASE("d_model <= 0", ATTN_ERR_INVALID_ARG, c.d_model = bad);
+        MHA_CASE("n_heads <= 0", ATTN_ERR_INVALID_ARG, c.n_heads = bad);
+        MHA_CASE("batch <= 0", ATTN_ERR_INVALID_ARG, c.batch = bad);
+        MHA_CASE("q_len <= 0", ATTN_ERR_INVALID_ARG, c.q_len = bad);
+        MHA_CASE("kv_len <= 0", ATTN_ERR_INVALID_ARG, c.kv_len = bad);
+    }
+    MHA_CASE("d_model % n_heads != 0", ATTN_ERR_INVALID_ARG, c.n_heads = 3);
+    MHA_CASE("scale NaN", ATTN_ERR_INVALID_ARG, c.scale = NAN);
+    MHA_CASE("scale inf", ATTN_ERR_INVALID_ARG, c.scale = INFINITY);
+    MHA_CASE("d_model² overflows", ATTN_ERR_OVERFLOW, (c.d_model = INT_MAX, c.n_heads = 1));
+    MHA_CASE("batch·q_len·d_model overflows", ATTN_ERR_OVERFLOW,
+             (c.batch = INT_MAX, c.q_len = INT_MAX, c.kv_len = 1));
+    MHA_CASE("per-batch keep mask size overflows", ATTN_ERR_OVERFLOW,
+             (c.d_model = 1, c.n_heads = 1, c.batch = 1 << 20, c.q_len = 1 << 20,
+              c.kv_len = 1 << 24, c.mask.keep = keep_buf, c.mask.keep_per_batch = 1));
+    /* Every size fits in size_t, but the projections alone need 2^48 bytes,
+     * more than a 47-bit user address space: the allocation must fail. */
+    MHA_CASE("workspace larger than the address space", ATTN_ERR_NO_MEMORY,
+             (c.d_model = 1 << 12, c.n_heads = 1, c.batch = 1 << 16, c.q_len = 1 << 16,
+              c.kv_len = 1 << 16));
+#undef MHA_CASE
+}
+
+/* ---- Encoder layer ------------------------------------------------------------- */
+
+typedef struct enc_call {
+    attn_ctx *ctx;
+    attn_encoder_config c;
+    attn_encoder_weights w;
+    int null_config, null_weights;
+    int batch, seq_len;
+    const float *x;
+    attn_mask mask;
+    float *y;
+} enc_call;
+
+static void expect_enc(const char *kernel, const char *what, const enc_call *c, attn_status want)
+{
+    t_case("bad input [%s] encoder: %s -> %s", kernel, what, attn_strerror(want));
+    memset(out_buf, SENTINEL, sizeof out_buf);
+    attn_status st = attn_encoder_layer(c->ctx, c->null_config ? NULL : &c->c,
+                                        c->null_weights ? NULL : &c->w, c->batch, c->seq_len,
+                                        c->x, &c->mask, c->y);
+    CHECK_STATUS(st, want);
+    if (want != ATTN_OK)
+        CHECK(out_untouched(), "output written by a failing call");
+}
+
+static void encoder_cases(attn_ctx *ctx, const char *kn)
+{
+    const enc_call base = {
+        .ctx = ctx,
+        .c = { .d_model = 8, .n_heads = 2, .d_ff = 12, .ln_eps = 1e-5f, .norm_first = 1,
+               .act = ATTN_ACT_GELU_ERF },
+        .w = { .attn = all_weights, .ln1_gamma = in_c, .ln1_beta = in_c, .ln2_gamma = in_c,
+               .ln2_beta = in_c, .w_ff1 = in_a, .b_ff1 = in_b, .w_ff2 = in_a, .b_ff2 = in_b },
+        .batch = 2, .seq_len = 3, .x = in_b, .y = out_buf,
+    };
+    enc_call c;
+#define ENC_CASE(what, want, ...) do { c = base; __VA_ARGS__; expect_enc(kn, what, &c, want); } while (0)
+    ENC_CASE("valid base call", ATTN_OK, (void)0);
+    ENC_CASE("post-LN, ReLU, eps 0, no FFN biases is valid", ATTN_OK,
+             (c.c.norm_first = 0, c.c.act = ATTN_ACT_RELU, c.c.ln_eps = 0.0f,
+              c.w.b_ff1 = c.w.b_ff2 = NULL));
+    ENC_CASE("NULL context", ATTN_ERR_INVALID_ARG, c.ctx = NULL);
+    ENC_CASE("NULL config", ATTN_ERR_INVALID_ARG, c.null_config = 1);
+    ENC_CASE("NULL weights", ATTN_ERR_INVALID_ARG, c.null_weights = 1);
+    ENC_CASE("NULL w_q", ATTN_ERR_INVALID_ARG, c.w.attn.w_q = NULL);
+    ENC_CASE("NULL w_o", ATTN_ERR_INVALID_ARG, c.w.attn.w_o = NULL);
+    ENC_CASE("NULL ln1_gamma", ATTN_ERR_INVALID_ARG, c.w.ln1_gamma = NULL);
+    ENC_CASE("NULL ln1_beta", ATTN_ERR_INVALID_ARG, c.w.ln1_beta = NULL);
+    ENC_CASE("NULL ln2_gamma", ATTN_ERR_INVALID_ARG, c.w.ln2_gamma = NULL);
+    ENC_CASE("NULL ln2_beta", ATTN_ERR_INVALID_ARG, c.w.ln2_beta = NULL);
+    ENC_CASE("NULL w_ff1", ATTN_ERR_INVALID_ARG, c.w.w_ff1 = NULL);
+    ENC_CASE("NULL w_ff2", ATTN_ERR_INVALID_ARG, c.w.w_ff2 = NULL);
+    ENC_CASE("NULL x", ATTN_ERR_INVALID_ARG, c.x = NULL);
+    ENC_CASE("NULL y", ATTN_ERR_INVALID_ARG, c.y = NULL);
+    for (int bad = 0; bad >= -1; bad--) {
+        ENC_CASE("d_model <= 0", ATTN_ERR_INVALID_ARG, c.c.d_model = bad);
+        ENC_CASE("n_heads <= 0", ATTN_ERR_INVALID_ARG, c.c.n_heads = bad);
+        ENC_CASE("d_ff <= 0", ATTN_ERR_INVALID_ARG, c.c.d_ff = bad);
+        ENC_CASE("batch <= 0", ATTN_ERR_INVALID_ARG, c.batch = bad);
+        ENC_CASE("seq_len <= 0", ATTN_ERR_INVALID_ARG, c.seq_len = bad);
+    }
+    ENC_CASE("d_model % n_heads != 0", ATTN_ERR_INVALID_ARG, c.c.n_heads = 3);
+    ENC_CASE("ln_eps negative", ATTN_ERR_INVALID_ARG, c.c.ln_eps = -1e-5f);
+    ENC_CASE("ln_eps NaN", ATTN_ERR_INVALID_ARG, c.c.ln_eps = NAN);
+    ENC_CASE("ln_eps inf", ATTN_ERR_INVALID_ARG, c.c.ln_eps = INFINITY);
+    ENC_CASE("activation past the enum", ATTN_ERR_INVALID_ARG, c.c.act = (attn_activation)3);
+    ENC_CASE("activation negative", ATTN_ERR_INVALID_ARG, c.c.act = (attn_activation)-1);
+    /* d_model² · 4 bytes still fits below 2^63; d_ff · d_model · 4 does not. */
+    ENC_CASE("d_ff·d_model overflows", ATTN_ERR_OVERFLOW,
+             (c.c.d_model = 1518500000, c.c.n_heads = 1, c.c.d_ff = INT_MAX));
+    ENC_CASE("batch·seq_len·d_model overflows", ATTN_ERR_OVERFLOW,
+             (c.batch = INT_MAX, c.seq_len = INT_MAX));
+    ENC_CASE("per-batch bias mask size overflows", ATTN_ERR_OVERFLOW,
+             (c.c.d_model = 1, c.c.n_heads = 1, c.c.d_ff = 1, c.batch = 1 << 20,
+              c.seq_len = 1 << 22, c.mask.bias = in_a, c.mask.bias_per_batch = 1));
+    ENC_CASE("workspace larger than the address space", ATTN_ERR_NO_MEMORY,
+             (c.c.d_model = 1 << 12, c.c.n_heads = 1, c.c.d_ff = 1 << 12, c.batch = 1 << 16,
+              c.seq_len = 1 << 16));
+#undef ENC_CASE
+}
+
+void test_errors(void)
+{
+    const char *kernels[64];
+    int n = t_kernels(kernels, 64);
+    for (int i = 0; i < n; i++) {
+        attn_ctx *ctx = NULL;
+        t_case("bad input [%s]: context", kernels[i]);
+        CHECK_STATUS(attn_ctx_create(&ctx, kernels[i], 0), ATTN_OK);
+        if (!ctx)
+            continue;
+        sdpa_cases(ctx, kernels[i]);
+        mha_cases(ctx, kernels[i]);
+        encoder_cases(ctx, kernels[i]);
+        attn_ctx_destroy(ctx);
+    }
+}
