@@ -11,7 +11,7 @@
  *   out2 = (V1 + e¹²·V2 + e⁸·V3) / (1 + e¹² + e⁸)
  *   out3 = (V1 + e⁸·V2 + e⁶·V3) / (1 + e⁸ + e⁶)
  * evaluated in float64 (Python's math.exp) and printed with 17 digits; PyTorch
- * float64 (tests/gen_fixtures.py --seed002) gives the same digits. The seed's
+ * in float64 (`tests/gen_fixtures.py --seed002`) agrees to within 1e-15. The seed's
  * own printed result [2.0, 7.0, 1.5] is from softmax rounded to one decimal
  * and is NOT the expected answer.
  */
