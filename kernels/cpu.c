@@ -4,8 +4,10 @@
  * A CPUID bit only says the silicon has an instruction set; the OS must also
  * save and restore its registers on a context switch, or using them corrupts
  * state. On x86-64 that is XCR0 (read with XGETBV): YMM needs bits 1–2,
- * AVX-512 needs bits 1–2 and 5–7 (opmask, ZMM_Hi256, Hi16_ZMM). On AArch64 the
- * kernel reports usable features in AT_HWCAP. Detection runs once.
+ * AVX-512 needs bits 1–2 and 5–7 (opmask, ZMM_Hi256, Hi16_ZMM), AMX needs
+ * bits 17–18 (XTILECFG, XTILEDATA; Linux additionally wants a per-process
+ * arch_prctl request before first use). On AArch64 the kernel reports usable
+ * features in AT_HWCAP. Detection runs once.
  */
 #include <pthread.h>
 
@@ -29,24 +31,46 @@ static void detect(attn_cpu_info *info)
     int osxsave = 0;
 
     if (__get_cpuid(1, &a, &b, &c, &d)) {
+        if (c & (1u << 28))
+            has |= ATTN_CPU_AVX;
         if (c & (1u << 12))
             has |= ATTN_CPU_FMA;
         osxsave = (c & (1u << 27)) != 0;
     }
-    if (__get_cpuid_max(0, NULL) >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    unsigned max_leaf = __get_cpuid_max(0, NULL);
+    if (max_leaf >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        unsigned max_sub = a;
         if (b & (1u << 5))
             has |= ATTN_CPU_AVX2;
         if (b & (1u << 16))
             has |= ATTN_CPU_AVX512F;
+        if (b & (1u << 17))
+            has |= ATTN_CPU_AVX512DQ;
+        if (b & (1u << 30))
+            has |= ATTN_CPU_AVX512BW;
+        if (b & (1u << 31))
+            has |= ATTN_CPU_AVX512VL;
+        if (d & (1u << 24))
+            has |= ATTN_CPU_AMX_TILE;
+        if (d & (1u << 22))
+            has |= ATTN_CPU_AMX_BF16;
+        if (max_sub >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5)))
+            has |= ATTN_CPU_AVX512BF16;
     }
 
+    const unsigned ymm = ATTN_CPU_AVX | ATTN_CPU_AVX2 | ATTN_CPU_FMA;
+    const unsigned zmm = ATTN_CPU_AVX512F | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512BW
+                       | ATTN_CPU_AVX512VL | ATTN_CPU_AVX512BF16;
+    const unsigned amx = ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16;
     unsigned usable = 0;
     if (osxsave) {
         uint64_t xcr0 = read_xcr0();
         if ((xcr0 & 0x6) == 0x6)
-            usable |= has & (ATTN_CPU_AVX2 | ATTN_CPU_FMA);
+            usable |= has & ymm;
         if ((xcr0 & 0xe6) == 0xe6)
-            usable |= has & ATTN_CPU_AVX512F;
+            usable |= has & zmm;
+        if ((xcr0 & 0x60000) == 0x60000)
+            usable |= has & amx;
     }
     info->has = has;
     info->usable = usable;
@@ -57,12 +81,15 @@ static void detect(attn_cpu_info *info)
 #ifndef HWCAP_ASIMD
 #define HWCAP_ASIMD (1 << 1)
 #endif
+#ifndef HWCAP_SVE
+#define HWCAP_SVE (1 << 22)
+#endif
 
 static void detect(attn_cpu_info *info)
 {
     unsigned long hw = getauxval(AT_HWCAP);
-    info->has = (hw & HWCAP_ASIMD) ? ATTN_CPU_NEON : 0;
-    info->usable = info->has;
+    info->has = ((hw & HWCAP_ASIMD) ? ATTN_CPU_NEON : 0) | ((hw & HWCAP_SVE) ? ATTN_CPU_SVE : 0);
+    info->usable = info->has; /* HWCAP lists only what the kernel enables */
 }
 
 #else
@@ -90,10 +117,30 @@ const attn_cpu_info *attn_cpu(void)
 const char *attn_cpu_feature_name(unsigned bit)
 {
     switch (bit) {
+    case ATTN_CPU_AVX: return "avx";
     case ATTN_CPU_AVX2: return "avx2";
     case ATTN_CPU_FMA: return "fma";
     case ATTN_CPU_AVX512F: return "avx512f";
+    case ATTN_CPU_AVX512DQ: return "avx512dq";
+    case ATTN_CPU_AVX512BW: return "avx512bw";
+    case ATTN_CPU_AVX512VL: return "avx512vl";
+    case ATTN_CPU_AVX512BF16: return "avx512_bf16";
+    case ATTN_CPU_AMX_TILE: return "amx_tile";
+    case ATTN_CPU_AMX_BF16: return "amx_bf16";
     case ATTN_CPU_NEON: return "neon";
+    case ATTN_CPU_SVE: return "sve";
     default: return "unknown";
     }
+}
+
+int attn_cpu_feature_on_arch(unsigned bit)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return bit <= ATTN_CPU_AMX_BF16;
+#elif defined(__aarch64__)
+    return bit == ATTN_CPU_NEON || bit == ATTN_CPU_SVE;
+#else
+    (void)bit;
+    return 0;
+#endif
 }

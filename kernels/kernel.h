@@ -20,13 +20,23 @@
 
 /* ---- CPU features (cpu.c) ------------------------------------------------ */
 
-/* Bits of what a kernel requires and of what the machine offers. */
+/* Bits of what a kernel requires and of what the machine offers. On x86 a
+ * feature is usable only when the OS also saves its register state. */
 enum {
-    ATTN_CPU_AVX2     = 1u << 0,  /* AVX2 with YMM state enabled by the OS */
-    ATTN_CPU_FMA      = 1u << 1,  /* FMA3 (needs YMM state too) */
-    ATTN_CPU_AVX512F  = 1u << 2,  /* AVX-512F with ZMM/opmask state enabled */
-    ATTN_CPU_NEON     = 1u << 3   /* AArch64 Advanced SIMD */
+    ATTN_CPU_AVX        = 1u << 0,   /* YMM state */
+    ATTN_CPU_AVX2       = 1u << 1,   /* YMM state */
+    ATTN_CPU_FMA        = 1u << 2,   /* FMA3, YMM state */
+    ATTN_CPU_AVX512F    = 1u << 3,   /* ZMM + opmask state */
+    ATTN_CPU_AVX512DQ   = 1u << 4,
+    ATTN_CPU_AVX512BW   = 1u << 5,
+    ATTN_CPU_AVX512VL   = 1u << 6,
+    ATTN_CPU_AVX512BF16 = 1u << 7,
+    ATTN_CPU_AMX_TILE   = 1u << 8,   /* tile state (XTILECFG + XTILEDATA) */
+    ATTN_CPU_AMX_BF16   = 1u << 9,
+    ATTN_CPU_NEON       = 1u << 10,  /* AArch64 Advanced SIMD */
+    ATTN_CPU_SVE        = 1u << 11
 };
+#define ATTN_CPU_FEATURE_COUNT 12
 
 typedef struct attn_cpu_info {
     unsigned has;      /* what the CPU reports (CPUID / HWCAP) */
@@ -37,6 +47,8 @@ typedef struct attn_cpu_info {
 const attn_cpu_info *attn_cpu(void);
 /* The name of one ATTN_CPU_* bit, e.g. "avx512f". */
 const char *attn_cpu_feature_name(unsigned bit);
+/* The features of this architecture, for listing: 1 when bit belongs to it. */
+int attn_cpu_feature_on_arch(unsigned bit);
 
 /* ---- Problems handed to primitives ---------------------------------------- */
 
@@ -98,6 +110,7 @@ typedef struct attn_kernel {
     const char *name;                  /* stable, lowercase: registry, CLI, JSON */
     const char *description;           /* one line for `attnbench list` */
     unsigned requires;                 /* ATTN_CPU_* bits that must be usable */
+    int parallel;                      /* 1: uses the context's threads; 0: one thread */
     attn_gemm_fn gemm;
     attn_sdpa_fn sdpa;                 /* NULL: naive's sdpa and sdpa_scratch */
     attn_sdpa_scratch_fn sdpa_scratch;
@@ -111,6 +124,8 @@ const attn_kernel *attn_registry_get(int i);
 const attn_kernel *attn_registry_find(const char *name);
 /* 1 when every bit k->requires is usable on this machine. */
 int attn_registry_runnable(const attn_kernel *k);
+/* The bits of k->requires that are not usable here (0 when runnable). */
+unsigned attn_registry_missing(const attn_kernel *k);
 /* Copies k and fills its empty slots from the naive kernel. */
 void attn_registry_resolve(const attn_kernel *k, attn_kernel *out);
 

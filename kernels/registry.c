@@ -33,9 +33,14 @@ const attn_kernel *attn_registry_find(const char *name)
     return NULL;
 }
 
+unsigned attn_registry_missing(const attn_kernel *k)
+{
+    return k ? k->requires & ~attn_cpu()->usable : 0;
+}
+
 int attn_registry_runnable(const attn_kernel *k)
 {
-    return k && (k->requires & ~attn_cpu()->usable) == 0;
+    return k && attn_registry_missing(k) == 0;
 }
 
 void attn_registry_resolve(const attn_kernel *k, attn_kernel *out)
