@@ -28,6 +28,9 @@ void test_errors(void);
 void test_golden(void);
 void test_fixtures(const char *fixture_dir);
 void test_properties(void);
+void test_topology(void);   /* harness/topology.c */
+void test_counters(void);   /* harness/counters.c */
+void test_harness(void);    /* statistics, FLOPs, flags, selection, reports */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 

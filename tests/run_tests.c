@@ -65,6 +65,9 @@ int main(int argc, char **argv)
     test_golden();
     test_fixtures(fixture_dir);
     test_properties();
+    test_topology();
+    test_counters();
+    test_harness();
     close_case();
 
     if (n_skipped)

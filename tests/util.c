@@ -4,47 +4,26 @@
 #include <string.h>
 
 #include "check.h"
+#include "workload.h"
 
-/* The 64 bytes before the returned pointer hold the start of the block. */
+/* The harness's allocator and generator, so tests and benchmarks agree. */
 void *t_alloc(size_t n, size_t elem, size_t misalign)
 {
-    size_t bytes = n * elem + misalign + 64;
-    char *base = NULL;
-    if (posix_memalign((void **)&base, 64, bytes + 64) != 0)
-        return NULL;
-    memset(base, 0, bytes + 64);
-    char *p = base + 64 + misalign;
-    memcpy(p - misalign - sizeof base, &base, sizeof base);
+    void *p = ab_alloc(n * elem, misalign);
+    if (p)
+        memset(p, 0, n * elem);
     return p;
 }
 
 void t_free(void *p)
 {
-    if (!p)
-        return;
-    /* Recover the 64-byte boundary the pointer was placed after. */
-    char *c = p;
-    uintptr_t boundary = (uintptr_t)c & ~(uintptr_t)63;
-    char *base;
-    memcpy(&base, (char *)boundary - sizeof base, sizeof base);
-    free(base);
-}
-
-static uint64_t next(uint64_t *s)
-{
-    /* splitmix64: small, good enough, and the same on every platform. */
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    ab_free(p);
 }
 
 void t_fill(float *x, size_t n, float a, uint64_t *state)
 {
-    for (size_t i = 0; i < n; i++) {
-        double u = (double)(next(state) >> 11) * 0x1.0p-53; /* [0, 1) */
-        x[i] = (float)((2.0 * u - 1.0) * a);
-    }
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((2.0 * ab_rng_uniform(state) - 1.0) * a);
 }
 
 double t_max_diff_f64(const float *a, const double *ref, size_t n)

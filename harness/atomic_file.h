@@ -1,0 +1,34 @@
+/*
+ * atomic_file.h — files that appear whole or not at all.
+ *
+ * Data is written to a temporary file in the destination's directory, flushed
+ * to disk, and then renamed over the destination (or, with no_clobber, linked
+ * to it only when no file of that name exists). A reader never sees half a
+ * file, and a failed write leaves the old file as it was.
+ */
+#ifndef AB_ATOMIC_FILE_H
+#define AB_ATOMIC_FILE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct ab_atomic_file {
+    FILE *f;                 /* write here */
+    char path[PATH_MAX];
+    char tmp[PATH_MAX];
+} ab_atomic_file;
+
+/* 0 on success; -1 with a reason in err. */
+int ab_atomic_open(ab_atomic_file *a, const char *path, char *err, size_t err_len);
+/* Flushes, syncs and publishes. no_clobber: fail with EEXIST (reported in
+ * err, return 1) instead of replacing an existing file. 0 on success, -1 on
+ * other failures. The temporary file is removed in every case. */
+int ab_atomic_commit(ab_atomic_file *a, int no_clobber, char *err, size_t err_len);
+/* Discards everything written. */
+void ab_atomic_abort(ab_atomic_file *a);
+
+/* Creates directory path and its parents as needed (like mkdir -p). */
+int ab_mkdirs(const char *path, char *err, size_t err_len);
+
+#endif /* AB_ATOMIC_FILE_H */

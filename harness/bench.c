@@ -1,0 +1,126 @@
+/* bench.c — calibrated, repeated timing of one benchmark. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "timer.h"
+
+void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, size_t len)
+{
+    char label[160];
+    ab_shape_label(s, label, sizeof label);
+    snprintf(buf, len, "%s/%s/%s/threads:%d", ab_op_name(s->op), kernel, label, threads);
+}
+
+double ab_result_gflops(const ab_result *r, double seconds)
+{
+    return seconds > 0.0 ? r->flops / seconds / 1e9 : NAN;
+}
+
+double ab_result_pct_peak(const ab_result *r, double seconds)
+{
+    return r->peak_gflops > 0.0 ? 100.0 * ab_result_gflops(r, seconds) / r->peak_gflops : NAN;
+}
+
+/* Runs iters calls; returns wall seconds (and CPU seconds in *cpu), or -1
+ * when a call fails. */
+static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long iters,
+                         double *cpu, attn_status *st)
+{
+    double c0 = ab_cpu_now(), t0 = ab_now();
+    for (long i = 0; i < iters; i++) {
+        *st = ab_workload_run(ctx, w, out);
+        if (*st != ATTN_OK)
+            return -1.0;
+    }
+    double t1 = ab_now();
+    *cpu = ab_cpu_now() - c0;
+    return t1 - t0;
+}
+
+int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r)
+{
+    attn_status st = ATTN_OK;
+    double cpu;
+    float *out = ab_alloc_floats(w->out_len, 0);
+
+    r->error[0] = '\0';
+    r->reps = 0;
+    r->flops = ab_shape_flops(&r->shape);
+    r->bytes = ab_shape_bytes(&r->shape);
+    ab_run_name(r->kernel, &r->shape, r->threads, r->run_name, sizeof r->run_name);
+    r->n_events = o->counters ? ab_counters_count(o->counters) : 0;
+    if (r->n_events > AB_MAX_EVENTS) {
+        /* ab_counters_stop writes one value per event asked for. */
+        snprintf(r->error, sizeof r->error, "more than %d counter events", AB_MAX_EVENTS);
+        ab_free(out);
+        return -1;
+    }
+    if (!out) {
+        snprintf(r->error, sizeof r->error, "out of memory for the output");
+        return -1;
+    }
+
+    /* Warm-up: the first call grows the workspace and faults its pages in. */
+    if (time_calls(ctx, w, out, 1, &cpu, &st) < 0.0)
+        goto failed;
+
+    /* Calibrate: grow the count until one batch lasts min_time; the batches
+     * double as further warm-up. */
+    long iters = 1;
+    for (;;) {
+        double t = time_calls(ctx, w, out, iters, &cpu, &st);
+        if (t < 0.0)
+            goto failed;
+        if (t >= o->min_time || iters >= 1000000000L)
+            break;
+        double grow = t > 0.0 ? 1.2 * o->min_time / t : 10.0;
+        if (grow > 10.0)
+            grow = 10.0;
+        long next = (long)ceil((double)iters * grow);
+        iters = next > iters ? next : iters + 1;
+    }
+    r->iterations = iters;
+
+    int reps = o->repetitions < AB_MAX_REPS ? o->repetitions : AB_MAX_REPS;
+    int passes = o->counters ? ab_counters_passes(o->counters) : 0;
+    for (int rep = 0; rep < reps; rep++) {
+        if (o->progress)
+            o->progress(o->progress_arg, rep, reps);
+        long long values[AB_MAX_EVENTS];
+        for (int e = 0; e < r->n_events; e++)
+            r->events[e][rep] = NAN;
+        /* With counters, each pass runs the same batch once with its own
+         * event set; the time of the first pass is the repetition's time. */
+        int runs = passes > 0 ? passes : 1;
+        for (int pass = 0; pass < runs; pass++) {
+            int counting = passes > 0 && ab_counters_start(o->counters, pass) == 0;
+            double t = time_calls(ctx, w, out, iters, &cpu, &st);
+            if (counting && ab_counters_stop(o->counters, pass, values) == 0) {
+                for (int e = 0; e < r->n_events; e++)
+                    if (ab_counters_in_pass(o->counters, e, pass))
+                        r->events[e][rep] = (double)values[e] / (double)iters;
+            }
+            if (t < 0.0)
+                goto failed;
+            if (pass == 0) {
+                r->real[rep] = t / (double)iters;
+                r->cpu[rep] = cpu / (double)iters;
+            }
+        }
+        r->reps = rep + 1;
+    }
+    if (o->progress)
+        o->progress(o->progress_arg, reps, reps);
+    ab_stats_compute(r->real, r->reps, &r->real_stats);
+    ab_stats_compute(r->cpu, r->reps, &r->cpu_stats);
+    r->unstable = r->real_stats.cv > AB_UNSTABLE_CV;
+    ab_free(out);
+    return 0;
+
+failed:
+    snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
+    ab_free(out);
+    return -1;
+}

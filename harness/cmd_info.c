@@ -1,0 +1,170 @@
+/*
+ * cmd_info.c — `attnbench info`: what this machine is and can do, and where
+ * each figure came from.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "counters.h"
+#include "kernel.h"
+#include "machine.h"
+#include "peak.h"
+#include "select.h"
+#include "topology.h"
+
+static void print_size(size_t bytes, char *buf, size_t len)
+{
+    if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
+        snprintf(buf, len, "%zu MiB", bytes >> 20);
+    else if (bytes >= 1024)
+        snprintf(buf, len, "%zu KiB", bytes >> 10);
+    else
+        snprintf(buf, len, "%zu B", bytes);
+}
+
+static void print_machine(const ab_machine *m)
+{
+    printf("attnbench %s (commit %s; %s; flags %s; %s build)\n", ATTN_VERSION_STRING,
+           ab_build_commit(), ab_build_compiler(), ab_build_flags(), ab_build_type());
+    printf("CPU         %s (%s, family %d model %d stepping %d), %d online CPUs\n",
+           m->model[0] ? m->model : "unknown", m->vendor[0] ? m->vendor : "unknown vendor",
+           m->family, m->model_id, m->stepping, m->online_cpus);
+    printf("Hypervisor  %s\n", m->hypervisor[0] ? m->hypervisor : "none reported (bare metal?)");
+    printf("OS          %s\n", m->os);
+    if (m->mhz > 0)
+        printf("Clock       %.0f MHz now (/proc/cpuinfo); ", m->mhz);
+    else
+        printf("Clock       unknown; ");
+    printf("cpufreq governor: %s\n", m->governor[0] ? m->governor : "not exposed");
+    if (m->loadavg[0] >= 0)
+        printf("Load        %.2f %.2f %.2f\n", m->loadavg[0], m->loadavg[1], m->loadavg[2]);
+
+    printf("\nISA feature    CPU has  OS enables\n");
+    for (unsigned bit = 1; bit < (1u << ATTN_CPU_FEATURE_COUNT); bit <<= 1) {
+        if (!attn_cpu_feature_on_arch(bit))
+            continue;
+        printf("  %-12s %-8s %s\n", attn_cpu_feature_name(bit), (m->has & bit) ? "yes" : "no",
+               (m->usable & bit) ? "yes" : (m->has & bit) ? "NO (state not saved by the OS)" : "-");
+    }
+}
+
+static void print_topology(const ab_topology *t)
+{
+    printf("\nTopology (%s): %d package%s, %d NUMA node%s, %d cores, %d hardware threads\n",
+           t->source, t->packages, t->packages == 1 ? "" : "s", t->numa_nodes,
+           t->numa_nodes == 1 ? "" : "s", t->cores, t->pus);
+    for (int i = 0; i < t->n_caches; i++) {
+        const ab_cache *c = &t->caches[i];
+        char size[32], line[32] = "", ways[32] = "";
+        print_size(c->size, size, sizeof size);
+        if (c->line > 0)
+            snprintf(line, sizeof line, ", %d B lines", c->line);
+        if (c->ways > 0)
+            snprintf(ways, sizeof ways, ", %d-way", c->ways);
+        else if (c->ways < 0)
+            snprintf(ways, sizeof ways, ", fully associative");
+        printf("  L%d%c  %9s x %d", c->level, c->type == 'u' ? ' ' : c->type, size, c->instances);
+        if (c->cores_sharing > 0)
+            printf(" (one per %d core%s)", c->cores_sharing, c->cores_sharing == 1 ? "" : "s");
+        printf("%s%s\n", line, ways);
+    }
+}
+
+static void print_peaks(const ab_topology *t, const ab_machine *m, int refresh)
+{
+    ab_peaks p;
+    char note[600];
+    int rc = ab_peaks_get(&p, t, m, refresh, note, sizeof note);
+    printf("\nMeasured peaks (%s", p.measured_at);
+    if (p.from_cache)
+        printf(", from the cache %s; --refresh-peaks re-measures", p.cache_path);
+    else if (p.cache_path[0])
+        printf(", measured now and cached in %s", p.cache_path);
+    else
+        printf(", measured now");
+    printf(")\n");
+    if (note[0])
+        printf("  note: %s\n", note);
+    if (rc != 0) {
+        printf("  measurement failed\n");
+        return;
+    }
+    printf("  %-16s", "threads");
+    for (int n = 1; n <= p.max_threads; n++)
+        printf(" %9d", n);
+    printf("\n");
+    for (int i = 0; i < AB_ISA_COUNT; i++) {
+        if (!ab_isa_available((ab_isa)i))
+            continue;
+        char label[32];
+        snprintf(label, sizeof label, "%s GFLOP/s", ab_isa_name((ab_isa)i));
+        printf("  %-16s", label);
+        for (int n = 1; n <= p.max_threads; n++)
+            printf(" %9.1f", p.gflops[i][n]);
+        printf("\n");
+    }
+    printf("  %-16s", "triad GB/s");
+    for (int n = 1; n <= p.max_threads; n++)
+        printf(" %9.1f", p.triad_gbs[n]);
+    printf("\n");
+}
+
+static void print_counters(void)
+{
+    char summary[256], diagnosis[512];
+    ab_counter_probe probes[32];
+    int n = ab_counters_describe(summary, sizeof summary, diagnosis, sizeof diagnosis, probes, 32);
+    printf("\nCounters    %s\n", summary);
+    if (diagnosis[0])
+        printf("  no hardware counters: %s\n", diagnosis);
+    for (int i = 0; i < n; i++) {
+        if (probes[i].available)
+            printf("  %-26s available\n", probes[i].name);
+        else
+            printf("  %-26s unavailable: %s\n", probes[i].name, probes[i].why);
+    }
+}
+
+int ab_cmd_info(int argc, char **argv)
+{
+    int refresh = 0, no_peaks = 0, n_pos;
+    const ab_flag flags[] = {
+        { "refresh-peaks", AB_FLAG_BOOL, &refresh, NULL, "re-measure the peaks instead of using the cache", 0, 0 },
+        { "no-peaks", AB_FLAG_BOOL, &no_peaks, NULL, "skip the peak measurements", 0, 0 },
+    };
+    int rc = ab_cli_command("info", "attnbench info [--refresh-peaks] [--no-peaks]",
+                            "Shows the CPU, its ISA features (what the CPU has and what the OS\n"
+                            "enables), cores and caches, the measured FMA peak per ISA and thread\n"
+                            "count and the triad memory bandwidth (cached per machine), which\n"
+                            "counter events are available and why not, and the kernel \"auto\" picks.",
+                            argc, argv, flags, 2, NULL, 0, &n_pos);
+    if (rc >= 0)
+        return rc;
+
+    ab_machine m;
+    ab_machine_load(&m);
+    print_machine(&m);
+
+    ab_topology t;
+    char err[256];
+    if (ab_topology_load(&t, err, sizeof err) != 0) {
+        printf("\nTopology: unavailable: %s\n", err);
+        memset(&t, 0, sizeof t);   /* measure the peaks on one unpinned thread */
+        t.cores = t.pus = 1;
+    } else {
+        print_topology(&t);
+    }
+    if (!no_peaks)
+        print_peaks(&t, &m, refresh);
+    print_counters();
+
+    const attn_kernel *k[1];
+    printf("\nKernel      ");
+    if (ab_select_kernels("auto", NULL, k, 1, err, sizeof err) == 1)
+        printf("\"auto\" picks %s\n", k[0]->name);
+    else
+        printf("%s\n", err);
+    return AB_EXIT_OK;
+}

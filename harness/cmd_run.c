@@ -1,0 +1,337 @@
+/*
+ * cmd_run.c — `attnbench run`: benchmarks kernels on shapes, prints a table,
+ * and writes Google Benchmark JSON and CSV.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "bench.h"
+#include "cli.h"
+#include "commands.h"
+#include "progress.h"
+#include "report.h"
+#include "select.h"
+
+#define SEED 20261122u
+#define MAX_SHAPES 64
+#define MAX_EVENT_NAMES AB_MAX_EVENTS
+
+typedef struct progress_arg {
+    const ab_progress *p;
+    int index;
+    const char *name;
+} progress_arg;
+
+static void show_progress(void *arg, int rep, int reps)
+{
+    progress_arg *a = arg;
+    char detail[48];
+    snprintf(detail, sizeof detail, "(repetition %d/%d)", rep < reps ? rep + 1 : reps, reps);
+    ab_progress_show(a->p, a->index, a->name, detail);
+}
+
+static int parse_shapes(const char *text, ab_op op, ab_shape *out, int max, char *err, size_t len)
+{
+    char buf[2048];
+    int n = 0;
+    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf) {
+        snprintf(err, len, "--shape: too long");
+        return -1;
+    }
+    for (char *save = NULL, *item = strtok_r(buf, ";", &save); item;
+         item = strtok_r(NULL, ";", &save)) {
+        if (n == max) {
+            snprintf(err, len, "--shape: more than %d shapes", max);
+            return -1;
+        }
+        if (ab_shape_parse(item, op, &out[n], err, len) != 0)
+            return -1;
+        n++;
+    }
+    if (n == 0)
+        snprintf(err, len, "--shape: no shape given");
+    return n ? n : -1;
+}
+
+static int split_events(char *list, const char **names, int max, char *err, size_t len)
+{
+    int n = 0;
+    for (char *save = NULL, *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+        if (n == max) {
+            snprintf(err, len, "--counters: at most %d events", max);
+            return -1;
+        }
+        names[n++] = e;
+    }
+    return n;
+}
+
+/* Writes data to path atomically. In a directory (unique != 0), picks a new
+ * name stem-N.ext that no earlier run used, never replacing a file. */
+static int publish(const char *data, size_t size, const char *path, int unique, char *written,
+                   size_t wlen, char *err, size_t elen)
+{
+    char name[PATH_MAX];
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        if (unique) {
+            char stamp[32];
+            time_t now = time(NULL);
+            struct tm tmv;
+            gmtime_r(&now, &tmv);
+            strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tmv);
+            if (ab_mkdirs(path, err, elen) != 0)
+                return -1;
+            if (attempt == 0)
+                snprintf(name, sizeof name, "%s/bench-%s.json", path, stamp);
+            else
+                snprintf(name, sizeof name, "%s/bench-%s-%d.json", path, stamp, attempt + 1);
+        } else {
+            snprintf(name, sizeof name, "%s", path);
+        }
+        ab_atomic_file af;
+        if (ab_atomic_open(&af, name, err, elen) != 0)
+            return -1;
+        fwrite(data, 1, size, af.f);
+        int rc = ab_atomic_commit(&af, unique, err, elen);
+        if (rc == 0) {
+            snprintf(written, wlen, "%s", name);
+            return 0;
+        }
+        if (rc < 0 || !unique)
+            return -1;
+    }
+    return -1;
+}
+
+/* Renders one report into memory, to be published atomically. */
+static int render(int csv, const ab_run_context *c, const ab_result *r, int n, char **data,
+                  size_t *size)
+{
+    FILE *f = open_memstream(data, size);
+    if (!f)
+        return -1;
+    if (csv)
+        ab_report_csv(f, c, r, n);
+    else
+        ab_report_json(f, c, r, n);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+int ab_cmd_run(int argc, char **argv)
+{
+    const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
+    const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
+    int threads = 0, reps = 9, refresh = 0, n_pos;
+    double min_time = 0.2;
+    const ab_flag flags[] = {
+        { "kernel", AB_FLAG_STRING, &kernel, "K", "a kernel, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
+        { "op", AB_FLAG_STRING, &op_name, "OP", "sdpa, mha or encoder: filters the suite, default op of --shape", 0, 0 },
+        { "shape", AB_FLAG_STRING, &shape_text, "SPEC", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
+        { "suite", AB_FLAG_STRING, &suite_name, "NAME", "default, smoke, bert-base or long (default: default)", 0, 0 },
+        { "threads", AB_FLAG_INT, &threads, "N", "threads, one per core (default: all cores)", 1, 4096 },
+        { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark (default 9)", 1, AB_MAX_REPS },
+        { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds each repetition lasts at least (default 0.2)", 1e-4, 3600 },
+        { "counters", AB_FLAG_STRING, &counters_text, "LIST", "PAPI events, e.g. perf::TASK-CLOCK,PAPI_TOT_CYC", 0, 0 },
+        { "json", AB_FLAG_STRING, &json, "FILE", "write Google Benchmark JSON to FILE (atomically)", 0, 0 },
+        { "json-dir", AB_FLAG_STRING, &json_dir, "DIR", "write the JSON to a new file in DIR, never replacing one", 0, 0 },
+        { "csv", AB_FLAG_STRING, &csv, "FILE", "write CSV to FILE (atomically)", 0, 0 },
+        { "refresh-peaks", AB_FLAG_BOOL, &refresh, NULL, "re-measure the machine peaks first", 0, 0 },
+    };
+    int rc = ab_cli_command(
+        "run",
+        "attnbench run [--kernel K|all] [--op OP] [--shape SPEC|--suite NAME] [--threads N]\n"
+        "                     [--repetitions R] [--min-time S] [--counters LIST] [--json FILE]\n"
+        "                     [--json-dir DIR] [--csv FILE]",
+        "Times kernels on shapes: warm-up, iterations calibrated to --min-time, R repetitions;\n"
+        "reports min/median/mean/stddev/CV (CV > 5% is flagged unstable), GFLOP/s and % of the\n"
+        "measured peak of the kernel's ISA at this thread count. Threads are pinned to cores.\n"
+        "With --kernel all, naive (the oracle) runs only shapes up to 1 GFLOP.",
+        argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
+    if (rc >= 0)
+        return rc;
+
+    char err[512];
+    ab_op op = AB_OP_SDPA;
+    if (op_name && ab_op_parse(op_name, &op) != 0) {
+        fprintf(stderr, "attnbench run: --op: unknown op '%s' (sdpa, mha, encoder)\n", op_name);
+        return AB_EXIT_USAGE;
+    }
+    if (shape_text && suite_name) {
+        fprintf(stderr, "attnbench run: give --shape or --suite, not both\n");
+        return AB_EXIT_USAGE;
+    }
+    if (json && json_dir) {
+        fprintf(stderr, "attnbench run: give --json or --json-dir, not both\n");
+        return AB_EXIT_USAGE;
+    }
+    const attn_kernel *kernels[64];
+    int nk = ab_select_kernels(kernel, getenv("ATTN_KERNEL"), kernels, 64, err, sizeof err);
+    if (nk < 0) {
+        fprintf(stderr, "attnbench run: %s\n", err);
+        return AB_EXIT_USAGE;
+    }
+    int naive_named = kernel && strcmp(kernel, "naive") == 0;
+
+    ab_shape shapes[MAX_SHAPES];
+    int ns = 0;
+    if (shape_text) {
+        ns = parse_shapes(shape_text, op, shapes, MAX_SHAPES, err, sizeof err);
+        if (ns < 0) {
+            fprintf(stderr, "attnbench run: %s\n", err);
+            return AB_EXIT_USAGE;
+        }
+    } else {
+        const ab_suite *suite = ab_suite_find(suite_name ? suite_name : "default");
+        if (!suite) {
+            fprintf(stderr, "attnbench run: --suite: unknown suite '%s' (default, smoke, "
+                    "bert-base, long, check)\n", suite_name);
+            return AB_EXIT_USAGE;
+        }
+        for (int i = 0; i < suite->n_shapes && ns < MAX_SHAPES; i++)
+            if (!op_name || suite->shapes[i].op == op)
+                shapes[ns++] = suite->shapes[i];
+    }
+
+    ab_counters *counters = NULL;
+    char event_buf[1024];
+    if (counters_text) {
+        const char *names[MAX_EVENT_NAMES];
+        snprintf(event_buf, sizeof event_buf, "%s", counters_text);
+        int ne = split_events(event_buf, names, MAX_EVENT_NAMES, err, sizeof err);
+        if (ne <= 0) {
+            fprintf(stderr, "attnbench run: %s\n", ne < 0 ? err : "--counters: no event given");
+            return AB_EXIT_USAGE;
+        }
+        counters = ab_counters_open(names, ne);
+        if (!counters) {
+            fprintf(stderr, "attnbench run: out of memory\n");
+            return AB_EXIT_FAIL;
+        }
+        for (int e = 0; e < ne; e++)
+            if (ab_counters_unavailable(counters, e))
+                fprintf(stderr, "attnbench run: counter %s unavailable: %s; continuing without it\n",
+                        ab_counters_name(counters, e), ab_counters_unavailable(counters, e));
+        if (ab_counters_passes(counters) > 1)
+            fprintf(stderr, "attnbench run: the counters need %d passes; each repetition runs "
+                    "once per pass (no multiplexing)\n", ab_counters_passes(counters));
+    }
+
+    ab_machine machine;
+    ab_topology topo;
+    ab_machine_load(&machine);
+    if (ab_topology_load(&topo, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench run: topology unavailable (%s); threads are not pinned\n", err);
+        memset(&topo, 0, sizeof topo);
+        topo.cores = topo.pus = 1;
+    }
+    if (threads == 0)
+        threads = topo.cores > 0 ? topo.cores : 1;
+    if (topo.n_caches && threads > topo.cores) {
+        fprintf(stderr, "attnbench run: --threads %d: this process may use %d cores\n", threads,
+                topo.cores);
+        ab_counters_close(counters);
+        return AB_EXIT_USAGE;
+    }
+
+    ab_peaks peaks;
+    char note[600];
+    if (!refresh && isatty(2))
+        fprintf(stderr, "attnbench run: reading (or once measuring) the machine peaks...\r");
+    int have_peaks = ab_peaks_get(&peaks, &topo, &machine, refresh, note, sizeof note) == 0;
+    if (note[0])
+        fprintf(stderr, "attnbench run: %s\n", note);
+
+    ab_result *results = calloc((size_t)(nk * ns), sizeof *results);
+    if (!results) {
+        fprintf(stderr, "attnbench run: out of memory\n");
+        ab_counters_close(counters);
+        return AB_EXIT_FAIL;
+    }
+    int n = 0, failed = 0, naive_skipped = 0, pinned = 1;
+    ab_progress progress;
+    ab_progress_init(&progress, nk * ns);
+    for (int ki = 0; ki < nk; ki++) {
+        for (int si = 0; si < ns; si++) {
+            const ab_shape *s = &shapes[si];
+            if (strcmp(kernels[ki]->name, "naive") == 0 && !naive_named
+                && ab_shape_flops(s) > AB_NAIVE_MAX_FLOPS) {
+                naive_skipped++;
+                continue;
+            }
+            ab_result *r = &results[n++];
+            snprintf(r->kernel, sizeof r->kernel, "%s", kernels[ki]->name);
+            r->shape = *s;
+            /* A single-threaded kernel is reported, and held to the peak, as 1 thread. */
+            r->threads = kernels[ki]->parallel ? threads : 1;
+            r->isa = ab_isa_of_requirements(kernels[ki]->requires);
+            r->peak_gflops = have_peaks ? ab_peak_gflops(&peaks, r->isa, r->threads) : 0.0;
+            ab_run_name(r->kernel, s, r->threads, r->run_name, sizeof r->run_name);
+
+            /* The context's threads inherit the N-core mask; then this
+             * thread takes core 0 for itself. */
+            char perr[256];
+            if (topo.n_caches && ab_bind_cores(&topo, threads, perr, sizeof perr) < 0)
+                pinned = 0;
+            ab_workload w;
+            attn_ctx *ctx = NULL;
+            attn_status st = attn_ctx_create(&ctx, kernels[ki]->name, threads);
+            if (topo.n_caches && ab_pin_to_core(&topo, 0, perr, sizeof perr) != 0)
+                pinned = 0;
+            if (st != ATTN_OK) {
+                snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
+            } else if (ab_workload_init(&w, s, SEED, 0) != 0) {
+                snprintf(r->error, sizeof r->error, "out of memory for the inputs");
+            } else {
+                progress_arg pa = { &progress, n - 1, r->run_name };
+                ab_bench_opts o = { min_time, reps, counters, show_progress, &pa };
+                ab_bench_run(ctx, &w, &o, r);
+                ab_workload_free(&w);
+            }
+            attn_ctx_destroy(ctx);
+            failed += r->error[0] != 0;
+        }
+    }
+    ab_progress_clear(&progress);
+
+    ab_report_table(stdout, results, n);
+    if (naive_skipped)
+        printf("note: naive (the oracle, ~1-3 GFLOP/s) skipped %d benchmark%s above %.0f GFLOP; "
+               "--kernel naive runs them\n", naive_skipped, naive_skipped == 1 ? "" : "s",
+               AB_NAIVE_MAX_FLOPS / 1e9);
+    if (!pinned)
+        printf("note: threads could not be pinned to cores\n");
+    if (have_peaks)
+        printf("peaks: %s (%s); %% of peak is against the kernel's ISA at the threads it "
+               "uses\n", peaks.from_cache ? "cached" : "measured now", peaks.measured_at);
+
+    ab_run_context ctxinfo = {
+        .machine = &machine, .topology = &topo, .peaks = have_peaks ? &peaks : NULL,
+        .counters = counters, .executable = "attnbench", .threads = threads,
+        .pinned = pinned, .min_time = min_time, .repetitions = reps,
+    };
+    int io_failed = 0;
+    for (int fmt = 0; fmt < 2; fmt++) {
+        const char *path = fmt == 0 ? (json ? json : json_dir) : csv;
+        if (!path)
+            continue;
+        char *data = NULL, written[PATH_MAX];
+        size_t size = 0;
+        snprintf(err, sizeof err, "out of memory rendering the report");
+        if (render(fmt == 1, &ctxinfo, results, n, &data, &size) != 0
+            || publish(data, size, path, fmt == 0 && json_dir, written, sizeof written, err,
+                       sizeof err) != 0) {
+            fprintf(stderr, "attnbench run: %s\n", err);
+            io_failed = 1;
+        } else {
+            printf("wrote %s\n", written);
+        }
+        free(data);
+    }
+    free(results);
+    ab_counters_close(counters);
+    return (failed || io_failed) ? AB_EXIT_FAIL : AB_EXIT_OK;
+}

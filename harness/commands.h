@@ -1,0 +1,18 @@
+/*
+ * commands.h — the attnbench subcommands. Each takes the arguments after its
+ * name and returns the process exit status: 0 success, 1 a failed check or
+ * benchmark, 2 bad usage.
+ */
+#ifndef AB_COMMANDS_H
+#define AB_COMMANDS_H
+
+#define AB_EXIT_OK 0
+#define AB_EXIT_FAIL 1
+#define AB_EXIT_USAGE 2
+
+int ab_cmd_info(int argc, char **argv);
+int ab_cmd_list(int argc, char **argv);
+int ab_cmd_check(int argc, char **argv);
+int ab_cmd_run(int argc, char **argv);
+
+#endif /* AB_COMMANDS_H */

@@ -1,0 +1,464 @@
+/*
+ * peak.c — measured FMA peaks and triad bandwidth, and their per-machine cache.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "atomic_file.h"
+#include "kernel.h"
+#include "peak.h"
+#include "timer.h"
+
+/* Bump when a micro-benchmark changes, so cached figures are re-measured. */
+#define PEAK_BENCH_VERSION 3
+
+/* ---- ISAs ------------------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+double ab_fma_loop_avx2(long iters);      /* peak_avx2.c */
+double ab_fma_loop_avx512(long iters);    /* peak_avx512.c */
+#include <emmintrin.h>
+
+/* Baseline x86-64 is SSE2, which has no FMA: 6 multiply chains and 6 add
+ * chains, independent, keep both the multiply and the add pipes busy
+ * (latency 3–4 cycles, 2 ports each) in 14 of the 16 XMM registers. The
+ * multiplier is exactly 1, so products never decay into (slow) denormals;
+ * x86 multiplies by 1 at full cost. */
+static double baseline_loop(long iters)
+{
+    /* Read through volatile: a known 1.0 would let the compiler drop the multiplies. */
+    volatile float one = 1.0f;
+    const __m128 m = _mm_set1_ps(one), a = _mm_set1_ps(0.001f);
+    /* Distinct start values: identical chains would be merged by the compiler. */
+    __m128 p0 = _mm_set1_ps(0.50f), p1 = _mm_set1_ps(0.51f), p2 = _mm_set1_ps(0.52f);
+    __m128 p3 = _mm_set1_ps(0.53f), p4 = _mm_set1_ps(0.54f), p5 = _mm_set1_ps(0.55f);
+    __m128 s0 = _mm_set1_ps(0.56f), s1 = _mm_set1_ps(0.57f), s2 = _mm_set1_ps(0.58f);
+    __m128 s3 = _mm_set1_ps(0.59f), s4 = _mm_set1_ps(0.60f), s5 = _mm_set1_ps(0.61f);
+    for (long i = 0; i < iters; i++) {
+        p0 = _mm_mul_ps(p0, m); s0 = _mm_add_ps(s0, a);
+        p1 = _mm_mul_ps(p1, m); s1 = _mm_add_ps(s1, a);
+        p2 = _mm_mul_ps(p2, m); s2 = _mm_add_ps(s2, a);
+        p3 = _mm_mul_ps(p3, m); s3 = _mm_add_ps(s3, a);
+        p4 = _mm_mul_ps(p4, m); s4 = _mm_add_ps(s4, a);
+        p5 = _mm_mul_ps(p5, m); s5 = _mm_add_ps(s5, a);
+    }
+    __m128 t = _mm_add_ps(_mm_add_ps(_mm_add_ps(p0, p1), _mm_add_ps(p2, p3)), _mm_add_ps(p4, p5));
+    t = _mm_add_ps(t, _mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(_mm_add_ps(s2, s3),
+                                                               _mm_add_ps(s4, s5))));
+    float out[4];
+    _mm_storeu_ps(out, t);
+    return out[0] != 0.0f ? 12.0 * 4.0 * (double)iters : 0.0;
+}
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+
+/* AArch64 baseline is NEON with FMA: 16 chains in 32 vector registers. */
+static double baseline_loop(long iters)
+{
+    const float32x4_t m = vdupq_n_f32(0.999f), a = vdupq_n_f32(0.001f);
+    float32x4_t c[16];
+    for (int j = 0; j < 16; j++)   /* distinct, or the compiler merges the chains */
+        c[j] = vdupq_n_f32(0.5f + 0.01f * (float)j);
+    for (long i = 0; i < iters; i++)
+        for (int j = 0; j < 16; j++)
+            c[j] = vfmaq_f32(a, c[j], m);
+    float32x4_t s = c[0];
+    for (int j = 1; j < 16; j++)
+        s = vaddq_f32(s, c[j]);
+    return vgetq_lane_f32(s, 0) != 0.0f ? 16.0 * 4.0 * 2.0 * (double)iters : 0.0;
+}
+#else
+/* Elsewhere: scalar multiply-add chains the compiler can vectorize as it likes. */
+static double baseline_loop(long iters)
+{
+    float c[8] = { 0.50f, 0.51f, 0.52f, 0.53f, 0.54f, 0.55f, 0.56f, 0.57f };
+    for (long i = 0; i < iters; i++)
+        for (int j = 0; j < 8; j++)
+            c[j] = c[j] * 0.999f + 0.001f;
+    return c[0] != 0.0f ? 8.0 * 2.0 * (double)iters : 0.0;
+}
+#endif
+
+const char *ab_isa_name(ab_isa isa)
+{
+    switch (isa) {
+#if defined(__aarch64__)
+    case AB_ISA_BASELINE: return "neon";
+#elif defined(__x86_64__)
+    case AB_ISA_BASELINE: return "sse2";
+#else
+    case AB_ISA_BASELINE: return "scalar";
+#endif
+    case AB_ISA_AVX2: return "avx2";
+    case AB_ISA_AVX512: return "avx512";
+    default: return "?";
+    }
+}
+
+int ab_isa_available(ab_isa isa)
+{
+    unsigned usable = attn_cpu()->usable;
+    switch (isa) {
+    case AB_ISA_BASELINE:
+        return 1;
+#if defined(__x86_64__)
+    case AB_ISA_AVX2:
+        return (usable & (ATTN_CPU_AVX2 | ATTN_CPU_FMA)) == (ATTN_CPU_AVX2 | ATTN_CPU_FMA);
+    case AB_ISA_AVX512:
+        return (usable & ATTN_CPU_AVX512F) != 0;
+#endif
+    default:
+        (void)usable;
+        return 0;
+    }
+}
+
+ab_isa ab_isa_of_requirements(unsigned requires)
+{
+    if (requires & (ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512VL | ATTN_CPU_AVX512DQ
+                    | ATTN_CPU_AVX512BF16))
+        return AB_ISA_AVX512;
+    if (requires & (ATTN_CPU_AVX2 | ATTN_CPU_FMA | ATTN_CPU_AVX))
+        return AB_ISA_AVX2;
+    return AB_ISA_BASELINE;
+}
+
+double ab_fma_loop(ab_isa isa, long iters)
+{
+    if (!ab_isa_available(isa))
+        return 0.0;
+    switch (isa) {
+    case AB_ISA_BASELINE: return baseline_loop(iters);
+#if defined(__x86_64__)
+    case AB_ISA_AVX2: return ab_fma_loop_avx2(iters);
+    case AB_ISA_AVX512: return ab_fma_loop_avx512(iters);
+#endif
+    default: return 0.0;
+    }
+}
+
+/* ---- Threads ------------------------------------------------------------------------ */
+
+/* n threads, one per core, start together at a barrier; thread 0 times each
+ * pass between barriers, so a pass lasts as long as its slowest thread. */
+typedef struct team {
+    const ab_topology *topo;
+    int n;                    /* threads taking part (set before the gate opens) */
+    pthread_mutex_t gate_lock;
+    pthread_cond_t gate;
+    int open;
+    pthread_barrier_t barrier;
+    int passes;
+    double best;              /* shortest pass, seconds (thread 0 writes) */
+    /* FMA */
+    ab_isa isa;
+    long iters;
+    /* triad */
+    float *a, *b, *c;
+    size_t len;
+} team;
+
+typedef struct member { team *t; int index; } member;
+
+static void *member_main(void *arg)
+{
+    member *me = arg;
+    team *t = me->t;
+    char err[128];
+    ab_pin_to_core(t->topo, me->index, err, sizeof err);   /* best effort */
+    /* Wait until every thread exists: only then is the team size known. */
+    pthread_mutex_lock(&t->gate_lock);
+    while (!t->open)
+        pthread_cond_wait(&t->gate, &t->gate_lock);
+    pthread_mutex_unlock(&t->gate_lock);
+    if (me->index >= t->n)
+        return NULL;
+
+    size_t lo = t->len * (size_t)me->index / (size_t)t->n;
+    size_t hi = t->len * (size_t)(me->index + 1) / (size_t)t->n;
+    if (t->a) {   /* first touch by the thread that will use the pages */
+        for (size_t i = lo; i < hi; i++) {
+            t->a[i] = 0.0f;
+            t->b[i] = 1.0f;
+            t->c[i] = 2.0f;
+        }
+    }
+    for (int pass = 0; pass < t->passes; pass++) {
+        pthread_barrier_wait(&t->barrier);
+        double t0 = ab_now();
+        if (t->a) {
+            const float s = 3.0f;
+            float *restrict a = t->a;
+            const float *restrict b = t->b, *restrict c = t->c;
+            for (size_t i = lo; i < hi; i++)
+                a[i] = b[i] + s * c[i];
+        } else {
+            ab_fma_loop(t->isa, t->iters);
+        }
+        pthread_barrier_wait(&t->barrier);
+        double dt = ab_now() - t0;
+        if (me->index == 0 && (pass == 0 || dt < t->best))
+            t->best = dt;
+    }
+    return NULL;
+}
+
+/* Runs the team; when fewer threads could be created than asked, the team
+ * is smaller (t->n says how many took part). */
+static int run_team(team *t)
+{
+    pthread_t th[AB_PEAK_MAX_THREADS];
+    member m[AB_PEAK_MAX_THREADS];
+    int started = 0;
+    if (t->n < 1 || t->n > AB_PEAK_MAX_THREADS)
+        return -1;
+    pthread_mutex_init(&t->gate_lock, NULL);
+    pthread_cond_init(&t->gate, NULL);
+    t->open = 0;
+    for (int i = 0; i < t->n; i++) {
+        m[i].t = t;
+        m[i].index = i;
+        if (pthread_create(&th[i], NULL, member_main, &m[i]) != 0)
+            break;
+        started++;
+    }
+    int ok = started > 0 && pthread_barrier_init(&t->barrier, NULL, (unsigned)started) == 0;
+    pthread_mutex_lock(&t->gate_lock);
+    t->n = ok ? started : 0;   /* with 0, every thread leaves at the gate */
+    t->open = 1;
+    pthread_cond_broadcast(&t->gate);
+    pthread_mutex_unlock(&t->gate_lock);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (ok)
+        pthread_barrier_destroy(&t->barrier);
+    pthread_cond_destroy(&t->gate);
+    pthread_mutex_destroy(&t->gate_lock);
+    return ok ? 0 : -1;
+}
+
+double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double seconds)
+{
+    if (!ab_isa_available(isa))
+        return 0.0;
+    /* Calibrate on this thread: grow the count until a loop takes >= 20 ms. */
+    long iters = 1 << 14;
+    double dt;
+    for (;;) {
+        double t0 = ab_now();
+        ab_fma_loop(isa, iters);
+        dt = ab_now() - t0;
+        if (dt >= 0.02 || iters > (1L << 40))
+            break;
+        iters *= 4;
+    }
+    team tm = { .topo = t, .n = n_threads, .passes = 5, .isa = isa };
+    tm.iters = (long)((double)iters * seconds / dt) + 1;
+    if (run_team(&tm) != 0 || tm.best <= 0.0)
+        return 0.0;
+    /* FLOPs per iteration, from a 1-iteration call: each loop reports its own. */
+    double per_iter = ab_fma_loop(isa, 1);
+    return per_iter * (double)tm.iters * tm.n / tm.best / 1e9;
+}
+
+double ab_measure_triad(const ab_topology *t, int n_threads, size_t bytes)
+{
+    size_t len = bytes / sizeof(float);
+    team tm = { .topo = t, .n = n_threads, .passes = 6, .len = len };
+    tm.a = malloc(len * sizeof(float));
+    tm.b = malloc(len * sizeof(float));
+    tm.c = malloc(len * sizeof(float));
+    double gbs = 0.0;
+    if (tm.a && tm.b && tm.c && run_team(&tm) == 0 && tm.best > 0.0)
+        gbs = 3.0 * (double)(len * sizeof(float)) / tm.best / 1e9;  /* STREAM counting */
+    free(tm.a);
+    free(tm.b);
+    free(tm.c);
+    return gbs;
+}
+
+/* ---- The cache ------------------------------------------------------------------------ */
+
+/* Everything the figures depend on: a change in any part re-measures. */
+static void machine_key(const ab_topology *t, const ab_machine *m, char *key, size_t len)
+{
+    snprintf(key, len, "v%d|%s|%s|%d.%d.%d|usable=%#x|cores=%d|L1=%zu|L2=%zu|L3=%zu|%s|%s",
+             PEAK_BENCH_VERSION, m->vendor, m->model, m->family, m->model_id, m->stepping,
+             m->usable, t->cores, ab_topology_cache_size(t, 1), ab_topology_cache_size(t, 2),
+             ab_topology_cache_size(t, 3), ab_build_compiler(), ab_build_type());
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static int cache_dir(char *out, size_t len)
+{
+    const char *d = getenv("ATTNBENCH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
+    int n;
+    if (d && *d)
+        n = snprintf(out, len, "%s", d);
+    else if (x && *x)
+        n = snprintf(out, len, "%s/attnbench", x);
+    else if (home && *home)
+        n = snprintf(out, len, "%s/.cache/attnbench", home);
+    else
+        return -1;
+    return (n > 0 && (size_t)n < len) ? 0 : -1;
+}
+
+/* Reads a cache file; 0 when valid for key, else -1 with the reason. */
+static int cache_read(const char *path, const char *key, ab_peaks *p, char *why, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, len, "%s", errno == ENOENT ? "" : strerror(errno));
+        return -1;
+    }
+    char line[1024], word[32], name[32];
+    int ok = 0, version = 0, threads = 0, have_key = 0;
+    memset(p->gflops, 0, sizeof p->gflops);
+    memset(p->triad_gbs, 0, sizeof p->triad_gbs);
+    p->measured_at[0] = '\0';
+    snprintf(why, len, "damaged (unreadable header)");
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        double v;
+        int n;
+        if (sscanf(line, "attnbench-peaks %d", &version) == 1)
+            continue;
+        if (strncmp(line, "key ", 4) == 0) {
+            if (strcmp(line + 4, key) != 0) {
+                snprintf(why, len, "recorded for another machine or build");
+                break;
+            }
+            have_key = 1;
+        } else if (sscanf(line, "measured_at %31s", p->measured_at) == 1) {
+        } else if (sscanf(line, "threads %d", &threads) == 1) {
+            if (threads < 1 || threads > AB_PEAK_MAX_THREADS)
+                break;
+        } else if (sscanf(line, "%31s %31s %d %lf", word, name, &n, &v) == 4
+                   && strcmp(word, "fma") == 0) {
+            int isa = -1;
+            for (int i = 0; i < AB_ISA_COUNT; i++)
+                if (strcmp(name, ab_isa_name((ab_isa)i)) == 0)
+                    isa = i;
+            if (isa < 0 || n < 1 || n > AB_PEAK_MAX_THREADS || !(v > 0.0) || !isfinite(v)) {
+                snprintf(why, len, "damaged (bad line '%.60s')", line);
+                break;
+            }
+            p->gflops[isa][n] = v;
+        } else if (sscanf(line, "triad %d %lf", &n, &v) == 2) {
+            if (n < 1 || n > AB_PEAK_MAX_THREADS || !(v > 0.0) || !isfinite(v)) {
+                snprintf(why, len, "damaged (bad line '%.60s')", line);
+                break;
+            }
+            p->triad_gbs[n] = v;
+        } else if (strcmp(line, "end") == 0) {
+            ok = version == 1 && have_key && threads >= 1 && p->gflops[AB_ISA_BASELINE][1] > 0
+              && p->triad_gbs[1] > 0;
+            if (!ok)
+                snprintf(why, len, "damaged (incomplete)");
+            break;
+        } else {
+            snprintf(why, len, "damaged (unknown line '%.40s')", line);
+            break;
+        }
+    }
+    fclose(f);
+    if (ok)
+        p->max_threads = threads;
+    return ok ? 0 : -1;
+}
+
+static int cache_write(const char *dir, const char *path, const char *key, const ab_peaks *p,
+                       char *err, size_t len)
+{
+    ab_atomic_file af;
+    if (ab_mkdirs(dir, err, len) != 0 || ab_atomic_open(&af, path, err, len) != 0)
+        return -1;
+    fprintf(af.f, "attnbench-peaks 1\nkey %s\nmeasured_at %s\nthreads %d\n", key, p->measured_at,
+            p->max_threads);
+    for (int i = 0; i < AB_ISA_COUNT; i++)
+        for (int n = 1; n <= p->max_threads; n++)
+            if (p->gflops[i][n] > 0)
+                fprintf(af.f, "fma %s %d %.6g\n", ab_isa_name((ab_isa)i), n, p->gflops[i][n]);
+    for (int n = 1; n <= p->max_threads; n++)
+        if (p->triad_gbs[n] > 0)
+            fprintf(af.f, "triad %d %.6g\n", n, p->triad_gbs[n]);
+    fprintf(af.f, "end\n");
+    return ab_atomic_commit(&af, 0, err, len) == 0 ? 0 : -1;
+}
+
+static void measure_all(ab_peaks *p, const ab_topology *t)
+{
+    p->max_threads = t->cores < AB_PEAK_MAX_THREADS ? t->cores : AB_PEAK_MAX_THREADS;
+    if (p->max_threads < 1)
+        p->max_threads = 1;
+    for (int i = 0; i < AB_ISA_COUNT; i++)
+        for (int n = 1; n <= p->max_threads; n++)
+            p->gflops[i][n] = ab_measure_fma((ab_isa)i, t, n, 0.1);
+    /* Arrays far larger than the last-level cache (at least 64 MiB each),
+     * so the triad measures memory, not cache. */
+    size_t bytes = 4 * ab_topology_cache_size(t, 3);
+    if (bytes < ((size_t)64 << 20))
+        bytes = (size_t)64 << 20;
+    for (int n = 1; n <= p->max_threads; n++)
+        p->triad_gbs[n] = ab_measure_triad(t, n, bytes);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(p->measured_at, sizeof p->measured_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+}
+
+int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int refresh,
+                 char *note, size_t note_len)
+{
+    char key[768], dir[400], why[160];
+    memset(p, 0, sizeof *p);
+    note[0] = '\0';
+    machine_key(t, m, key, sizeof key);
+    int have_dir = cache_dir(dir, sizeof dir) == 0;
+    if (have_dir)
+        snprintf(p->cache_path, sizeof p->cache_path, "%s/peaks-%016llx.txt", dir,
+                 (unsigned long long)fnv1a(key));
+
+    if (have_dir && !refresh) {
+        if (cache_read(p->cache_path, key, p, why, sizeof why) == 0) {
+            p->from_cache = 1;
+            return 0;
+        }
+        if (why[0])
+            snprintf(note, note_len, "peak cache %s: %s; re-measured", p->cache_path, why);
+    }
+    measure_all(p, t);
+    if (p->gflops[AB_ISA_BASELINE][1] <= 0.0 || p->triad_gbs[1] <= 0.0)
+        return -1;
+    if (!have_dir) {
+        snprintf(note, note_len, "no cache directory (set ATTNBENCH_CACHE_DIR or HOME); "
+                 "peaks not cached");
+        p->cache_path[0] = '\0';
+    } else if (cache_write(dir, p->cache_path, key, p, why, sizeof why) != 0) {
+        snprintf(note, note_len, "could not cache peaks: %s", why);
+        p->cache_path[0] = '\0';
+    }
+    return 0;
+}
+
+double ab_peak_gflops(const ab_peaks *p, ab_isa isa, int n_threads)
+{
+    if (isa < 0 || isa >= AB_ISA_COUNT || p->max_threads < 1)
+        return 0.0;
+    int n = n_threads < 1 ? 1 : (n_threads > p->max_threads ? p->max_threads : n_threads);
+    return p->gflops[isa][n];
+}

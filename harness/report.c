@@ -1,0 +1,311 @@
+/* report.c — tables, Google Benchmark JSON and CSV for benchmark results. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "kernel.h"
+#include "report.h"
+
+void ab_format_time(double s, char *buf, size_t len)
+{
+    if (!(s >= 0.0) || !isfinite(s))
+        snprintf(buf, len, "-");
+    else if (s < 1e-6)
+        snprintf(buf, len, "%.0f ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, len, "%.3g us", s * 1e6);
+    else if (s < 1.0)
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g s", s);
+}
+
+/* ---- Table ---------------------------------------------------------------------- */
+
+void ab_report_table(FILE *out, const ab_result *r, int n)
+{
+    fprintf(out, "%-10s %-8s %-36s %3s %10s %9s %7s %6s  %s\n", "kernel", "op", "shape", "thr",
+            "median", "GFLOP/s", "%peak", "CV", "");
+    for (int i = 0; i < n; i++) {
+        char label[160], t[32];
+        ab_shape_label(&r[i].shape, label, sizeof label);
+        if (r[i].error[0]) {
+            fprintf(out, "%-10s %-8s %-36s %3d  FAILED: %s\n", r[i].kernel,
+                    ab_op_name(r[i].shape.op), label, r[i].threads, r[i].error);
+            continue;
+        }
+        double med = r[i].real_stats.median, pct = ab_result_pct_peak(&r[i], med);
+        ab_format_time(med, t, sizeof t);
+        char pct_text[16];
+        if (isnan(pct))
+            snprintf(pct_text, sizeof pct_text, "-");
+        else
+            snprintf(pct_text, sizeof pct_text, "%.1f%%", pct);
+        fprintf(out, "%-10s %-8s %-36s %3d %10s %9.2f %7s %5.1f%%  %s\n", r[i].kernel,
+                ab_op_name(r[i].shape.op), label, r[i].threads, t,
+                ab_result_gflops(&r[i], med), pct_text, 100.0 * r[i].real_stats.cv,
+                r[i].unstable ? "UNSTABLE (CV > 5%)" : "");
+    }
+}
+
+/* ---- JSON ------------------------------------------------------------------------- */
+
+static void json_context(ab_json *j, const ab_run_context *c)
+{
+    const ab_machine *m = c->machine;
+    const ab_topology *t = c->topology;
+    char date[64], features[256] = "";
+    time_t now = time(NULL);
+    struct tm tmv;
+    localtime_r(&now, &tmv);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", &tmv);
+    for (unsigned bit = 1; bit < (1u << ATTN_CPU_FEATURE_COUNT); bit <<= 1)
+        if ((m->usable & bit) && strlen(features) + 16 < sizeof features) {
+            if (features[0])
+                strcat(features, ",");
+            strcat(features, attn_cpu_feature_name(bit));
+        }
+
+    ab_json_begin_object(j, "context");
+    /* The fields Google Benchmark writes, in its names and units. */
+    ab_json_string(j, "date", date);
+    ab_json_string(j, "host_name", m->hostname);
+    ab_json_string(j, "executable", c->executable);
+    ab_json_int(j, "num_cpus", m->online_cpus);
+    ab_json_int(j, "mhz_per_cpu", (long long)llround(m->mhz));
+    ab_json_bool(j, "cpu_scaling_enabled", m->governor[0] && strcmp(m->governor, "performance") != 0);
+    ab_json_begin_array(j, "caches");
+    for (int i = 0; i < t->n_caches; i++) {
+        const ab_cache *ca = &t->caches[i];
+        ab_json_begin_object(j, NULL);
+        ab_json_string(j, "type", ca->type == 'd' ? "Data" : ca->type == 'i' ? "Instruction"
+                                                                             : "Unified");
+        ab_json_int(j, "level", ca->level);
+        ab_json_int(j, "size", (long long)ca->size);
+        ab_json_int(j, "num_sharing", ca->cores_sharing);
+        ab_json_end_object(j);
+    }
+    ab_json_end_array(j);
+    ab_json_begin_array(j, "load_avg");
+    for (int i = 0; i < 3; i++)
+        ab_json_number(j, NULL, m->loadavg[i]);
+    ab_json_end_array(j);
+    ab_json_string(j, "library_build_type", ab_build_type());
+
+    /* attnbench's own context. */
+    ab_json_string(j, "attnbench_version", ATTN_VERSION_STRING);
+    ab_json_string(j, "cpu_vendor", m->vendor);
+    ab_json_string(j, "cpu_model", m->model);
+    ab_json_string(j, "hypervisor", m->hypervisor);
+    ab_json_string(j, "os", m->os);
+    ab_json_string(j, "isa_usable", features);
+    ab_json_string(j, "cpufreq_governor", m->governor);
+    ab_json_int(j, "physical_cores", t->cores);
+    ab_json_string(j, "topology_source", t->source);
+    ab_json_int(j, "threads", c->threads);
+    ab_json_bool(j, "threads_pinned", c->pinned);
+    ab_json_number(j, "min_time", c->min_time);
+    ab_json_int(j, "repetitions", c->repetitions);
+    ab_json_string(j, "git_commit", ab_build_commit());
+    ab_json_string(j, "compiler", ab_build_compiler());
+    ab_json_string(j, "build_flags", ab_build_flags());
+    if (c->peaks) {
+        ab_json_begin_object(j, "peak_gflops");
+        for (int i = 0; i < AB_ISA_COUNT; i++) {
+            double g = ab_peak_gflops(c->peaks, (ab_isa)i, c->threads);
+            if (g > 0)
+                ab_json_number(j, ab_isa_name((ab_isa)i), g);
+        }
+        ab_json_end_object(j);
+        ab_json_number(j, "triad_gbs", c->peaks->triad_gbs[c->threads < c->peaks->max_threads
+                                                              ? c->threads : c->peaks->max_threads]);
+        ab_json_string(j, "peaks_measured_at", c->peaks->measured_at);
+    }
+    if (c->counters) {
+        ab_json_int(j, "counter_passes", ab_counters_passes(c->counters));
+        ab_json_begin_array(j, "counters_unavailable");
+        for (int e = 0; e < ab_counters_count(c->counters); e++) {
+            const char *why = ab_counters_unavailable(c->counters, e);
+            if (!why)
+                continue;
+            ab_json_begin_object(j, NULL);
+            ab_json_string(j, "name", ab_counters_name(c->counters, e));
+            ab_json_string(j, "reason", why);
+            ab_json_end_object(j);
+        }
+        ab_json_end_array(j);
+    }
+    ab_json_end_object(j);
+}
+
+/* The counters of one entry, from a time per iteration and event values. */
+static void json_counters(ab_json *j, const ab_run_context *c, const ab_result *r, double seconds,
+                          const double *events)
+{
+    ab_json_number(j, "GFLOPS", ab_result_gflops(r, seconds));
+    ab_json_number(j, "pct_peak", ab_result_pct_peak(r, seconds));
+    ab_json_number(j, "flops", r->flops);
+    ab_json_number(j, "bytes", r->bytes);
+    ab_json_number(j, "arith_intensity", r->bytes > 0 ? r->flops / r->bytes : NAN);
+    for (int e = 0; c->counters && e < r->n_events; e++)
+        if (!ab_counters_unavailable(c->counters, e))
+            ab_json_number(j, ab_counters_name(c->counters, e), events[e]);
+}
+
+static void json_entry_head(ab_json *j, const ab_result *r, int family, const char *name,
+                            const char *run_type)
+{
+    ab_json_string(j, "name", name);
+    ab_json_int(j, "family_index", family);
+    ab_json_int(j, "per_family_instance_index", 0);
+    ab_json_string(j, "run_name", r->run_name);
+    ab_json_string(j, "run_type", run_type);
+    ab_json_int(j, "repetitions", r->reps);
+    ab_json_int(j, "threads", r->threads);
+}
+
+static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r, int family)
+{
+    char shape[256];
+    ab_shape_format(&r->shape, shape, sizeof shape);
+    if (r->error[0]) {
+        ab_json_begin_object(j, NULL);
+        json_entry_head(j, r, family, r->run_name, "iteration");
+        ab_json_bool(j, "error_occurred", 1);
+        ab_json_string(j, "error_message", r->error);
+        ab_json_end_object(j);
+        return;
+    }
+    double ev[AB_MAX_EVENTS];
+    for (int rep = 0; rep < r->reps; rep++) {
+        ab_json_begin_object(j, NULL);
+        json_entry_head(j, r, family, r->run_name, "iteration");
+        ab_json_int(j, "repetition_index", rep);
+        ab_json_int(j, "iterations", r->iterations);
+        ab_json_number(j, "real_time", r->real[rep] * 1e9);
+        ab_json_number(j, "cpu_time", r->cpu[rep] * 1e9);
+        ab_json_string(j, "time_unit", "ns");
+        for (int e = 0; e < r->n_events; e++)
+            ev[e] = r->events[e][rep];
+        json_counters(j, c, r, r->real[rep], ev);
+        ab_json_string(j, "kernel", r->kernel);
+        ab_json_string(j, "shape", shape);
+        ab_json_end_object(j);
+    }
+
+    /* Aggregates: the time-valued ones carry counters computed from that time
+     * (events: the same statistic of the per-repetition values). */
+    static const char *const names[] = { "mean", "median", "stddev", "cv", "min" };
+    for (int a = 0; a < 5; a++) {
+        char name[300];
+        snprintf(name, sizeof name, "%s_%s", r->run_name, names[a]);
+        const ab_stats *rs = &r->real_stats, *cs = &r->cpu_stats;
+        double real = 0, cpu = 0;
+        switch (a) {
+        case 0: real = rs->mean; cpu = cs->mean; break;
+        case 1: real = rs->median; cpu = cs->median; break;
+        case 2: real = rs->stddev; cpu = cs->stddev; break;
+        case 3: real = rs->cv; cpu = cs->cv; break;
+        case 4: real = rs->min; cpu = cs->min; break;
+        }
+        ab_json_begin_object(j, NULL);
+        json_entry_head(j, r, family, name, "aggregate");
+        ab_json_string(j, "aggregate_name", names[a]);
+        ab_json_string(j, "aggregate_unit", a == 3 ? "percentage" : "time");
+        ab_json_int(j, "iterations", r->iterations);
+        /* Google Benchmark writes cv as a fraction in the time fields. */
+        ab_json_number(j, "real_time", a == 3 ? real : real * 1e9);
+        ab_json_number(j, "cpu_time", a == 3 ? cpu : cpu * 1e9);
+        ab_json_string(j, "time_unit", "ns");
+        if (a != 2 && a != 3) {
+            for (int e = 0; e < r->n_events; e++) {
+                ab_stats es;
+                ev[e] = ab_stats_compute(r->events[e], r->reps, &es) == 0
+                      ? (a == 0 ? es.mean : a == 1 ? es.median : es.min) : NAN;
+            }
+            json_counters(j, c, r, real, ev);
+        }
+        ab_json_bool(j, "unstable", r->unstable);
+        ab_json_string(j, "kernel", r->kernel);
+        ab_json_string(j, "shape", shape);
+        ab_json_end_object(j);
+    }
+}
+
+void ab_report_json(FILE *out, const ab_run_context *c, const ab_result *r, int n)
+{
+    ab_json j;
+    ab_json_init(&j, out);
+    ab_json_begin_object(&j, NULL);
+    json_context(&j, c);
+    ab_json_begin_array(&j, "benchmarks");
+    for (int i = 0; i < n; i++)
+        json_result(&j, c, &r[i], i);
+    ab_json_end_array(&j);
+    ab_json_end_object(&j);
+}
+
+/* ---- CSV --------------------------------------------------------------------------- */
+
+/* Fields are quoted when they hold a comma or a quote (RFC 4180). */
+static void csv_field(FILE *out, const char *s)
+{
+    if (strpbrk(s, ",\"\n")) {
+        fputc('"', out);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', out);
+            fputc(*s, out);
+        }
+        fputc('"', out);
+    } else {
+        fputs(s, out);
+    }
+}
+
+void ab_report_csv(FILE *out, const ab_run_context *c, const ab_result *r, int n)
+{
+    fputs("name,kernel,op,shape,threads,iterations,repetitions,median_ns,mean_ns,min_ns,"
+          "stddev_ns,cv,unstable,gflops,pct_peak,flops,bytes,arith_intensity", out);
+    int n_events = c->counters ? ab_counters_count(c->counters) : 0;
+    for (int e = 0; e < n_events; e++) {
+        fputc(',', out);
+        csv_field(out, ab_counters_name(c->counters, e));
+    }
+    fputs(",error\n", out);
+    for (int i = 0; i < n; i++) {
+        const ab_result *x = &r[i];
+        char shape[256];
+        ab_shape_format(&x->shape, shape, sizeof shape);
+        csv_field(out, x->run_name);
+        fputc(',', out);
+        csv_field(out, x->kernel);
+        fprintf(out, ",%s,", ab_op_name(x->shape.op));
+        csv_field(out, shape);
+        const ab_stats *s = &x->real_stats;
+        if (x->error[0]) {
+            fprintf(out, ",%d,,,,,,,,,,,,,", x->threads);
+            for (int e = 0; e < n_events; e++)
+                fputc(',', out);
+            fputc(',', out);
+            csv_field(out, x->error);
+            fputc('\n', out);
+            continue;
+        }
+        fprintf(out, ",%d,%ld,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g,%.6g,%.6g", x->threads,
+                x->iterations, x->reps, s->median * 1e9, s->mean * 1e9, s->min * 1e9,
+                s->stddev * 1e9, s->cv, x->unstable, ab_result_gflops(x, s->median),
+                ab_result_pct_peak(x, s->median), x->flops, x->bytes,
+                x->bytes > 0 ? x->flops / x->bytes : 0.0);
+        for (int e = 0; e < n_events; e++) {
+            ab_stats es;
+            if (e < x->n_events && !ab_counters_unavailable(c->counters, e)
+                && ab_stats_compute(x->events[e], x->reps, &es) == 0 && !isnan(es.median))
+                fprintf(out, ",%.6g", es.median);
+            else
+                fputc(',', out);
+        }
+        fputs(",\n", out);
+    }
+}

@@ -1,0 +1,389 @@
+/* suites.c — shapes, suites, FLOP and byte counts. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+
+static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder" };
+static const char *const mask_names[AB_MASK_COUNT] = {
+    "none", "causal", "padding", "padall", "keep", "bias", "all",
+};
+static const char *const act_names[] = { "gelu", "gelu-tanh", "relu" };
+
+const char *ab_op_name(ab_op op)
+{
+    return (op >= 0 && op < AB_OP_COUNT) ? op_names[op] : "?";
+}
+
+int ab_op_parse(const char *name, ab_op *op)
+{
+    for (int i = 0; i < AB_OP_COUNT; i++)
+        if (strcmp(name, op_names[i]) == 0) {
+            *op = (ab_op)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *ab_mask_name(ab_mask_kind m)
+{
+    return (m >= 0 && m < AB_MASK_COUNT) ? mask_names[m] : "?";
+}
+
+static int lookup(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- Parsing and formatting ------------------------------------------------- */
+
+static int parse_size(const char *key, const char *v, int *out, char *err, size_t err_len)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || errno == ERANGE || x < 1 || x > (1L << 30)) {
+        snprintf(err, err_len, "shape: %s=%s is not a size in [1, 2^30]", key, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len)
+{
+    char buf[512];
+    int b = 1, h = 1, dh = 64, lq = 0, lk = 0, l = 128, d = 0, f = 0, cross = -1;
+    ab_shape r = { .op = default_op, .act = ATTN_ACT_GELU_ERF, .norm_first = 1 };
+
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, err_len, "shape: text too long");
+        return -1;
+    }
+    strcpy(buf, text);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq || eq == item || eq[1] == '\0') {
+            snprintf(err, err_len, "shape: '%s' is not key=value", item);
+            return -1;
+        }
+        *eq = '\0';
+        const char *k = item, *v = eq + 1;
+        int rc = 0;
+        if (strcmp(k, "op") == 0) {
+            if (ab_op_parse(v, &r.op) != 0) {
+                snprintf(err, err_len, "shape: unknown op '%s' (sdpa, mha, encoder)", v);
+                return -1;
+            }
+        } else if (strcmp(k, "B") == 0) rc = parse_size(k, v, &b, err, err_len);
+        else if (strcmp(k, "H") == 0) rc = parse_size(k, v, &h, err, err_len);
+        else if (strcmp(k, "Dh") == 0) rc = parse_size(k, v, &dh, err, err_len);
+        else if (strcmp(k, "D") == 0) rc = parse_size(k, v, &d, err, err_len);
+        else if (strcmp(k, "L") == 0) rc = parse_size(k, v, &l, err, err_len);
+        else if (strcmp(k, "Lq") == 0) rc = parse_size(k, v, &lq, err, err_len);
+        else if (strcmp(k, "Lk") == 0) rc = parse_size(k, v, &lk, err, err_len);
+        else if (strcmp(k, "F") == 0) rc = parse_size(k, v, &f, err, err_len);
+        else if (strcmp(k, "mask") == 0) {
+            int m = lookup(v, mask_names, AB_MASK_COUNT);
+            if (m < 0) {
+                snprintf(err, err_len, "shape: unknown mask '%s' (none, causal, padding, padall, "
+                         "keep, bias, all)", v);
+                return -1;
+            }
+            r.mask = (ab_mask_kind)m;
+        } else if (strcmp(k, "norm") == 0) {
+            if (strcmp(v, "pre") != 0 && strcmp(v, "post") != 0) {
+                snprintf(err, err_len, "shape: norm must be pre or post, not '%s'", v);
+                return -1;
+            }
+            r.norm_first = strcmp(v, "pre") == 0;
+        } else if (strcmp(k, "act") == 0) {
+            int a = lookup(v, act_names, 3);
+            if (a < 0) {
+                snprintf(err, err_len, "shape: unknown act '%s' (gelu, gelu-tanh, relu)", v);
+                return -1;
+            }
+            r.act = (attn_activation)a;
+        } else if (strcmp(k, "scale") == 0) {
+            char *end;
+            r.scale = strtof(v, &end);
+            if (*end != '\0' || !isfinite(r.scale)) {
+                snprintf(err, err_len, "shape: scale=%s is not a finite number", v);
+                return -1;
+            }
+        } else if (strcmp(k, "cross") == 0) {
+            if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+                snprintf(err, err_len, "shape: cross must be 0 or 1");
+                return -1;
+            }
+            cross = v[0] == '1';
+        } else {
+            snprintf(err, err_len, "shape: unknown key '%s' (op B H L Lq Lk Dh D F mask norm act "
+                     "scale cross)", k);
+            return -1;
+        }
+        if (rc)
+            return -1;
+    }
+    if (d) {
+        if (d % h != 0) {
+            snprintf(err, err_len, "shape: D=%d is not a multiple of H=%d", d, h);
+            return -1;
+        }
+        dh = d / h;
+    }
+    r.batch = b;
+    r.heads = h;
+    r.head_dim = dh;
+    r.q_len = lq ? lq : l;
+    r.kv_len = lk ? lk : (lq ? r.q_len : l);
+    r.d_ff = f ? f : 4 * h * dh;
+    r.cross = cross >= 0 ? cross : (r.q_len != r.kv_len);
+    if (r.op == AB_OP_MHA && !r.cross && r.q_len != r.kv_len) {
+        snprintf(err, err_len, "shape: self-attention needs Lq == Lk (or cross=1)");
+        return -1;
+    }
+    if (r.op == AB_OP_ENCODER && (r.q_len != r.kv_len || r.cross)) {
+        snprintf(err, err_len, "shape: the encoder layer is self-attention: one L");
+        return -1;
+    }
+    if (r.op != AB_OP_MHA)
+        r.cross = 0;
+    if (r.op != AB_OP_ENCODER) {   /* encoder-only fields: zero, so shapes compare equal */
+        r.d_ff = 0;
+        r.norm_first = 0;
+        r.act = ATTN_ACT_GELU_ERF;
+    } else {
+        r.scale = 0.0f;
+    }
+    *s = r;
+    return 0;
+}
+
+void ab_shape_format(const ab_shape *s, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "op=%s,B=%d,", ab_op_name(s->op), s->batch);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (s->q_len == s->kv_len)
+        n += snprintf(buf + n, len - (size_t)n, "L=%d,", s->q_len);
+    else
+        n += snprintf(buf + n, len - (size_t)n, "Lq=%d,Lk=%d,", s->q_len, s->kv_len);
+    if ((size_t)n >= len)
+        return;
+    if (s->op == AB_OP_SDPA)
+        n += snprintf(buf + n, len - (size_t)n, "H=%d,Dh=%d", s->heads, s->head_dim);
+    else
+        n += snprintf(buf + n, len - (size_t)n, "D=%d,H=%d", s->heads * s->head_dim, s->heads);
+    if ((size_t)n < len && s->op == AB_OP_MHA && s->cross)
+        n += snprintf(buf + n, len - (size_t)n, ",cross=1");
+    if ((size_t)n < len && s->op == AB_OP_ENCODER)
+        n += snprintf(buf + n, len - (size_t)n, ",F=%d,norm=%s,act=%s", s->d_ff,
+                      s->norm_first ? "pre" : "post", act_names[s->act]);
+    if ((size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, ",mask=%s", ab_mask_name(s->mask));
+    if ((size_t)n < len && s->op != AB_OP_ENCODER && s->scale != 0.0f)
+        snprintf(buf + n, len - (size_t)n, ",scale=%.9g", s->scale);
+}
+
+void ab_shape_label(const ab_shape *s, char *buf, size_t len)
+{
+    int n;
+    if (s->op == AB_OP_SDPA)
+        n = snprintf(buf, len, "B%d_H%d_", s->batch, s->heads);
+    else
+        n = snprintf(buf, len, "B%d_D%d_H%d_", s->batch, s->heads * s->head_dim, s->heads);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (s->q_len == s->kv_len)
+        n += snprintf(buf + n, len - (size_t)n, "L%d", s->q_len);
+    else
+        n += snprintf(buf + n, len - (size_t)n, "Lq%d_Lk%d", s->q_len, s->kv_len);
+    if (s->op == AB_OP_SDPA && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "_Dh%d", s->head_dim);
+    if (s->op == AB_OP_MHA && s->cross && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "_cross");
+    if (s->op == AB_OP_ENCODER && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "_F%d_%s_%s", s->d_ff,
+                      s->norm_first ? "pre" : "post", act_names[s->act]);
+    if (s->mask != AB_MASK_NONE && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, "_%s", ab_mask_name(s->mask));
+    if (s->op != AB_OP_ENCODER && s->scale != 0.0f && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "_scale%g", s->scale);
+}
+
+/* ---- Work ---------------------------------------------------------------------- */
+
+double ab_shape_flops(const ab_shape *s)
+{
+    double b = s->batch, lq = s->q_len, lk = s->kv_len, h = s->heads, dh = s->head_dim;
+    double d = h * dh;
+    switch (s->op) {
+    case AB_OP_SDPA:
+        return 4.0 * b * h * lq * lk * dh;
+    case AB_OP_MHA:
+        return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d);
+    case AB_OP_ENCODER:
+        return b * (8.0 * lq * d * d + 4.0 * lq * lq * d + 4.0 * lq * d * s->d_ff);
+    default:
+        return 0.0;
+    }
+}
+
+static double mask_bytes(const ab_shape *s)
+{
+    double b = s->batch, lq = s->q_len, lk = s->kv_len;
+    switch (s->mask) {
+    case AB_MASK_PADDING:
+    case AB_MASK_PADALL:
+        return b * lk;
+    case AB_MASK_KEEP:
+        return b * lq * lk;
+    case AB_MASK_BIAS:
+        return 4.0 * b * lq * lk;
+    case AB_MASK_ALL:
+        return b * lk + lq * lk + 4.0 * lq * lk;
+    default:
+        return 0.0;
+    }
+}
+
+double ab_shape_bytes(const ab_shape *s)
+{
+    double b = s->batch, lq = s->q_len, lk = s->kv_len, h = s->heads, dh = s->head_dim;
+    double d = h * dh, f = s->d_ff, floats;
+    switch (s->op) {
+    case AB_OP_SDPA:
+        floats = b * h * dh * (2.0 * lq + 2.0 * lk);             /* q, out; k, v */
+        break;
+    case AB_OP_MHA:
+        floats = b * lq * d * 2.0 + (s->cross ? b * lk * d : 0.0) /* x_q, y; x_kv */
+               + 4.0 * d * d + 4.0 * d;                           /* weights, biases */
+        break;
+    case AB_OP_ENCODER:
+        floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f     /* x, y; weights */
+               + 4.0 * d + f + d + 4.0 * d;                       /* biases, LN */
+        break;
+    default:
+        return 0.0;
+    }
+    return 4.0 * floats + mask_bytes(s);
+}
+
+/* ---- Suites --------------------------------------------------------------------- */
+
+#define SDPA(b, h, lq, lk, dh, m) \
+    { .op = AB_OP_SDPA, .batch = b, .heads = h, .q_len = lq, .kv_len = lk, .head_dim = dh, .mask = m }
+#define MHA(b, d, h, lq, lk, m) \
+    { .op = AB_OP_MHA, .batch = b, .heads = h, .q_len = lq, .kv_len = lk, .head_dim = (d) / (h), \
+      .cross = (lq) != (lk), .mask = m }
+#define MHA_CROSS(b, d, h, lq, lk, m) \
+    { .op = AB_OP_MHA, .batch = b, .heads = h, .q_len = lq, .kv_len = lk, .head_dim = (d) / (h), \
+      .cross = 1, .mask = m }
+#define ENC(b, d, h, f, l, nf, a, m) \
+    { .op = AB_OP_ENCODER, .batch = b, .heads = h, .q_len = l, .kv_len = l, .head_dim = (d) / (h), \
+      .d_ff = f, .norm_first = nf, .act = a, .mask = m }
+
+static const ab_shape smoke[] = {
+    SDPA(2, 2, 33, 33, 16, AB_MASK_NONE), SDPA(2, 2, 33, 33, 16, AB_MASK_CAUSAL),
+    SDPA(2, 2, 33, 33, 16, AB_MASK_PADDING), SDPA(2, 2, 33, 33, 16, AB_MASK_PADALL),
+    SDPA(2, 2, 33, 33, 16, AB_MASK_KEEP), SDPA(2, 2, 33, 33, 16, AB_MASK_BIAS),
+    SDPA(2, 2, 33, 33, 16, AB_MASK_ALL),
+    MHA(2, 32, 4, 17, 17, AB_MASK_CAUSAL), MHA(2, 32, 4, 9, 17, AB_MASK_PADDING),
+    ENC(2, 32, 4, 64, 17, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    ENC(2, 32, 4, 64, 17, 0, ATTN_ACT_RELU, AB_MASK_PADDING),
+};
+
+/* BERT-base: D 768, 12 heads of 64, F 3072; BERT is post-LN with GELU. */
+static const ab_shape bert_base[] = {
+    SDPA(1, 12, 128, 128, 64, AB_MASK_NONE), SDPA(1, 12, 512, 512, 64, AB_MASK_NONE),
+    MHA(1, 768, 12, 128, 128, AB_MASK_NONE), MHA(1, 768, 12, 512, 512, AB_MASK_NONE),
+    ENC(1, 768, 12, 3072, 128, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    ENC(1, 768, 12, 3072, 512, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+};
+
+static const ab_shape long_seq[] = {
+    SDPA(1, 12, 1024, 1024, 64, AB_MASK_NONE), SDPA(1, 12, 1024, 1024, 64, AB_MASK_CAUSAL),
+    SDPA(1, 12, 2048, 2048, 64, AB_MASK_NONE), SDPA(1, 12, 2048, 2048, 64, AB_MASK_CAUSAL),
+    SDPA(1, 12, 4096, 4096, 64, AB_MASK_NONE), SDPA(1, 12, 4096, 4096, 64, AB_MASK_CAUSAL),
+    SDPA(1, 12, 8192, 8192, 64, AB_MASK_NONE), SDPA(1, 12, 8192, 8192, 64, AB_MASK_CAUSAL),
+};
+
+/* What `make bench` runs: the BERT-base building blocks at L 128 and 512,
+ * masked and not, sized so the whole run fits in minutes. */
+static const ab_shape default_suite[] = {
+    SDPA(1, 12, 128, 128, 64, AB_MASK_NONE), SDPA(1, 12, 512, 512, 64, AB_MASK_NONE),
+    SDPA(1, 12, 512, 512, 64, AB_MASK_CAUSAL),
+    MHA(1, 768, 12, 128, 128, AB_MASK_NONE), MHA(1, 768, 12, 128, 128, AB_MASK_CAUSAL),
+    ENC(1, 768, 12, 3072, 128, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    ENC(1, 768, 12, 3072, 512, 1, ATTN_ACT_GELU_ERF, AB_MASK_PADDING),
+};
+
+/* Edge shapes (L = 1, Dh = 1, one head, odd widths, Lq ≠ Lk both ways, an
+ * all-padding batch), every mask kind, and sizes at tile edges (15/16/17,
+ * 63/64/65, ...) so that blocked and vector kernels meet their tails. */
+static const ab_shape check[] = {
+    SDPA(1, 1, 1, 1, 1, AB_MASK_NONE), SDPA(1, 1, 1, 1, 64, AB_MASK_CAUSAL),
+    SDPA(2, 3, 5, 7, 3, AB_MASK_CAUSAL), SDPA(2, 2, 7, 5, 7, AB_MASK_CAUSAL),
+    SDPA(2, 2, 17, 17, 17, AB_MASK_PADDING), SDPA(3, 2, 17, 17, 17, AB_MASK_PADALL),
+    SDPA(2, 2, 17, 19, 17, AB_MASK_KEEP), SDPA(2, 2, 19, 17, 17, AB_MASK_BIAS),
+    SDPA(2, 2, 33, 33, 33, AB_MASK_ALL), SDPA(1, 1, 15, 15, 16, AB_MASK_NONE),
+    SDPA(1, 2, 16, 16, 15, AB_MASK_CAUSAL), SDPA(1, 2, 17, 17, 64, AB_MASK_NONE),
+    SDPA(1, 2, 63, 63, 17, AB_MASK_CAUSAL), SDPA(1, 1, 64, 64, 32, AB_MASK_NONE),
+    SDPA(1, 1, 65, 65, 65, AB_MASK_CAUSAL), SDPA(1, 2, 129, 129, 64, AB_MASK_ALL),
+    SDPA(1, 2, 1, 257, 64, AB_MASK_NONE), SDPA(1, 1, 130, 3, 8, AB_MASK_CAUSAL),
+    SDPA(2, 1, 200, 200, 128, AB_MASK_PADDING),
+    MHA(1, 4, 4, 1, 1, AB_MASK_NONE), MHA(2, 6, 3, 5, 5, AB_MASK_NONE),
+    MHA_CROSS(2, 13, 1, 3, 9, AB_MASK_PADDING), MHA(2, 32, 4, 17, 17, AB_MASK_CAUSAL),
+    MHA(2, 48, 3, 33, 33, AB_MASK_KEEP), MHA_CROSS(1, 64, 4, 16, 33, AB_MASK_BIAS),
+    MHA_CROSS(1, 64, 4, 33, 16, AB_MASK_CAUSAL), MHA(3, 24, 2, 9, 9, AB_MASK_PADALL),
+    MHA(1, 64, 8, 65, 65, AB_MASK_ALL),
+    ENC(2, 8, 2, 12, 1, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    ENC(2, 12, 3, 20, 5, 0, ATTN_ACT_RELU, AB_MASK_PADDING),
+    ENC(1, 32, 4, 64, 17, 1, ATTN_ACT_GELU_TANH, AB_MASK_CAUSAL),
+    ENC(2, 48, 6, 96, 33, 0, ATTN_ACT_GELU_ERF, AB_MASK_ALL),
+    ENC(3, 64, 4, 256, 20, 1, ATTN_ACT_RELU, AB_MASK_PADALL),
+    ENC(1, 16, 2, 33, 7, 0, ATTN_ACT_GELU_TANH, AB_MASK_KEEP),
+};
+
+#define SUITE(n, d, a) { n, d, a, (int)(sizeof a / sizeof a[0]) }
+static const ab_suite suites[] = {
+    SUITE("default", "what `make bench` runs: BERT-base blocks at L 128/512, masked and not",
+          default_suite),
+    SUITE("smoke", "seconds: every op and every mask kind at small sizes", smoke),
+    SUITE("bert-base", "B 1, L 128 and 512, D 768, H 12, F 3072 (post-LN, GELU)", bert_base),
+    SUITE("long", "SDPA, 12 heads of 64, L 1024 to 8192, causal and not", long_seq),
+};
+static const ab_suite check_suite = SUITE("check", "edge shapes for `attnbench check`", check);
+
+const ab_suite *ab_suite_find(const char *name)
+{
+    for (int i = 0; i < ab_suite_count(); i++)
+        if (strcmp(suites[i].name, name) == 0)
+            return &suites[i];
+    if (strcmp(name, check_suite.name) == 0)
+        return &check_suite;
+    return NULL;
+}
+
+int ab_suite_count(void)
+{
+    return (int)(sizeof suites / sizeof suites[0]);
+}
+
+const ab_suite *ab_suite_get(int i)
+{
+    return (i >= 0 && i < ab_suite_count()) ? &suites[i] : NULL;
+}
+
+const ab_suite *ab_check_suite(void)
+{
+    return &check_suite;
+}

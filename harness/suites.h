@@ -1,0 +1,81 @@
+/*
+ * suites.h — benchmark shapes, the named suites, and the work a shape does
+ * (FLOPs and minimum bytes moved).
+ */
+#ifndef AB_SUITES_H
+#define AB_SUITES_H
+
+#include <stddef.h>
+
+#include "attn.h"
+
+typedef enum ab_op { AB_OP_SDPA, AB_OP_MHA, AB_OP_ENCODER, AB_OP_COUNT } ab_op;
+
+/* Which mask a benchmark or check case uses (the pattern is in workload.c). */
+typedef enum ab_mask_kind {
+    AB_MASK_NONE,
+    AB_MASK_CAUSAL,
+    AB_MASK_PADDING,     /* batch b pads its last b·Lk/(2B) keys */
+    AB_MASK_PADALL,      /* as padding, and the last batch is all padding */
+    AB_MASK_KEEP,        /* random keep mask, one per batch */
+    AB_MASK_BIAS,        /* random additive bias, one per batch */
+    AB_MASK_ALL,         /* causal + padding + shared keep + shared bias */
+    AB_MASK_COUNT
+} ab_mask_kind;
+
+typedef struct ab_shape {
+    ab_op op;
+    int batch, heads, q_len, kv_len, head_dim;   /* d_model = heads · head_dim */
+    int d_ff;                                    /* encoder only */
+    int cross;                                   /* mha: x_kv distinct from x_q */
+    ab_mask_kind mask;
+    int norm_first;                              /* encoder */
+    attn_activation act;                         /* encoder */
+    float scale;                                 /* sdpa / mha; 0 = 1/sqrt(Dh) */
+} ab_shape;
+
+const char *ab_op_name(ab_op op);
+int ab_op_parse(const char *name, ab_op *op);           /* 0 ok, -1 unknown */
+const char *ab_mask_name(ab_mask_kind m);
+
+/* Parses "B=1,H=12,L=512,Dh=64,mask=causal" (keys: op, B, H, L, Lq, Lk, Dh,
+ * D, F, mask, norm=pre|post, act=gelu|gelu-tanh|relu, scale, cross=0|1).
+ * op defaults to default_op; D sets head_dim = D/H. Unset sizes take
+ * defaults (B=1, H=1, Dh=64, L=128, F=4·D). Returns 0, or -1 with a reason. */
+int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len);
+/* The canonical text of s, accepted by ab_shape_parse: round-trips. */
+void ab_shape_format(const ab_shape *s, char *buf, size_t len);
+/* A compact name for benchmark names: "B1_H12_L512_Dh64_causal". */
+void ab_shape_label(const ab_shape *s, char *buf, size_t len);
+
+/* FLOPs of one call, counting only multiply-adds of the matrix products
+ * (2 per multiply-add) and the dense attention even when masked:
+ *   SDPA    4·B·H·Lq·Lk·Dh
+ *   MHA     B·(4·Lq·D² + 4·Lk·D² + 4·Lq·Lk·D)   (self: 8·L·D² + 4·L²·D)
+ *   encoder MHA(self) + 4·B·L·D·F
+ * These are the formulas of ../shared/ANCHORS.md, so GFLOP/s compare. */
+double ab_shape_flops(const ab_shape *s);
+/* Bytes a call must move at least: read every input and weight once,
+ * write the output once (fp32; masks at their own width). */
+double ab_shape_bytes(const ab_shape *s);
+
+/* ---- Suites ---------------------------------------------------------------- */
+
+typedef struct ab_suite {
+    const char *name;
+    const char *description;
+    const ab_shape *shapes;
+    int n_shapes;
+} ab_suite;
+
+const ab_suite *ab_suite_find(const char *name);
+int ab_suite_count(void);
+const ab_suite *ab_suite_get(int i);
+/* The shapes of `attnbench check` (edge shapes, every mask kind, tile edges). */
+const ab_suite *ab_check_suite(void);
+
+/* `--kernel all` skips the naive oracle on shapes above this many FLOPs
+ * (it runs at ~1–3 GFLOP/s); naming naive explicitly runs every shape. */
+#define AB_NAIVE_MAX_FLOPS 1.0e9
+
+#endif /* AB_SUITES_H */

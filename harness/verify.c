@@ -1,0 +1,26 @@
+/* verify.c — SPEC §4's correctness bound. */
+#include <math.h>
+
+#include "verify.h"
+
+double ab_tolerance(ab_op op, double max_abs_ref, double max_abs_v)
+{
+    if (op == AB_OP_SDPA)
+        return 2e-5 * fmax(1.0, max_abs_v);
+    return 1e-4 * fmax(1.0, max_abs_ref);
+}
+
+ab_verdict ab_verify(ab_op op, const float *y, const float *ref, size_t n, double max_abs_v)
+{
+    double err = 0.0, max_ref = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)y[i] - (double)ref[i]);
+        if (!(d <= err))          /* also catches NaN */
+            err = isnan(d) ? INFINITY : d;
+        if (fabs((double)ref[i]) > max_ref)
+            max_ref = fabs((double)ref[i]);
+    }
+    ab_verdict v = { err, ab_tolerance(op, max_ref, max_abs_v), 0 };
+    v.ok = v.max_err <= v.tol;
+    return v;
+}

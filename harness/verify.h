@@ -1,0 +1,28 @@
+/*
+ * verify.h — SPEC §4's correctness bound, in one place for the tests,
+ * `attnbench check` and the tuner.
+ *
+ * A kernel's output y passes against the oracle's y_ref when
+ *   max|y − y_ref| ≤ 1e-4 · max(1, max|y_ref|)      (MHA, encoder layer)
+ *   max|y − y_ref| ≤ 2e-5 · max(1, max|V|)          (SDPA)
+ * A NaN anywhere fails.
+ */
+#ifndef AB_VERIFY_H
+#define AB_VERIFY_H
+
+#include <stddef.h>
+
+#include "suites.h"
+
+double ab_tolerance(ab_op op, double max_abs_ref, double max_abs_v);
+
+typedef struct ab_verdict {
+    double max_err;   /* +inf when a NaN or inf appears where the reference is finite */
+    double tol;
+    int ok;
+} ab_verdict;
+
+/* Compares n outputs against the reference (fp32 from the oracle). */
+ab_verdict ab_verify(ab_op op, const float *y, const float *ref, size_t n, double max_abs_v);
+
+#endif /* AB_VERIFY_H */

@@ -1,0 +1,187 @@
+/* workload.c — reproducible inputs for a shape and one call of its operation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload.h"
+
+/* Allocations are 64-byte aligned plus misalign; the offset is stored in
+ * front of the block so ab_free can find its start. */
+void *ab_alloc(size_t bytes, size_t misalign)
+{
+    void *base = NULL;
+    const size_t header = 64;
+    if (misalign >= 64 || bytes > SIZE_MAX - header - 64
+        || posix_memalign(&base, 64, header + misalign + bytes) != 0)
+        return NULL;
+    char *p = (char *)base + header + misalign;
+    memcpy(p - misalign - sizeof(void *), &base, sizeof(void *));
+    return p;
+}
+
+float *ab_alloc_floats(size_t n, size_t misalign)
+{
+    return n > SIZE_MAX / sizeof(float) ? NULL : ab_alloc(n * sizeof(float), misalign);
+}
+
+void ab_free(void *p)
+{
+    if (!p)
+        return;
+    uintptr_t boundary = (uintptr_t)p & ~(uintptr_t)63;
+    void *base;
+    memcpy(&base, (char *)boundary - sizeof(void *), sizeof(void *));
+    free(base);
+}
+
+uint64_t ab_rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);   /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double ab_rng_uniform(uint64_t *s)
+{
+    return (double)(ab_rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+/* A block of at least bytes, owned by w. */
+static void *take(ab_workload *w, size_t bytes, size_t misalign)
+{
+    if (w->n_blocks == (int)(sizeof w->blocks / sizeof w->blocks[0]))
+        return NULL;
+    void *p = ab_alloc(bytes, misalign);
+    if (p)
+        w->blocks[w->n_blocks++] = p;
+    return p;
+}
+
+/* Uniform in [center − amp, center + amp). */
+static float *filled(ab_workload *w, size_t n, size_t misalign, double center, double amp,
+                     uint64_t *seed)
+{
+    float *p = take(w, n * sizeof(float), misalign);
+    for (size_t i = 0; p && i < n; i++)
+        p[i] = (float)(center + amp * (2.0 * ab_rng_uniform(seed) - 1.0));
+    return p;
+}
+
+static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
+{
+    const ab_shape *s = &w->shape;
+    size_t b = (size_t)s->batch, lq = (size_t)s->q_len, lk = (size_t)s->kv_len;
+    ab_mask_kind kind = s->mask;
+    attn_mask *m = &w->mask;
+    memset(m, 0, sizeof *m);
+
+    m->causal = kind == AB_MASK_CAUSAL || kind == AB_MASK_ALL;
+    if (kind == AB_MASK_PADDING || kind == AB_MASK_PADALL || kind == AB_MASK_ALL) {
+        uint8_t *pad = take(w, b * lk, misalign);
+        if (!pad)
+            return -1;
+        /* Batch i pads its last i·Lk/(2B) keys: every batch but the first
+         * has padding, none loses more than half, so no row is empty... */
+        for (size_t i = 0; i < b; i++)
+            for (size_t j = 0; j < lk; j++)
+                pad[i * lk + j] = j < lk - i * lk / (2 * b);
+        /* ...except with padall, where the last batch is padding throughout. */
+        if (kind == AB_MASK_PADALL)
+            memset(pad + (b - 1) * lk, 0, lk);
+        m->key_padding = pad;
+    }
+    if (kind == AB_MASK_KEEP || kind == AB_MASK_ALL) {
+        size_t rows = kind == AB_MASK_KEEP ? b * lq : lq;
+        uint8_t *keep = take(w, rows * lk, misalign);
+        if (!keep)
+            return -1;
+        for (size_t i = 0; i < rows * lk; i++)
+            keep[i] = ab_rng_uniform(seed) < 0.7;
+        m->keep = keep;
+        m->keep_per_batch = kind == AB_MASK_KEEP;
+    }
+    if (kind == AB_MASK_BIAS || kind == AB_MASK_ALL) {
+        size_t rows = kind == AB_MASK_BIAS ? b * lq : lq;
+        m->bias = filled(w, rows * lk, misalign, 0.0, 1.0, seed);
+        if (!m->bias)
+            return -1;
+        m->bias_per_batch = kind == AB_MASK_BIAS;
+    }
+    return 0;
+}
+
+int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t misalign)
+{
+    memset(w, 0, sizeof *w);
+    w->shape = *s;
+    size_t b = (size_t)s->batch, lq = (size_t)s->q_len, lk = (size_t)s->kv_len;
+    size_t h = (size_t)s->heads, dh = (size_t)s->head_dim, d = h * dh, f = (size_t)s->d_ff;
+    double wamp = 1.0 / sqrt((double)d);   /* keeps projections O(1) */
+    int ok = 1;
+
+    if (s->op == AB_OP_SDPA) {
+        w->q = filled(w, b * h * lq * dh, misalign, 0.0, 1.0, &seed);
+        w->k = filled(w, b * h * lk * dh, misalign, 0.0, 1.0, &seed);
+        w->v = filled(w, b * h * lk * dh, misalign, 0.0, 1.0, &seed);
+        ok = w->q && w->k && w->v;
+        w->max_abs_v = 1.0;
+        w->out_len = b * h * lq * dh;
+    } else {
+        const float **slots[8] = { &w->mha.w_q, &w->mha.w_k, &w->mha.w_v, &w->mha.w_o,
+                                   &w->mha.b_q, &w->mha.b_k, &w->mha.b_v, &w->mha.b_o };
+        for (int i = 0; i < 8; i++)
+            ok &= (*slots[i] = filled(w, i < 4 ? d * d : d, misalign, 0.0, wamp, &seed)) != NULL;
+        w->x_q = filled(w, b * lq * d, misalign, 0.0, 1.0, &seed);
+        w->x_kv = s->cross ? filled(w, b * lk * d, misalign, 0.0, 1.0, &seed) : w->x_q;
+        ok &= w->x_q && w->x_kv;
+        w->out_len = b * lq * d;
+    }
+    if (ok && s->op == AB_OP_ENCODER) {
+        attn_encoder_weights *e = &w->enc;
+        e->attn = w->mha;
+        e->ln1_gamma = filled(w, d, misalign, 1.0, 0.2, &seed);
+        e->ln1_beta = filled(w, d, misalign, 0.0, 0.2, &seed);
+        e->ln2_gamma = filled(w, d, misalign, 1.0, 0.2, &seed);
+        e->ln2_beta = filled(w, d, misalign, 0.0, 0.2, &seed);
+        e->w_ff1 = filled(w, f * d, misalign, 0.0, wamp, &seed);
+        e->b_ff1 = filled(w, f, misalign, 0.0, wamp, &seed);
+        e->w_ff2 = filled(w, d * f, misalign, 0.0, 1.0 / sqrt((double)f), &seed);
+        e->b_ff2 = filled(w, d, misalign, 0.0, wamp, &seed);
+        ok = e->ln1_gamma && e->ln1_beta && e->ln2_gamma && e->ln2_beta && e->w_ff1
+          && e->b_ff1 && e->w_ff2 && e->b_ff2;
+        attn_encoder_config c = { (int)d, s->heads, s->d_ff, 1e-5f, s->norm_first, s->act };
+        w->enc_cfg = c;
+    }
+    if (!ok || make_mask(w, misalign, &seed) != 0) {
+        ab_workload_free(w);
+        return -1;
+    }
+    return 0;
+}
+
+void ab_workload_free(ab_workload *w)
+{
+    for (int i = 0; i < w->n_blocks; i++)
+        ab_free(w->blocks[i]);
+    w->n_blocks = 0;
+}
+
+attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
+{
+    const ab_shape *s = &w->shape;
+    switch (s->op) {
+    case AB_OP_SDPA: {
+        attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale };
+        return attn_sdpa(ctx, &sh, w->q, w->k, w->v, &w->mask, out);
+    }
+    case AB_OP_MHA:
+        return attn_mha(ctx, s->heads * s->head_dim, s->heads, s->scale, &w->mha, s->batch,
+                        s->q_len, s->kv_len, w->x_q, w->x_kv, &w->mask, out);
+    case AB_OP_ENCODER:
+        return attn_encoder_layer(ctx, &w->enc_cfg, &w->enc, s->batch, s->q_len, w->x_q,
+                                  &w->mask, out);
+    default:
+        return ATTN_ERR_INVALID_ARG;
+    }
+}

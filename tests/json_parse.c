@@ -1,0 +1,262 @@
+/* json_parse.c — a strict recursive-descent JSON parser for the tests. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_parse.h"
+
+typedef struct parser {
+    const char *s;
+    size_t i;
+    char *err;
+    size_t err_len;
+    int failed;
+} parser;
+
+static void fail(parser *p, const char *what)
+{
+    if (!p->failed)
+        snprintf(p->err, p->err_len, "%s at offset %zu", what, p->i);
+    p->failed = 1;
+}
+
+static void ws(parser *p)
+{
+    while (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r')
+        p->i++;
+}
+
+static void value(parser *p, jv *v);
+
+static void put_utf8(char *out, size_t *n, unsigned cp)
+{
+    if (cp < 0x80) {
+        out[(*n)++] = (char)cp;
+    } else if (cp < 0x800) {
+        out[(*n)++] = (char)(0xc0 | (cp >> 6));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3f));
+    } else {
+        out[(*n)++] = (char)(0xe0 | (cp >> 12));
+        out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3f));
+    }
+}
+
+static char *string(parser *p)
+{
+    if (p->s[p->i] != '"') {
+        fail(p, "expected a string");
+        return NULL;
+    }
+    p->i++;
+    /* The decoded text is never longer than what is left of the input. */
+    char *out = malloc(strlen(p->s + p->i) + 1);
+    size_t n = 0;
+    for (;;) {
+        unsigned char c = (unsigned char)p->s[p->i];
+        if (c == '\0' || c < 0x20) {
+            fail(p, c ? "control character in a string" : "unterminated string");
+            free(out);
+            return NULL;
+        }
+        p->i++;
+        if (c == '"')
+            break;
+        if (c != '\\') {
+            out[n++] = (char)c;
+            continue;
+        }
+        char e = p->s[p->i++];
+        switch (e) {
+        case '"': out[n++] = '"'; break;
+        case '\\': out[n++] = '\\'; break;
+        case '/': out[n++] = '/'; break;
+        case 'b': out[n++] = '\b'; break;
+        case 'f': out[n++] = '\f'; break;
+        case 'n': out[n++] = '\n'; break;
+        case 'r': out[n++] = '\r'; break;
+        case 't': out[n++] = '\t'; break;
+        case 'u': {
+            unsigned cp = 0;
+            for (int k = 0; k < 4; k++) {
+                char h = p->s[p->i++];
+                if (!isxdigit((unsigned char)h)) {
+                    fail(p, "bad \\u escape");
+                    free(out);
+                    return NULL;
+                }
+                cp = cp * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
+            }
+            put_utf8(out, &n, cp);
+            break;
+        }
+        default:
+            fail(p, "bad escape");
+            free(out);
+            return NULL;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void number(parser *p, jv *v)
+{
+    size_t start = p->i;
+    if (p->s[p->i] == '-')
+        p->i++;
+    if (p->s[p->i] == '0')
+        p->i++;
+    else if (isdigit((unsigned char)p->s[p->i]))
+        while (isdigit((unsigned char)p->s[p->i]))
+            p->i++;
+    else {
+        fail(p, "bad number");
+        return;
+    }
+    if (p->s[p->i] == '.') {
+        p->i++;
+        if (!isdigit((unsigned char)p->s[p->i])) {
+            fail(p, "bad fraction");
+            return;
+        }
+        while (isdigit((unsigned char)p->s[p->i]))
+            p->i++;
+    }
+    if (p->s[p->i] == 'e' || p->s[p->i] == 'E') {
+        p->i++;
+        if (p->s[p->i] == '+' || p->s[p->i] == '-')
+            p->i++;
+        if (!isdigit((unsigned char)p->s[p->i])) {
+            fail(p, "bad exponent");
+            return;
+        }
+        while (isdigit((unsigned char)p->s[p->i]))
+            p->i++;
+    }
+    v->type = JV_NUMBER;
+    v->number = strtod(p->s + start, NULL);
+}
+
+static void push(jv *v, jv *item, char *key)
+{
+    v->items = realloc(v->items, sizeof *v->items * (size_t)(v->n + 1));
+    v->items[v->n] = *item;
+    if (v->type == JV_OBJECT) {
+        v->keys = realloc(v->keys, sizeof *v->keys * (size_t)(v->n + 1));
+        v->keys[v->n] = key;
+    }
+    v->n++;
+}
+
+static void composite(parser *p, jv *v, char close)
+{
+    p->i++;
+    ws(p);
+    if (p->s[p->i] == close) {
+        p->i++;
+        return;
+    }
+    for (;;) {
+        char *key = NULL;
+        ws(p);
+        if (close == '}') {
+            key = string(p);
+            if (!key)
+                return;
+            ws(p);
+            if (p->s[p->i] != ':') {
+                free(key);
+                fail(p, "expected ':'");
+                return;
+            }
+            p->i++;
+        }
+        jv item = { 0 };
+        value(p, &item);
+        push(v, &item, key);
+        if (p->failed)
+            return;
+        ws(p);
+        if (p->s[p->i] == ',') {
+            p->i++;
+            continue;
+        }
+        if (p->s[p->i] == close) {
+            p->i++;
+            return;
+        }
+        fail(p, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+        return;
+    }
+}
+
+static void value(parser *p, jv *v)
+{
+    ws(p);
+    char c = p->s[p->i];
+    if (c == '{') {
+        v->type = JV_OBJECT;
+        composite(p, v, '}');
+    } else if (c == '[') {
+        v->type = JV_ARRAY;
+        composite(p, v, ']');
+    } else if (c == '"') {
+        v->type = JV_STRING;
+        v->string = string(p);
+    } else if (strncmp(p->s + p->i, "true", 4) == 0) {
+        v->type = JV_BOOL, v->number = 1, p->i += 4;
+    } else if (strncmp(p->s + p->i, "false", 5) == 0) {
+        v->type = JV_BOOL, v->number = 0, p->i += 5;
+    } else if (strncmp(p->s + p->i, "null", 4) == 0) {
+        v->type = JV_NULL, p->i += 4;
+    } else {
+        number(p, v);
+    }
+}
+
+static void release(jv *v)
+{
+    for (int i = 0; i < v->n; i++) {
+        release(&v->items[i]);
+        if (v->keys)
+            free(v->keys[i]);
+    }
+    free(v->items);
+    free(v->keys);
+    free(v->string);
+}
+
+void jv_free(jv *v)
+{
+    if (v) {
+        release(v);
+        free(v);
+    }
+}
+
+jv *jv_parse(const char *text, char *err, size_t err_len)
+{
+    parser p = { text, 0, err, err_len, 0 };
+    jv *v = calloc(1, sizeof *v);
+    value(&p, v);
+    ws(&p);
+    if (!p.failed && p.s[p.i] != '\0')
+        fail(&p, "trailing text");
+    if (p.failed) {
+        jv_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+const jv *jv_get(const jv *obj, const char *key)
+{
+    if (!obj || obj->type != JV_OBJECT)
+        return NULL;
+    for (int i = 0; i < obj->n; i++)
+        if (strcmp(obj->keys[i], key) == 0)
+            return &obj->items[i];
+    return NULL;
+}

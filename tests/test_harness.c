@@ -1,0 +1,424 @@
+/*
+ * test_harness.c — unit tests of the benchmark harness: statistics on known
+ * samples, the FLOP formulas against hand-computed counts (ANCHORS.md),
+ * shapes, flag parsing, kernel selection (forced, unsupported, ATTN_KERNEL),
+ * the correctness bound, and the JSON/CSV writers (parsed back by an
+ * independent parser, every Google Benchmark field present).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "check.h"
+#include "cli.h"
+#include "json.h"
+#include "json_parse.h"
+#include "report.h"
+#include "select.h"
+#include "stats.h"
+#include "suites.h"
+#include "verify.h"
+
+#define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol) * fmax(1.0, fabs((double)(b))))
+
+static void test_stats(void)
+{
+    ab_stats s;
+    t_case("stats: a known sample (mean 5, sample stddev sqrt(32/7))");
+    const double x[] = { 9, 2, 4, 4, 5, 4, 7, 5 };
+    CHECK(ab_stats_compute(x, 8, &s) == 0, "failed");
+    CHECK(s.n == 8 && s.min == 2 && s.max == 9, "min %g max %g", s.min, s.max);
+    CHECK(s.median == 4.5, "median %g", s.median);
+    CHECK(s.mean == 5.0, "mean %g", s.mean);
+    CHECK(NEAR(s.stddev, sqrt(32.0 / 7.0), 1e-15), "stddev %.17g", s.stddev);
+    CHECK(NEAR(s.cv, sqrt(32.0 / 7.0) / 5.0, 1e-15), "cv %.17g", s.cv);
+    CHECK(x[0] == 9 && x[1] == 2, "input reordered");
+
+    t_case("stats: odd count median, one sample, identical samples, bad n");
+    const double y[] = { 3, 1, 2 };
+    ab_stats_compute(y, 3, &s);
+    CHECK(s.median == 2, "median %g", s.median);
+    ab_stats_compute(y, 1, &s);
+    CHECK(s.median == 3 && s.stddev == 0 && s.cv == 0, "n=1: median %g stddev %g", s.median, s.stddev);
+    const double z[] = { 1e9 + 1, 1e9 + 1, 1e9 + 1 };
+    ab_stats_compute(z, 3, &s);
+    CHECK(s.stddev == 0 && s.cv == 0, "constant sample: stddev %g", s.stddev);
+    CHECK(ab_stats_compute(y, 0, &s) == -1, "n=0 accepted");
+
+    t_case("stats: CV above 5%% is unstable, at or below is not");
+    const double stable[] = { 100, 102, 98, 101, 99 }, noisy[] = { 100, 120, 80, 110, 90 };
+    ab_stats_compute(stable, 5, &s);
+    CHECK(s.cv <= AB_UNSTABLE_CV, "stable sample cv %g", s.cv);
+    ab_stats_compute(noisy, 5, &s);
+    CHECK(s.cv > AB_UNSTABLE_CV, "noisy sample cv %g", s.cv);
+}
+
+static void test_flops(void)
+{
+    ab_shape s;
+    char err[256];
+    t_case("flops: the ANCHORS.md formulas, computed by hand");
+    /* MHA, D 768, L 128: 8·128·768² + 4·128²·768 = 603979776 + 50331648. */
+    CHECK(ab_shape_parse("B=1,L=128,D=768,H=12", AB_OP_MHA, &s, err, sizeof err) == 0, "%s", err);
+    CHECK(ab_shape_flops(&s) == 654311424.0, "mha %.0f", ab_shape_flops(&s));
+    /* Encoder adds 4·L·D·F = 4·128·768·3072 = 1207959552. */
+    CHECK(ab_shape_parse("B=1,L=128,D=768,H=12,F=3072", AB_OP_ENCODER, &s, err, sizeof err) == 0,
+          "%s", err);
+    CHECK(ab_shape_flops(&s) == 1862270976.0, "encoder %.0f", ab_shape_flops(&s));
+    /* SDPA 12 heads of 64 at L 512: 4·12·512²·64. */
+    CHECK(ab_shape_parse("B=1,H=12,L=512,Dh=64", AB_OP_SDPA, &s, err, sizeof err) == 0, "%s", err);
+    CHECK(ab_shape_flops(&s) == 805306368.0, "sdpa %.0f", ab_shape_flops(&s));
+    /* Cross-attention, B 2, Lq 3, Lk 5, D 4: 2·(4·3·16 + 4·5·16 + 4·3·5·4) = 2·(192+320+240). */
+    CHECK(ab_shape_parse("B=2,Lq=3,Lk=5,D=4,H=2", AB_OP_MHA, &s, err, sizeof err) == 0, "%s", err);
+    CHECK(ab_shape_flops(&s) == 1504.0 && s.cross, "cross mha %.0f", ab_shape_flops(&s));
+    /* Bytes of SDPA: q, k, v, out = 4 bytes · 12·64·(512·4). */
+    CHECK(ab_shape_parse("B=1,H=12,L=512,Dh=64", AB_OP_SDPA, &s, err, sizeof err) == 0, "%s", err);
+    CHECK(ab_shape_bytes(&s) == 4.0 * 12 * 64 * 512 * 4, "sdpa bytes %.0f", ab_shape_bytes(&s));
+}
+
+static void test_shapes(void)
+{
+    ab_shape s, back;
+    char err[256], text[256];
+    t_case("shapes: canonical text round-trips for every suite shape");
+    for (int i = 0; i <= ab_suite_count(); i++) {
+        const ab_suite *suite = i < ab_suite_count() ? ab_suite_get(i) : ab_check_suite();
+        for (int j = 0; j < suite->n_shapes; j++) {
+            ab_shape_format(&suite->shapes[j], text, sizeof text);
+            int rc = ab_shape_parse(text, AB_OP_SDPA, &back, err, sizeof err);
+            CHECK(rc == 0 && memcmp(&back, &suite->shapes[j], sizeof back) == 0,
+                  "%s: %s", text, rc ? err : "differs after parsing");
+        }
+    }
+
+    t_case("shapes: bad shape texts are refused with a reason");
+    const char *bad[] = { "B=0", "B=x", "L=", "Q=3", "D=10,H=3", "mask=sometimes", "op=conv",
+                          "norm=middle", "act=tanh", "scale=inf", "Lq=3,Lk=5,cross=0",
+                          "B=2147483647000" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        CHECK(ab_shape_parse(bad[i], AB_OP_MHA, &s, err, sizeof err) == -1 && err[0],
+              "'%s' accepted", bad[i]);
+    }
+    CHECK(ab_shape_parse("Lq=3,Lk=5", AB_OP_ENCODER, &s, err, sizeof err) == -1,
+          "encoder with Lq != Lk accepted");
+
+    t_case("shapes: labels name what differs");
+    ab_shape_parse("B=1,H=12,L=512,Dh=64,mask=causal", AB_OP_SDPA, &s, err, sizeof err);
+    ab_shape_label(&s, text, sizeof text);
+    CHECK(strcmp(text, "B1_H12_L512_Dh64_causal") == 0, "label %s", text);
+    ab_shape_parse("B=1,L=128,D=768,H=12,F=3072,norm=post,act=gelu", AB_OP_ENCODER, &s, err, sizeof err);
+    ab_shape_label(&s, text, sizeof text);
+    CHECK(strcmp(text, "B1_D768_H12_L128_F3072_post_gelu") == 0, "label %s", text);
+}
+
+static int parse_args(char **argv, int argc, const ab_flag *flags, const char **pos, int *n_pos,
+                      char *err, size_t len)
+{
+    return ab_cli_parse(argc, argv, flags, 4, pos, 2, n_pos, err, len);
+}
+
+static void test_cli(void)
+{
+    int threads = 0, flag = 0, n_pos;
+    double t = 0;
+    const char *name = NULL, *pos[2];
+    char err[256];
+    const ab_flag flags[] = {
+        { "threads", AB_FLAG_INT, &threads, "N", "", 1, 64 },
+        { "min-time", AB_FLAG_DOUBLE, &t, "S", "", 1e-3, 10 },
+        { "name", AB_FLAG_STRING, &name, "X", "", 0, 0 },
+        { "quiet", AB_FLAG_BOOL, &flag, NULL, "", 0, 0 },
+    };
+/* Parses a literal argument list. */
+#define PARSE(...) parse_args((char *[]){ __VA_ARGS__ }, \
+    (int)(sizeof((char *[]){ __VA_ARGS__ }) / sizeof(char *)), flags, pos, &n_pos, err, sizeof err)
+
+    t_case("cli: values as separate or joined arguments, booleans, positionals");
+    CHECK(PARSE("--threads", "4", "--min-time=0.5", "--name", "x y", "--quiet", "a") == AB_CLI_OK,
+          "%s", err);
+    CHECK(threads == 4 && t == 0.5 && name && strcmp(name, "x y") == 0 && flag == 1,
+          "threads %d t %g flag %d", threads, t, flag);
+    CHECK(n_pos == 1 && strcmp(pos[0], "a") == 0, "positionals %d", n_pos);
+    CHECK(PARSE("--", "--threads") == AB_CLI_OK && n_pos == 1 && strcmp(pos[0], "--threads") == 0,
+          "'--' not honoured");
+
+    t_case("cli: --help and -h ask for help");
+    CHECK(PARSE("--threads", "2", "--help") == AB_CLI_HELP, "--help");
+    CHECK(PARSE("-h") == AB_CLI_HELP, "-h");
+
+    t_case("cli: bad flags are errors with a one-line message");
+    const char *why[] = { "unknown", "not an integer", "not an integer", "not a number",
+                          "needs a value", "takes no value", "unknown", "unexpected", "empty" };
+    const char *const cases[][3] = {
+        { "--bogus", NULL, NULL }, { "--threads", "4x", NULL }, { "--threads", "65", NULL },
+        { "--min-time", "nan", NULL }, { "--threads", NULL, NULL }, { "--quiet=1", NULL, NULL },
+        { "-x", NULL, NULL }, { "a", "b", "c" }, { "--name=", NULL, NULL },
+    };
+    for (int i = 0; i < 9; i++) {
+        char *argv[3];
+        int argc = 0;
+        for (int k = 0; k < 3 && cases[i][k]; k++)
+            argv[argc++] = (char *)cases[i][k];
+        err[0] = '\0';
+        int r = ab_cli_parse(argc, argv, flags, 4, pos, 2, &n_pos, err, sizeof err);
+        CHECK(r == AB_CLI_ERROR && strstr(err, why[i]) && !strchr(err, '\n'),
+              "case %d (%s): rc %d, message '%s'", i, cases[i][0], r, err);
+    }
+#undef PARSE
+}
+
+static void test_select(void)
+{
+    const attn_kernel *k[64];
+    char err[512];
+    int n_runnable = 0;
+    for (int i = 0; i < attn_registry_count(); i++)
+        n_runnable += attn_registry_runnable(attn_registry_get(i));
+
+    t_case("select: all (or nothing given) is every runnable kernel");
+    CHECK(ab_select_kernels("all", NULL, k, 64, err, sizeof err) == n_runnable, "%s", err);
+    CHECK(ab_select_kernels(NULL, NULL, k, 64, err, sizeof err) == n_runnable, "%s", err);
+    CHECK(ab_select_kernels(NULL, "", k, 64, err, sizeof err) == n_runnable, "empty env");
+    CHECK(ab_select_kernels(NULL, "auto", k, 64, err, sizeof err) == n_runnable, "env auto");
+
+    t_case("select: a forced kernel, by flag or by ATTN_KERNEL; the flag wins");
+    CHECK(ab_select_kernels("naive", NULL, k, 64, err, sizeof err) == 1
+          && strcmp(k[0]->name, "naive") == 0, "--kernel naive");
+    CHECK(ab_select_kernels(NULL, "naive", k, 64, err, sizeof err) == 1
+          && strcmp(k[0]->name, "naive") == 0, "ATTN_KERNEL=naive");
+    CHECK(ab_select_kernels("naive", "no-such", k, 64, err, sizeof err) == 1, "flag should win");
+    CHECK(ab_select_kernels("auto", NULL, k, 64, err, sizeof err) == 1
+          && attn_registry_runnable(k[0]), "auto");
+
+    t_case("select: unknown kernels are errors naming where they came from");
+    CHECK(ab_select_kernels("no-such", NULL, k, 64, err, sizeof err) == -1
+          && strstr(err, "--kernel") && strstr(err, "unknown") && strstr(err, "naive"),
+          "message '%s'", err);
+    CHECK(ab_select_kernels(NULL, "no-such", k, 64, err, sizeof err) == -1
+          && strstr(err, "ATTN_KERNEL") && strstr(err, "no-such"), "message '%s'", err);
+
+    t_case("select: a kernel that cannot run here says what is missing");
+    unsigned missing = 0;
+    for (unsigned bit = 1; bit < (1u << ATTN_CPU_FEATURE_COUNT) && !missing; bit <<= 1)
+        if (!(attn_cpu()->usable & bit))
+            missing = bit;
+    if (!missing) {
+        t_skip("this machine has every feature; no unsupported kernel to fake");
+    } else {
+        attn_kernel fake = { .name = "fake", .requires = missing };
+        char why[256];
+        ab_kernel_why_not(&fake, why, sizeof why);
+        CHECK(!attn_registry_runnable(&fake), "fake kernel runnable");
+        CHECK(strstr(why, attn_cpu_feature_name(missing)) != NULL, "why '%s'", why);
+        attn_kernel ok = { .name = "ok", .requires = 0 };
+        ab_kernel_why_not(&ok, why, sizeof why);
+        CHECK(why[0] == '\0', "runnable kernel has a reason: %s", why);
+    }
+    for (int i = 0; i < attn_registry_count(); i++) {
+        const attn_kernel *r = attn_registry_get(i);
+        if (attn_registry_runnable(r))
+            continue;
+        CHECK(ab_select_kernels(r->name, NULL, k, 64, err, sizeof err) == -1
+              && strstr(err, "cannot run here") && strstr(err, "needs"),
+              "registered %s: '%s'", r->name, err);
+    }
+}
+
+static void test_verify(void)
+{
+    t_case("verify: SPEC §4 bounds, NaN fails");
+    float ref[3] = { 10.0f, -2.0f, 0.5f }, y[3];
+    memcpy(y, ref, sizeof y);
+    ab_verdict v = ab_verify(AB_OP_MHA, y, ref, 3, 0);
+    CHECK(v.ok && v.max_err == 0 && NEAR(v.tol, 1e-3, 1e-12), "tol %g", v.tol);
+    y[1] += 9e-4f;
+    CHECK(ab_verify(AB_OP_MHA, y, ref, 3, 0).ok, "9e-4 against 1e-3 should pass");
+    y[1] += 2e-4f;
+    CHECK(!ab_verify(AB_OP_MHA, y, ref, 3, 0).ok, "1.1e-3 against 1e-3 should fail");
+    v = ab_verify(AB_OP_SDPA, ref, ref, 3, 3.0);
+    CHECK(NEAR(v.tol, 6e-5, 1e-12), "sdpa tol %g", v.tol);
+    y[2] = NAN;
+    v = ab_verify(AB_OP_SDPA, y, ref, 3, 1.0);
+    CHECK(!v.ok && isinf(v.max_err), "NaN passed");
+}
+
+/* Writes with ab_json, reads back with the test parser. */
+static void test_json_writer(void)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    ab_json j;
+    ab_json_init(&j, f);
+    ab_json_begin_object(&j, NULL);
+    ab_json_string(&j, "text", "quote \" backslash \\ newline \n tab \t bell \x01 é");
+    ab_json_number(&j, "pi", 3.141592653589793);
+    ab_json_number(&j, "nan", NAN);
+    ab_json_int(&j, "big", 9007199254740993LL);
+    ab_json_bool(&j, "yes", 1);
+    ab_json_string(&j, "none", NULL);
+    ab_json_begin_array(&j, "empty");
+    ab_json_end_array(&j);
+    ab_json_begin_array(&j, "list");
+    ab_json_number(&j, NULL, -1e-300);
+    ab_json_begin_object(&j, NULL);
+    ab_json_end_object(&j);
+    ab_json_end_array(&j);
+    ab_json_end_object(&j);
+    fclose(f);
+
+    t_case("json: the writer's output parses and keeps every value");
+    char err[256];
+    jv *doc = jv_parse(buf, err, sizeof err);
+    CHECK(doc != NULL, "%s\n%s", err, buf);
+    if (doc) {
+        const jv *t = jv_get(doc, "text");
+        CHECK(t && t->type == JV_STRING
+              && strcmp(t->string, "quote \" backslash \\ newline \n tab \t bell \x01 é") == 0,
+              "string not preserved");
+        CHECK(jv_get(doc, "pi") && fabs(jv_get(doc, "pi")->number - 3.141592653589793) < 1e-9, "pi");
+        CHECK(jv_get(doc, "nan") && jv_get(doc, "nan")->type == JV_NULL, "NaN is not null");
+        CHECK(jv_get(doc, "yes") && jv_get(doc, "yes")->type == JV_BOOL, "bool");
+        CHECK(jv_get(doc, "none") && jv_get(doc, "none")->type == JV_NULL, "NULL string");
+        const jv *l = jv_get(doc, "list");
+        CHECK(l && l->type == JV_ARRAY && l->n == 2 && l->items[1].type == JV_OBJECT, "list");
+        CHECK(jv_get(doc, "empty") && jv_get(doc, "empty")->n == 0, "empty array");
+    }
+    jv_free(doc);
+    free(buf);
+
+    t_case("json: the test parser rejects malformed documents");
+    const char *bad[] = { "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "nan", "[1] x", "\"\x01\"", "01" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        jv *v = jv_parse(bad[i], err, sizeof err);
+        CHECK(v == NULL, "accepted '%s'", bad[i]);
+        jv_free(v);
+    }
+}
+
+/* A result with two repetitions, as ab_bench_run would leave it. */
+static void fake_result(ab_result *r)
+{
+    char err[128];
+    memset(r, 0, sizeof *r);
+    snprintf(r->kernel, sizeof r->kernel, "naive");
+    ab_shape_parse("B=1,H=2,L=8,Dh=4,mask=causal", AB_OP_SDPA, &r->shape, err, sizeof err);
+    r->threads = 1;
+    ab_run_name(r->kernel, &r->shape, 1, r->run_name, sizeof r->run_name);
+    r->iterations = 1000;
+    r->reps = 2;
+    r->real[0] = 2e-6, r->real[1] = 4e-6;
+    r->cpu[0] = 2e-6, r->cpu[1] = 4e-6;
+    r->flops = ab_shape_flops(&r->shape);
+    r->bytes = ab_shape_bytes(&r->shape);
+    r->peak_gflops = 10.0;
+    ab_stats_compute(r->real, 2, &r->real_stats);
+    ab_stats_compute(r->cpu, 2, &r->cpu_stats);
+    r->unstable = 1;
+}
+
+static void test_report(void)
+{
+    ab_machine m;
+    ab_topology t;
+    memset(&m, 0, sizeof m);
+    memset(&t, 0, sizeof t);
+    snprintf(m.hostname, sizeof m.hostname, "host \"quoted\"");
+    t.n_caches = 1;
+    t.caches[0] = (ab_cache){ .level = 1, .type = 'd', .size = 32768, .instances = 2, .cores_sharing = 1 };
+    ab_result r[2];
+    fake_result(&r[0]);
+    fake_result(&r[1]);
+    snprintf(r[1].error, sizeof r[1].error, "out of memory");
+    ab_run_context c = { .machine = &m, .topology = &t, .executable = "attnbench", .threads = 1,
+                         .min_time = 0.2, .repetitions = 2 };
+    char *buf = NULL, err[256];
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    ab_report_json(f, &c, r, 2);
+    fclose(f);
+
+    t_case("report json: Google Benchmark schema, every field present");
+    jv *doc = jv_parse(buf, err, sizeof err);
+    CHECK(doc != NULL, "%s", err);
+    const jv *ctx = jv_get(doc, "context"), *b = jv_get(doc, "benchmarks");
+    CHECK(ctx && ctx->type == JV_OBJECT && b && b->type == JV_ARRAY, "top level");
+    const char *ctx_fields[] = { "date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
+                                 "caches", "load_avg", "library_build_type", "git_commit",
+                                 "cpu_model", "threads", "compiler", "build_flags" };
+    for (size_t i = 0; ctx && i < sizeof ctx_fields / sizeof ctx_fields[0]; i++)
+        CHECK(jv_get(ctx, ctx_fields[i]) != NULL, "context lacks %s", ctx_fields[i]);
+    CHECK(ctx && strcmp(jv_get(ctx, "host_name")->string, "host \"quoted\"") == 0, "host name");
+    /* 2 iterations + 5 aggregates for the result, 1 error entry. */
+    CHECK(b && b->n == 8, "%d entries", b ? b->n : -1);
+    const char *common[] = { "name", "run_name", "run_type", "repetitions", "threads",
+                             "family_index", "per_family_instance_index" };
+    const char *timed[] = { "iterations", "real_time", "cpu_time", "time_unit" };
+    int iterations = 0, aggregates = 0;
+    for (int i = 0; b && i < b->n; i++) {
+        const jv *e = &b->items[i];
+        for (size_t k = 0; k < sizeof common / sizeof common[0]; k++)
+            CHECK(jv_get(e, common[k]) != NULL, "entry %d lacks %s", i, common[k]);
+        if (jv_get(e, "error_occurred")) {
+            CHECK(strcmp(jv_get(e, "error_message")->string, "out of memory") == 0, "error text");
+            continue;
+        }
+        for (size_t k = 0; k < sizeof timed / sizeof timed[0]; k++)
+            CHECK(jv_get(e, timed[k]) != NULL, "entry %d lacks %s", i, timed[k]);
+        const char *type = jv_get(e, "run_type")->string;
+        if (strcmp(type, "iteration") == 0) {
+            iterations++;
+            CHECK(jv_get(e, "repetition_index") != NULL, "no repetition_index");
+            CHECK(jv_get(e, "GFLOPS") && jv_get(e, "pct_peak") && jv_get(e, "flops")
+                  && jv_get(e, "bytes") && jv_get(e, "arith_intensity"), "counters missing");
+        } else {
+            aggregates++;
+            CHECK(strcmp(type, "aggregate") == 0, "run_type %s", type);
+            const jv *an = jv_get(e, "aggregate_name");
+            CHECK(an && jv_get(e, "unstable") && jv_get(e, "unstable")->number == 1,
+                  "aggregate fields");
+            if (an && strcmp(an->string, "median") == 0) {
+                /* median of 2 us and 4 us is 3 us: 3000 ns, GFLOPS = flops / 3 us. */
+                CHECK(NEAR(jv_get(e, "real_time")->number, 3000.0, 1e-9), "median time");
+                CHECK(NEAR(jv_get(e, "GFLOPS")->number, r[0].flops / 3e-6 / 1e9, 1e-9), "GFLOPS");
+                CHECK(NEAR(jv_get(e, "pct_peak")->number, 10.0 * r[0].flops / 3e-6 / 1e9, 1e-9),
+                      "pct_peak");
+                CHECK(strcmp(jv_get(e, "name")->string,
+                             "sdpa/naive/B1_H2_L8_Dh4_causal/threads:1_median") == 0, "name %s",
+                      jv_get(e, "name")->string);
+            }
+        }
+    }
+    CHECK(iterations == 2 && aggregates == 5, "%d iterations, %d aggregates", iterations, aggregates);
+    jv_free(doc);
+    free(buf);
+
+    t_case("report csv: header, quoted shape, one row per result");
+    buf = NULL;
+    f = open_memstream(&buf, &size);
+    ab_report_csv(f, &c, r, 2);
+    fclose(f);
+    int lines = 0;
+    for (char *p = buf; *p; p++)
+        lines += *p == '\n';
+    CHECK(lines == 3, "%d lines", lines);
+    CHECK(strncmp(buf, "name,kernel,op,shape,threads,", 29) == 0, "header");
+    CHECK(strstr(buf, "\"op=sdpa,B=1,L=8,H=2,Dh=4,mask=causal\"") != NULL, "shape not quoted:\n%s", buf);
+    free(buf);
+}
+
+void test_harness(void)
+{
+    test_stats();
+    test_flops();
+    test_shapes();
+    test_cli();
+    test_select();
+    test_verify();
+    test_json_writer();
+    test_report();
+}
