@@ -61,10 +61,12 @@ WARNFLAGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Baseline ISA only: ISA-specific kernels get their flags per folder, so the
 # default build runs on any machine of the architecture.
 BASEFLAGS := -std=c11 -D_GNU_SOURCE -pthread -fPIC $(WARNFLAGS) $(OPTFLAGS) -Iinclude
-LIBFLAGS  := $(BASEFLAGS) -fvisibility=hidden -DATTN_BUILDING_LIBRARY
-LDLIBS    := -lm -pthread
+# Kernels use OpenMP (libgomp) for their threads.
+LIBFLAGS  := $(BASEFLAGS) -fopenmp -fvisibility=hidden -DATTN_BUILDING_LIBRARY
+LDLIBS    := -fopenmp -lm -pthread
 
-LIB_SRCS := $(wildcard kernels/*.c) $(wildcard kernels/naive/*.c)
+# Portable kernel folders; ISA folders are added below with their flags.
+LIB_SRCS := $(wildcard kernels/*.c kernels/naive/*.c kernels/blocked/*.c kernels/einsum/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # Sources named *_avx2.c / *_avx512.c are built only for x86-64, with their flags.
 HARNESS_SRCS := $(filter-out harness/main.c,$(wildcard harness/*.c))
@@ -157,7 +159,7 @@ $(BUILD)/attn.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: attn' 'Description: attnbench attention and transformer encoder kernels' \
 	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lattn' \
-	  'Libs.private: -lm -pthread' > $@
+	  'Libs.private: -fopenmp -lm -pthread' > $@
 
 install: $(STATIC_LIB) $(SHARED_LIB) $(BUILD)/attn.pc
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig

@@ -91,6 +91,24 @@ ATTN_API int         attn_kernel_count(void);
 ATTN_API const char *attn_kernel_name(int i);         /* NULL outside [0, count) */
 ATTN_API int         attn_kernel_supported(const char *name); /* 1 runnable here, 0 not */
 
+/* Kernel parameters: tile sizes and the like. Each kernel lists its own
+ * (`attnbench list` shows them); defaults come from this machine's caches,
+ * and attn_ctx_set_param (or the tuner) overrides them per context. A kernel
+ * without parameters has a count of 0. */
+typedef struct attn_param_info {
+    const char *name;                    /* "kc" */
+    const char *help;                    /* one line */
+    int min, max;                        /* accepted range, inclusive */
+    int default_value;                   /* on this machine */
+} attn_param_info;
+
+ATTN_API int         attn_kernel_param_count(const char *kernel);  /* 0 for unknown names */
+ATTN_API attn_status attn_kernel_param_info(const char *kernel, int i, attn_param_info *info);
+/* ATTN_ERR_INVALID_ARG for a NULL context, a name the context's kernel does
+ * not have, or a value outside the range; the context is then unchanged. */
+ATTN_API attn_status attn_ctx_set_param(attn_ctx *ctx, const char *name, int value);
+ATTN_API attn_status attn_ctx_get_param(const attn_ctx *ctx, const char *name, int *value);
+
 /* ---- Scaled dot-product attention --------------------------------------- */
 
 /* scale 0.0f means 1/sqrt(head_dim); any other finite value is used as is. */

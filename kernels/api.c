@@ -18,6 +18,7 @@
 struct attn_ctx {
     attn_kernel kernel;          /* resolved: every slot filled */
     int n_threads;
+    int params[ATTN_MAX_PARAMS]; /* the kernel's parameter values */
     void *workspace;             /* grown on demand, reused across calls */
     size_t workspace_bytes;
 };
@@ -83,6 +84,63 @@ static int available_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* ---- Kernel parameters --------------------------------------------------------- */
+
+static void default_params(const attn_kernel *k, int *values)
+{
+    for (int i = 0; i < ATTN_MAX_PARAMS; i++)
+        values[i] = 0;
+    if (k->n_params > 0 && k->default_params)
+        k->default_params(values);
+}
+
+int attn_kernel_param_count(const char *kernel)
+{
+    const attn_kernel *k = attn_registry_find(kernel);
+    return k ? k->n_params : 0;
+}
+
+attn_status attn_kernel_param_info(const char *kernel, int i, attn_param_info *info)
+{
+    const attn_kernel *k = attn_registry_find(kernel);
+    if (!k || !info || i < 0 || i >= k->n_params)
+        return ATTN_ERR_INVALID_ARG;
+    int values[ATTN_MAX_PARAMS];
+    default_params(k, values);
+    info->name = k->params[i].name;
+    info->help = k->params[i].help;
+    info->min = k->params[i].min;
+    info->max = k->params[i].max;
+    info->default_value = values[i];
+    return ATTN_OK;
+}
+
+static int param_index(const attn_kernel *k, const char *name)
+{
+    for (int i = 0; name && i < k->n_params; i++)
+        if (strcmp(k->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+attn_status attn_ctx_set_param(attn_ctx *ctx, const char *name, int value)
+{
+    int i = ctx ? param_index(&ctx->kernel, name) : -1;
+    if (i < 0 || value < ctx->kernel.params[i].min || value > ctx->kernel.params[i].max)
+        return ATTN_ERR_INVALID_ARG;
+    ctx->params[i] = value;
+    return ATTN_OK;
+}
+
+attn_status attn_ctx_get_param(const attn_ctx *ctx, const char *name, int *value)
+{
+    int i = ctx ? param_index(&ctx->kernel, name) : -1;
+    if (i < 0 || !value)
+        return ATTN_ERR_INVALID_ARG;
+    *value = ctx->params[i];
+    return ATTN_OK;
+}
+
 /* ---- Context ---------------------------------------------------------------- */
 
 attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
@@ -97,6 +155,21 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
         return ATTN_ERR_NO_MEMORY;
     attn_registry_resolve(k, &c->kernel);
     c->n_threads = n_threads > 0 ? n_threads : available_cores();
+    default_params(&c->kernel, c->params);
+#ifdef _OPENMP
+    /* Start the thread team now, with the caller's CPU affinity, so that no
+     * call pays for thread creation (OpenMP keeps the team between calls). */
+    if (c->kernel.parallel && c->n_threads > 1) {
+        /* A body the compiler cannot drop: an empty region is optimized away. */
+        volatile int started = 0;
+#pragma omp parallel num_threads(c->n_threads)
+        {
+#pragma omp atomic
+            started++;
+        }
+        (void)started;
+    }
+#endif
     *ctx = c;
     return ATTN_OK;
 }
@@ -132,9 +205,10 @@ static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
     return ATTN_OK;
 }
 
+/* What the primitives see: threads, params, and (once allocated) the workspace. */
 static attn_exec exec_of(const attn_ctx *ctx)
 {
-    attn_exec ex = { ctx->n_threads, ctx->workspace, ctx->workspace_bytes };
+    attn_exec ex = { ctx->n_threads, ctx->params, ctx->workspace, ctx->workspace_bytes };
     return ex;
 }
 
@@ -201,10 +275,11 @@ attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
         .q = q, .k = k, .v = v, .out = out,
         .q_st = q_st, .k_st = kv_st, .v_st = kv_st, .out_st = q_st, .mask = mask,
     };
-    attn_status st = reserve_workspace(ctx, attn_sdpa_workspace(&ctx->kernel, ctx->n_threads, &p));
+    attn_exec ex = exec_of(ctx);
+    attn_status st = reserve_workspace(ctx, attn_sdpa_workspace(&ctx->kernel, &ex, &p));
     if (st != ATTN_OK)
         return st;
-    attn_exec ex = exec_of(ctx);
+    ex = exec_of(ctx);
     attn_sdpa_run(&ctx->kernel, &ex, &p);
     return ATTN_OK;
 }
@@ -230,10 +305,11 @@ attn_status attn_mha(attn_ctx *ctx, int d_model, int n_heads, float scale,
         .n_heads = n_heads, .scale = attn_resolve_scale(scale, d_model / n_heads),
         .w = w, .x_q = x_q, .x_kv = x_kv, .mask = mask, .y = y,
     };
-    attn_status st = reserve_workspace(ctx, attn_mha_workspace(&ctx->kernel, ctx->n_threads, &a));
+    attn_exec ex = exec_of(ctx);
+    attn_status st = reserve_workspace(ctx, attn_mha_workspace(&ctx->kernel, &ex, &a));
     if (st != ATTN_OK)
         return st;
-    attn_exec ex = exec_of(ctx);
+    ex = exec_of(ctx);
     attn_mha_run(&ctx->kernel, &ex, &a);
     return ATTN_OK;
 }
@@ -263,10 +339,11 @@ attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
     attn_encoder_args a = {
         .c = c, .w = w, .batch = batch, .seq_len = seq_len, .x = x, .mask = mask, .y = y,
     };
-    attn_status st = reserve_workspace(ctx, attn_encoder_workspace(&ctx->kernel, ctx->n_threads, &a));
+    attn_exec ex = exec_of(ctx);
+    attn_status st = reserve_workspace(ctx, attn_encoder_workspace(&ctx->kernel, &ex, &a));
     if (st != ATTN_OK)
         return st;
-    attn_exec ex = exec_of(ctx);
+    ex = exec_of(ctx);
     attn_encoder_run(&ctx->kernel, &ex, &a);
     return ATTN_OK;
 }

@@ -36,15 +36,30 @@ static size_t reserve(size_t *end, size_t elem, size_t n1, size_t n2)
 static void layernorm(const attn_kernel *k, const attn_exec *ex, size_t m, int d,
                       const float *x, const float *gamma, const float *beta, float eps, float *y)
 {
-    attn_exec lex = { ex->n_threads, NULL, 0 };
+    attn_exec lex = { ex->n_threads, ex->params, NULL, 0 };
     k->layernorm(&lex, m, d, x, gamma, beta, eps, y);
 }
 
-static void gemm(const attn_kernel *k, const attn_exec *ex, size_t m, int n, int kk,
+/* Scratch bytes for the kernel's gemm of m×n×k (0 when it needs none). */
+static size_t gemm_bytes(const attn_kernel *k, const attn_exec *ex, size_t m, int n, int kk)
+{
+    return k->gemm_scratch ? k->gemm_scratch(m, n, kk, ex->n_threads, ex->params) : 0;
+}
+
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* A gemm region sized for the largest of the gemms an operation makes;
+ * SIZE_MAX (overflow) propagates. */
+typedef struct gemm_region { size_t off, bytes; } gemm_region;
+
+static void gemm(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n, int kk,
                  const float *x, const float *w, const float *bias, int act,
                  const float *residual, float *y)
 {
-    attn_exec gex = { ex->n_threads, NULL, 0 };
+    attn_exec gex = { ex->n_threads, ex->params, (char *)ex->scratch + g.off, g.bytes };
     attn_gemm_problem p = {
         .m = m, .n = n, .k = kk, .x = x, .ldx = (size_t)kk, .w = w, .bias = bias,
         .act = act, .residual = residual, .y = y, .ldy = (size_t)n,
@@ -54,10 +69,10 @@ static void gemm(const attn_kernel *k, const attn_exec *ex, size_t m, int n, int
 
 /* ---- SDPA ------------------------------------------------------------------ */
 
-size_t attn_sdpa_workspace(const attn_kernel *k, int n_threads, const attn_sdpa_problem *p)
+size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
     size_t end = 0;
-    reserve(&end, 1, k->sdpa_scratch(p, n_threads), 1);
+    reserve(&end, 1, k->sdpa_scratch(p, ex->n_threads, ex->params), 1);
     return end;
 }
 
@@ -69,6 +84,7 @@ void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_pr
 /* ---- MHA ------------------------------------------------------------------- */
 
 typedef struct mha_layout {
+    gemm_region gemm;                  /* the projections' packing buffers */
     size_t q, k, v, o;                 /* projections and the attention output */
     size_t sdpa, sdpa_bytes;           /* the kernel's SDPA scratch */
     size_t end;
@@ -90,7 +106,7 @@ static attn_sdpa_problem mha_sdpa_problem(const attn_mha_args *a)
     return p;
 }
 
-static void mha_plan(const attn_kernel *k, int n_threads, const attn_mha_args *a,
+static void mha_plan(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a,
                      size_t base, mha_layout *l)
 {
     size_t end = base, d = (size_t)a->d_model;
@@ -98,11 +114,14 @@ static void mha_plan(const attn_kernel *k, int n_threads, const attn_mha_args *a
     size_t rows_kv = (size_t)a->batch * (size_t)a->kv_len;
     attn_sdpa_problem p = mha_sdpa_problem(a);
 
+    l->gemm.bytes = max_size(gemm_bytes(k, ex, rows_q, a->d_model, a->d_model),
+                             gemm_bytes(k, ex, rows_kv, a->d_model, a->d_model));
+    l->gemm.off = reserve(&end, 1, l->gemm.bytes, 1);
     l->q = reserve(&end, sizeof(float), rows_q, d);
     l->k = reserve(&end, sizeof(float), rows_kv, d);
     l->v = reserve(&end, sizeof(float), rows_kv, d);
     l->o = reserve(&end, sizeof(float), rows_q, d);
-    l->sdpa_bytes = k->sdpa_scratch(&p, n_threads);
+    l->sdpa_bytes = k->sdpa_scratch(&p, ex->n_threads, ex->params);
     l->sdpa = reserve(&end, 1, l->sdpa_bytes, 1);
     l->end = end;
 }
@@ -113,7 +132,7 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
                         size_t base, const float *residual, float *y)
 {
     mha_layout l;
-    mha_plan(k, ex->n_threads, a, base, &l);
+    mha_plan(k, ex, a, base, &l);
     char *ws = ex->scratch;
     float *q = (float *)(ws + l.q), *kp = (float *)(ws + l.k);
     float *v = (float *)(ws + l.v), *o = (float *)(ws + l.o);
@@ -122,25 +141,25 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     size_t rows_q = (size_t)a->batch * (size_t)a->q_len;
     size_t rows_kv = (size_t)a->batch * (size_t)a->kv_len;
 
-    gemm(k, ex, rows_q, d, d, a->x_q, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
-    gemm(k, ex, rows_kv, d, d, a->x_kv, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, kp);
-    gemm(k, ex, rows_kv, d, d, a->x_kv, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, v);
+    gemm(k, ex, l.gemm, rows_q, d, d, a->x_q, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
+    gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, kp);
+    gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, v);
 
     attn_sdpa_problem p = mha_sdpa_problem(a);
     p.q = q;
     p.k = kp;
     p.v = v;
     p.out = o;
-    attn_exec sub = { ex->n_threads, ws + l.sdpa, l.sdpa_bytes };
+    attn_exec sub = { ex->n_threads, ex->params, ws + l.sdpa, l.sdpa_bytes };
     k->sdpa(&sub, &p);
 
-    gemm(k, ex, rows_q, d, d, o, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
+    gemm(k, ex, l.gemm, rows_q, d, d, o, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
 }
 
-size_t attn_mha_workspace(const attn_kernel *k, int n_threads, const attn_mha_args *a)
+size_t attn_mha_workspace(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a)
 {
     mha_layout l;
-    mha_plan(k, n_threads, a, 0, &l);
+    mha_plan(k, ex, a, 0, &l);
     return l.end;
 }
 
@@ -152,6 +171,7 @@ void attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_args
 /* ---- Encoder layer ------------------------------------------------------------ */
 
 typedef struct encoder_layout {
+    gemm_region gemm;  /* the FFN's packing buffers (MHA has its own) */
     size_t t;          /* [B·L][D]: LN output (pre-LN) or pre-LN sums (post-LN) */
     size_t x1;         /* [B·L][D]: the stream after the attention block */
     size_t region;     /* start of the MHA workspace, reused for the FFN hidden */
@@ -170,17 +190,20 @@ static attn_mha_args encoder_mha_args(const attn_encoder_args *a)
     return m;
 }
 
-static void encoder_plan(const attn_kernel *k, int n_threads, const attn_encoder_args *a,
+static void encoder_plan(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a,
                          encoder_layout *l)
 {
     size_t end = 0, rows = (size_t)a->batch * (size_t)a->seq_len;
     attn_mha_args m = encoder_mha_args(a);
     mha_layout ml;
 
+    l->gemm.bytes = max_size(gemm_bytes(k, ex, rows, a->c->d_ff, a->c->d_model),
+                             gemm_bytes(k, ex, rows, a->c->d_model, a->c->d_ff));
+    l->gemm.off = reserve(&end, 1, l->gemm.bytes, 1);
     l->t = reserve(&end, sizeof(float), rows, (size_t)a->c->d_model);
     l->x1 = reserve(&end, sizeof(float), rows, (size_t)a->c->d_model);
     l->region = end;
-    mha_plan(k, n_threads, &m, l->region, &ml);
+    mha_plan(k, ex, &m, l->region, &ml);
     /* The FFN hidden is needed only after attention is done with its buffers. */
     size_t ffn_end = l->region;
     l->hidden = reserve(&ffn_end, sizeof(float), rows, (size_t)a->c->d_ff);
@@ -188,10 +211,11 @@ static void encoder_plan(const attn_kernel *k, int n_threads, const attn_encoder
            : (ml.end > ffn_end ? ml.end : ffn_end);
 }
 
-size_t attn_encoder_workspace(const attn_kernel *k, int n_threads, const attn_encoder_args *a)
+size_t attn_encoder_workspace(const attn_kernel *k, const attn_exec *ex,
+                              const attn_encoder_args *a)
 {
     encoder_layout l;
-    encoder_plan(k, n_threads, a, &l);
+    encoder_plan(k, ex, a, &l);
     return l.end;
 }
 
@@ -199,7 +223,7 @@ size_t attn_encoder_workspace(const attn_kernel *k, int n_threads, const attn_en
 void attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a)
 {
     encoder_layout l;
-    encoder_plan(k, ex->n_threads, a, &l);
+    encoder_plan(k, ex, a, &l);
     char *ws = ex->scratch;
     float *t = (float *)(ws + l.t), *x1 = (float *)(ws + l.x1), *h = (float *)(ws + l.hidden);
     const attn_encoder_config *c = a->c;
@@ -214,15 +238,15 @@ void attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_enco
         m.x_q = m.x_kv = t;
         mha_compute(k, ex, &m, l.region, a->x, x1);
         layernorm(k, ex, rows, d, x1, w->ln2_gamma, w->ln2_beta, c->ln_eps, t);
-        gemm(k, ex, rows, f, d, t, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
-        gemm(k, ex, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, a->y);
+        gemm(k, ex, l.gemm, rows, f, d, t, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
+        gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, a->y);
     } else {
         /* x1 = LN1(x + MHA(x));  y = LN2(x1 + FFN(x1)) */
         m.x_q = m.x_kv = a->x;
         mha_compute(k, ex, &m, l.region, a->x, t);
         layernorm(k, ex, rows, d, t, w->ln1_gamma, w->ln1_beta, c->ln_eps, x1);
-        gemm(k, ex, rows, f, d, x1, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
-        gemm(k, ex, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, t);
+        gemm(k, ex, l.gemm, rows, f, d, x1, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
+        gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, t);
         layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, a->y);
     }
 }

@@ -41,14 +41,15 @@ typedef struct attn_encoder_args {
     float *y;
 } attn_encoder_args;
 
-/* ex->scratch / ex->scratch_bytes hold the whole workspace in the run functions. */
-size_t attn_sdpa_workspace(const attn_kernel *k, int n_threads, const attn_sdpa_problem *p);
+/* The workspace functions read ex's threads and params (its scratch is
+ * unused); the run functions find the whole workspace in ex->scratch. */
+size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p);
 void   attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p);
 
-size_t attn_mha_workspace(const attn_kernel *k, int n_threads, const attn_mha_args *a);
+size_t attn_mha_workspace(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a);
 void   attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a);
 
-size_t attn_encoder_workspace(const attn_kernel *k, int n_threads, const attn_encoder_args *a);
+size_t attn_encoder_workspace(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
 void   attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
 
 #endif /* ATTN_COMPOSE_H */

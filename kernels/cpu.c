@@ -10,6 +10,10 @@
  * features in AT_HWCAP. Detection runs once.
  */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "kernel.h"
 
@@ -101,17 +105,84 @@ static void detect(attn_cpu_info *info)
 #endif
 
 static attn_cpu_info cpu_info;
+static size_t cache_bytes[4];          /* [level], data or unified, one instance */
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+/* "32K", "1024K", "8M" as sysfs writes them. */
+static size_t parse_cache_size(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s)
+        return 0;
+    if (*end == 'K')
+        v <<= 10;
+    else if (*end == 'M')
+        v <<= 20;
+    else if (*end == 'G')
+        v <<= 30;
+    return (size_t)v;
+}
+
+static void read_file(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (!fgets(buf, (int)len, f))
+        buf[0] = '\0';
+    fclose(f);
+}
+
+/* sysfs first (the data hwloc reads), then sysconf, then typical sizes. The
+ * kernels only need them to size tiles, so a guess is safe. */
+static void detect_caches(void)
+{
+    for (int idx = 0; idx < 16; idx++) {
+        char path[128], level[16], type[32], size[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+        read_file(path, level, sizeof level);
+        if (!level[0])
+            break;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
+        read_file(path, type, sizeof type);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+        read_file(path, size, sizeof size);
+        int l = atoi(level);
+        if (l >= 1 && l <= 3 && strncmp(type, "Instruction", 11) != 0)
+            cache_bytes[l] = parse_cache_size(size);
+    }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    const int names[4] = { 0, _SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE };
+    for (int l = 1; l <= 3; l++) {
+        long v = cache_bytes[l] ? 0 : sysconf(names[l]);
+        if (v > 0)
+            cache_bytes[l] = (size_t)v;
+    }
+#endif
+    const size_t typical[4] = { 0, 32 << 10, 1 << 20, 8 << 20 };
+    for (int l = 1; l <= 3; l++)
+        if (cache_bytes[l] == 0)
+            cache_bytes[l] = typical[l];
+}
 
 static void detect_once(void)
 {
     detect(&cpu_info);
+    detect_caches();
 }
 
 const attn_cpu_info *attn_cpu(void)
 {
     pthread_once(&cpu_once, detect_once);
     return &cpu_info;
+}
+
+size_t attn_cpu_cache_size(int level)
+{
+    pthread_once(&cpu_once, detect_once);
+    return (level >= 1 && level <= 3) ? cache_bytes[level] : 0;
 }
 
 const char *attn_cpu_feature_name(unsigned bit)

@@ -45,6 +45,9 @@ typedef struct attn_cpu_info {
 
 /* Detected once (thread-safe), then cached. */
 const attn_cpu_info *attn_cpu(void);
+/* Bytes of one instance of the data or unified cache at level 1, 2 or 3, from
+ * sysfs (the source hwloc reads too), else sysconf, else a typical size. */
+size_t attn_cpu_cache_size(int level);
 /* The name of one ATTN_CPU_* bit, e.g. "avx512f". */
 const char *attn_cpu_feature_name(unsigned bit);
 /* The features of this architecture, for listing: 1 when bit belongs to it. */
@@ -73,7 +76,8 @@ typedef struct attn_sdpa_problem {
 /* y[i][j] = act(Σ_k x[i][k]·w[j][k] + bias[j]) + residual[i][j]
  * x is [m][k] with row stride ldx, w is [n][k] contiguous (nn.Linear layout),
  * bias [n] or NULL, residual [m][n] with row stride ldy or NULL, y [m][n] with
- * row stride ldy. y may equal residual; it overlaps nothing else. */
+ * row stride ldy. y overlaps no input (a blocked kernel writes partial sums
+ * into y before it reads the residual). */
 typedef struct attn_gemm_problem {
     size_t m;                          /* rows: B·L may exceed INT_MAX */
     int n, k;
@@ -87,20 +91,34 @@ typedef struct attn_gemm_problem {
     size_t ldy;
 } attn_gemm_problem;
 
-/* What a primitive may use while it runs: the thread budget of the context
- * and the scratch memory the kernel asked for (64-byte aligned). Only sdpa
- * has a scratch size slot today; gemm and layernorm get none (NULL, 0). */
+/* What a primitive may use while it runs: the thread budget of the context,
+ * the kernel's parameter values, and the scratch memory the kernel asked for
+ * through its gemm_scratch / sdpa_scratch slot (64-byte aligned). layernorm
+ * gets none (NULL, 0). */
 typedef struct attn_exec {
     int n_threads;
+    const int *params;                 /* values of the kernel's params, in order */
     void *scratch;
     size_t scratch_bytes;
 } attn_exec;
 
+/* A tunable parameter of a kernel (tile sizes). */
+#define ATTN_MAX_PARAMS 8
+typedef struct attn_param {
+    const char *name;
+    const char *help;
+    int min, max;
+} attn_param;
+
 typedef void (*attn_gemm_fn)(const attn_exec *ex, const attn_gemm_problem *p);
 typedef void (*attn_sdpa_fn)(const attn_exec *ex, const attn_sdpa_problem *p);
+/* Scratch bytes a gemm of this size needs with n_threads threads (packing
+ * buffers); SIZE_MAX when that size does not fit in size_t. */
+typedef size_t (*attn_gemm_scratch_fn)(size_t m, int n, int k, int n_threads, const int *params);
 /* Scratch bytes attn_sdpa_fn needs for p with n_threads threads; SIZE_MAX
  * when that size does not fit in size_t. */
-typedef size_t (*attn_sdpa_scratch_fn)(const attn_sdpa_problem *p, int n_threads);
+typedef size_t (*attn_sdpa_scratch_fn)(const attn_sdpa_problem *p, int n_threads,
+                                       const int *params);
 /* y[i] = (x[i] − mean)/sqrt(var + eps)·gamma + beta over rows of width d;
  * biased variance. x and y are [m][d] contiguous and do not overlap. */
 typedef void (*attn_layernorm_fn)(const attn_exec *ex, size_t m, int d, const float *x,
@@ -111,7 +129,13 @@ typedef struct attn_kernel {
     const char *description;           /* one line for `attnbench list` */
     unsigned requires;                 /* ATTN_CPU_* bits that must be usable */
     int parallel;                      /* 1: uses the context's threads; 0: one thread */
-    attn_gemm_fn gemm;
+    const attn_param *params;          /* n_params tunables, or NULL */
+    int n_params;
+    /* Fills the default value of each param for this machine (from
+     * attn_cpu_cache_size); NULL when n_params is 0. */
+    void (*default_params)(int *values);
+    attn_gemm_fn gemm;                 /* NULL: naive's gemm and gemm_scratch */
+    attn_gemm_scratch_fn gemm_scratch; /* NULL: needs none */
     attn_sdpa_fn sdpa;                 /* NULL: naive's sdpa and sdpa_scratch */
     attn_sdpa_scratch_fn sdpa_scratch;
     attn_layernorm_fn layernorm;

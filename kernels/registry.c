@@ -49,9 +49,11 @@ void attn_registry_resolve(const attn_kernel *k, attn_kernel *out)
     const attn_kernel *ref = &attn_kernel__naive;
 
     *out = *k;
-    if (!out->gemm)
+    /* Each primitive comes with its scratch size: one sizes the other. */
+    if (!out->gemm) {
         out->gemm = ref->gemm;
-    /* sdpa and its scratch size come as a pair: one sizes the other. */
+        out->gemm_scratch = ref->gemm_scratch;
+    }
     if (!out->sdpa) {
         out->sdpa = ref->sdpa;
         out->sdpa_scratch = ref->sdpa_scratch;

@@ -31,6 +31,10 @@ void test_properties(void);
 void test_topology(void);   /* harness/topology.c */
 void test_counters(void);   /* harness/counters.c */
 void test_harness(void);    /* statistics, FLOPs, flags, selection, reports */
+void test_vmath(void);      /* kernels/vmath.h error bounds */
+void test_threads(void);    /* every parallel kernel: results independent of the thread count */
+void test_einsum(void);     /* kernels/einsum engine */
+void test_params(void);     /* kernel parameters: API, and correctness at odd tile sizes */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 

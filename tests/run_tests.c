@@ -68,6 +68,10 @@ int main(int argc, char **argv)
     test_topology();
     test_counters();
     test_harness();
+    test_vmath();
+    test_threads();
+    test_einsum();
+    test_params();
     close_case();
 
     if (n_skipped)

@@ -376,7 +376,7 @@ static void *child_burn(void *arg)
 /* A thread created while counting is counted exactly when describe says
  * counts include such threads (PAPI_INHERIT, refused by PAPI 7 on machines
  * without a PMU). */
-static void test_threads(void)
+static void test_child_thread(void)
 {
     const char *names[] = {"perf::TASK-CLOCK"};
     ab_counters *c = ab_counters_open(names, 1);
@@ -545,7 +545,7 @@ void test_counters(void)
     test_page_faults();
     test_mixed();
     test_passes();
-    test_threads();
+    test_child_thread();
     test_describe();
 #else
     test_not_built_in();

@@ -45,9 +45,11 @@ static void attn_gemm__naive(const attn_exec *ex, const attn_gemm_problem *p)
 }
 
 /* Scratch: one row of scores and one output accumulator, in doubles. */
-static size_t attn_sdpa_scratch__naive(const attn_sdpa_problem *p, int n_threads)
+static size_t attn_sdpa_scratch__naive(const attn_sdpa_problem *p, int n_threads,
+                                       const int *params)
 {
     (void)n_threads;
+    (void)params;
     size_t n = (size_t)p->kv_len + (size_t)p->head_dim;
     return n > SIZE_MAX / sizeof(double) ? SIZE_MAX : n * sizeof(double);
 }

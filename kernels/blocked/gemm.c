@@ -1,0 +1,269 @@
+/*
+ * gemm.c — the blocked kernel's GEMM: packing, a 6×8 register micro-kernel,
+ * cache blocking (mc, kc, nc) and the fused epilogue (bias, activation,
+ * residual), threaded by splitting C between threads.
+ *
+ * Every element of C is reduced by one thread in the same order (k blocks in
+ * sequence, k within a block in sequence) whatever the thread count, so the
+ * results do not depend on it at all.
+ */
+#include <omp.h>
+#include <string.h>
+
+#include "../vmath.h"
+#include "blocked.h"
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static int round_up(int x, int to)
+{
+    return (x + to - 1) / to * to;
+}
+
+/* ---- Packing ------------------------------------------------------------------ */
+
+/* Vectors of 4 floats in GCC/Clang's vector extension (see micro_kernel). */
+typedef float v4f __attribute__((vector_size(16)));
+
+static inline v4f load4(const float *p)
+{
+    v4f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline v4f splat(float x)
+{
+    return (v4f){ x, x, x, x };
+}
+
+
+
+/* Rows [i0, i0+mb) × k-range [p0, p0+kb) of A, scaled by alpha, into MR-row
+ * panels of broadcast quadruples: panel r holds a[p][i] four times from
+ * (r·kb·MR + p·MR + i)·4, so the micro-kernel loads a ready vector instead
+ * of shuffling a scalar into one (shuffles compete with the multiply and add
+ * pipes; loads do not). Rows past mb are 0. */
+static void pack_a(const blk_gemm *g, size_t i0, int mb, int p0, int kb, float *dst)
+{
+    for (int r = 0; r < mb; r += BLK_MR) {
+        float *panel = dst + (size_t)r * kb * BLK_BCAST;
+        int rows = min_int(BLK_MR, mb - r);
+        for (int i = 0; i < BLK_MR; i++) {
+            const float *src = g->a + (i0 + (size_t)(r + i)) * g->lda + p0;
+            for (int p = 0; p < kb; p++) {
+                float v = i < rows ? g->alpha * src[p] : 0.0f;
+                float *q = panel + ((size_t)p * BLK_MR + i) * BLK_BCAST;
+                q[0] = q[1] = q[2] = q[3] = v;
+            }
+        }
+    }
+}
+
+/* Columns [j0, j0+nb) × k-range [p0, p0+kb) of op(B) into NR-column panels:
+ * panel c holds b[p][j] at c·kb·NR + p·NR + j; columns past nb are 0.
+ * For the [n][k] layout (nn.Linear weights, K in QKᵀ) this is a transpose:
+ * it reads NR rows side by side and writes each step's NR values at once,
+ * which the compiler turns into vector stores. */
+static void pack_b(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst)
+{
+    for (int c = 0; c < nb; c += BLK_NR) {
+        float *panel = dst + (size_t)c * kb;
+        int cols = min_int(BLK_NR, nb - c);
+        if (g->b_is_nk && cols == BLK_NR) {
+            const float *src[BLK_NR];
+            for (int j = 0; j < BLK_NR; j++)
+                src[j] = g->b + (size_t)(j0 + c + j) * g->ldb + p0;
+            /* Built as vectors, not through a float[8] (whose scalar stores
+             * a vector reload would have to wait for). NOTE: BLK_NR == 8. */
+            for (int p = 0; p < kb; p++) {
+                v4f lo = { src[0][p], src[1][p], src[2][p], src[3][p] };
+                v4f hi = { src[4][p], src[5][p], src[6][p], src[7][p] };
+                memcpy(panel + (size_t)p * BLK_NR, &lo, sizeof lo);
+                memcpy(panel + (size_t)p * BLK_NR + 4, &hi, sizeof hi);
+            }
+        } else if (g->b_is_nk) {
+            for (int p = 0; p < kb; p++)
+                for (int j = 0; j < BLK_NR; j++)
+                    panel[p * BLK_NR + j] = j < cols ? g->b[(size_t)(j0 + c + j) * g->ldb + p0 + p] : 0.0f;
+        } else {
+            for (int p = 0; p < kb; p++) {
+                const float *src = g->b + (size_t)(p0 + p) * g->ldb + j0 + c;
+                for (int j = 0; j < BLK_NR; j++)
+                    panel[p * BLK_NR + j] = j < cols ? src[j] : 0.0f;
+            }
+        }
+    }
+}
+
+/* ---- Micro-kernel and epilogue ---------------------------------------------------- */
+
+
+/* acc = Σ_p a[p][·] ⊗ b[p][·] over kb steps.
+ *
+ * Written with GCC/Clang vector types (4 floats, the width every 64-bit
+ * target has: SSE2 on x86-64, NEON on AArch64) rather than left to the
+ * auto-vectorizer, which at -O2 keeps a 6×8 accumulator array in memory.
+ * Named accumulators stay in 12 registers; each step loads one B row (two
+ * vectors) and six broadcast A values. Still ISA-neutral: no intrinsics. */
+/* C[0..MR)[0..NR) (row stride ldc) = (first ? 0 : C) + Σ_p a[p][·] ⊗ b[p][·]
+ * over kb steps, for a full tile; a partial tile (mr < MR or nr < NR) goes
+ * through a local tile first so that nothing outside it is touched. */
+static void micro_kernel(int kb, const float *restrict a, const float *restrict b, float *c,
+                         size_t ldc, int mr, int nr, int first)
+{
+    v4f c00 = splat(0), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    v4f c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int p = 0; p < kb; p++, a += BLK_MR * BLK_BCAST, b += BLK_NR) {
+        v4f b0 = load4(b), b1 = load4(b + 4), x;
+        x = load4(a + 0); c00 += x * b0; c01 += x * b1;
+        x = load4(a + 4); c10 += x * b0; c11 += x * b1;
+        x = load4(a + 8); c20 += x * b0; c21 += x * b1;
+        x = load4(a + 12); c30 += x * b0; c31 += x * b1;
+        x = load4(a + 16); c40 += x * b0; c41 += x * b1;
+        x = load4(a + 20); c50 += x * b0; c51 += x * b1;
+    }
+    const v4f acc[BLK_MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 },
+                                 { c30, c31 }, { c40, c41 }, { c50, c51 } };
+    if (mr == BLK_MR && nr == BLK_NR) {
+        for (int i = 0; i < BLK_MR; i++) {
+            float *row = c + (size_t)i * ldc;
+            v4f lo = acc[i][0], hi = acc[i][1];
+            if (!first) {
+                lo += load4(row);
+                hi += load4(row + 4);
+            }
+            memcpy(row, &lo, sizeof lo);
+            memcpy(row + 4, &hi, sizeof hi);
+        }
+        return;
+    }
+    float tile[BLK_MR][BLK_NR];
+    memcpy(tile, acc, sizeof tile);
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++)
+            c[(size_t)i * ldc + j] = first ? tile[i][j] : c[(size_t)i * ldc + j] + tile[i][j];
+}
+
+/* The epilogue on an mr×nr tile of C, once its whole k-sum is in. */
+static void epilogue(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
+{
+    for (int i = 0; i < mr; i++) {
+        float *c = g->c + (i0 + (size_t)i) * g->ldc + j0;
+        if (g->bias)
+            for (int j = 0; j < nr; j++)
+                c[j] += g->bias[j0 + j];
+        /* One loop per activation, so each one vectorizes (vmath.h). */
+        if (g->act == ATTN_ACT_GELU_ERF)
+            for (int j = 0; j < nr; j++)
+                c[j] = attn_gelu_erf(c[j]);
+        else if (g->act == ATTN_ACT_GELU_TANH)
+            for (int j = 0; j < nr; j++)
+                c[j] = attn_gelu_tanh(c[j]);
+        else if (g->act == ATTN_ACT_RELU)
+            for (int j = 0; j < nr; j++)
+                c[j] = c[j] > 0.0f ? c[j] : 0.0f;
+        if (g->residual) {
+            const float *r = g->residual + (i0 + (size_t)i) * g->ldc + j0;
+            for (int j = 0; j < nr; j++)
+                c[j] += r[j];
+        }
+    }
+}
+
+/* ---- Blocking ----------------------------------------------------------------------- */
+
+/* mc and nc in whole register tiles (the params' ranges keep them >= 1 tile). */
+static int mc_of(const int *params)
+{
+    return params[BLK_MC] / BLK_MR * BLK_MR;
+}
+
+static int nc_of(const int *params)
+{
+    return params[BLK_NC] / BLK_NR * BLK_NR;
+}
+
+size_t blk_pack_floats(const int *params, int n, int k)
+{
+    int kc = min_int(params[BLK_KC], k), nc = min_int(nc_of(params), round_up(n, BLK_NR));
+    return (size_t)kc * (size_t)(mc_of(params) * BLK_BCAST + nc);
+}
+
+void blk_gemm_range(const blk_gemm *g, size_t m0, size_t m1, int n0, int n1, const int *params,
+                    float *pack)
+{
+    const int mc = mc_of(params), kc = params[BLK_KC], nc = nc_of(params);
+    float *apack = pack, *bpack = pack + (size_t)mc * BLK_BCAST * min_int(kc, g->k);
+    const int has_epilogue = g->bias || g->act != ATTN_ACT_NONE || g->residual;
+
+    for (int jc = n0; jc < n1; jc += nc) {
+        int nb = min_int(nc, n1 - jc);
+        for (int pc = 0; pc < g->k; pc += kc) {
+            int kb = min_int(kc, g->k - pc), first = pc == 0, last = pc + kb == g->k;
+            pack_b(g, jc, nb, pc, kb, bpack);
+            for (size_t ic = m0; ic < m1; ic += (size_t)mc) {
+                int mb = (int)(m1 - ic < (size_t)mc ? m1 - ic : (size_t)mc);
+                pack_a(g, ic, mb, pc, kb, apack);
+                for (int jr = 0; jr < nb; jr += BLK_NR)
+                    for (int ir = 0; ir < mb; ir += BLK_MR) {
+                        size_t i = ic + (size_t)ir;
+                        int j = jc + jr, mr = min_int(BLK_MR, mb - ir), nr = min_int(BLK_NR, nb - jr);
+                        micro_kernel(kb, apack + (size_t)ir * kb * BLK_BCAST,
+                                     bpack + (size_t)jr * kb, g->c + i * g->ldc + j, g->ldc, mr,
+                                     nr, first);
+                        if (last && has_epilogue)
+                            epilogue(g, i, j, mr, nr);
+                    }
+            }
+        }
+    }
+}
+
+/* ---- The primitive ------------------------------------------------------------------- */
+
+size_t attn_gemm_scratch__blocked(size_t m, int n, int k, int n_threads, const int *params)
+{
+    (void)m;
+    size_t floats = blk_pack_floats(params, n, k), bytes = sizeof(float);
+    if (!attn_mul_checked(&bytes, floats, SIZE_MAX) || !attn_mul_checked(&bytes, (size_t)n_threads, SIZE_MAX))
+        return SIZE_MAX;
+    return bytes;
+}
+
+/* Threads split C: by column panels when there are plenty (each thread then
+ * packs only its part of B, the larger operand for these shapes), else by
+ * row tiles. */
+void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p)
+{
+    blk_gemm g = {
+        .m = p->m, .n = p->n, .k = p->k, .a = p->x, .lda = p->ldx, .alpha = 1.0f,
+        .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .c = p->y, .ldc = p->ldy,
+        .bias = p->bias, .act = p->act, .residual = p->residual,
+    };
+    size_t per_thread = blk_pack_floats(ex->params, p->n, p->k);
+    int panels = (p->n + BLK_NR - 1) / BLK_NR;
+    size_t tiles = (p->m + BLK_MR - 1) / BLK_MR;
+
+#pragma omp parallel num_threads(ex->n_threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *pack = (float *)ex->scratch + (size_t)t * per_thread;
+        if (panels >= 2 * nt || tiles < (size_t)nt) {
+            int c0 = panels * t / nt, c1 = panels * (t + 1) / nt;
+            int n0 = c0 * BLK_NR, n1 = min_int(c1 * BLK_NR, p->n);
+            if (n0 < n1)
+                blk_gemm_range(&g, 0, p->m, n0, n1, ex->params, pack);
+        } else {
+            size_t r0 = tiles * (size_t)t / (size_t)nt * BLK_MR;
+            size_t r1 = tiles * (size_t)(t + 1) / (size_t)nt * BLK_MR;
+            if (r1 > p->m)
+                r1 = p->m;
+            if (r0 < r1)
+                blk_gemm_range(&g, r0, r1, 0, p->n, ex->params, pack);
+        }
+    }
+}

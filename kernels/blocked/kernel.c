@@ -1,0 +1,51 @@
+/*
+ * kernel.c — the blocked kernel's table and its tunable parameters, whose
+ * defaults come from this machine's cache sizes.
+ */
+#include "../rows.h"
+#include "blocked.h"
+
+static const attn_param params[BLK_N_PARAMS] = {
+    [BLK_MC] = { "mc", "GEMM rows per A block (kept in L2); rounded down to 6", BLK_MR, 8192 },
+    [BLK_KC] = { "kc", "GEMM depth per block (A and B micro-panels kept in L1)", 8, 4096 },
+    [BLK_NC] = { "nc", "GEMM columns per B panel (kept in L3); rounded down to 8", BLK_NR, 65536 },
+    [BLK_BQ] = { "bq", "attention query rows per task (bq x Lk scores kept in L2)", 1, 4096 },
+};
+
+static int clamp(long v, long lo, long hi)
+{
+    return (int)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* BLIS-style sizing: the micro-panels of depth kc (A's broadcast 4×, so
+ * 4·MR + NR floats per step) fill about half of L1; an mc×kc block of A a
+ * quarter of L2 (the B panel streams through L2 beside it: at half of L2 the
+ * two evicted each other, measured 20 vs 40 GFLOP/s on a 1 MiB L2); a kc×nc
+ * panel of B half of L3.
+ * bq lets a block of scores for 512 keys fill a quarter of L2. */
+static void default_params(int *v)
+{
+    long l1 = (long)attn_cpu_cache_size(1), l2 = (long)attn_cpu_cache_size(2);
+    long l3 = (long)attn_cpu_cache_size(3);
+    v[BLK_KC] = clamp(l1 / 2 / (long)(sizeof(float) * (BLK_MR * BLK_BCAST + BLK_NR)) / 8 * 8,
+                      32, 1024);
+    v[BLK_MC] = clamp(l2 / 4 / (long)(sizeof(float) * BLK_BCAST * v[BLK_KC]) / BLK_MR * BLK_MR,
+                      BLK_MR, 4096);
+    v[BLK_NC] = clamp(l3 / 2 / (long)(sizeof(float) * v[BLK_KC]) / BLK_NR * BLK_NR, BLK_NR, 8192);
+    v[BLK_BQ] = clamp(l2 / 4 / (long)(sizeof(float) * 512) / BLK_MR * BLK_MR, BLK_MR, 512);
+}
+
+const attn_kernel attn_kernel__blocked = {
+    .name = "blocked",
+    .description = "portable C, cache-blocked GEMM (6x8 tiles) and tiled attention, OpenMP",
+    .requires = 0,
+    .parallel = 1,
+    .params = params,
+    .n_params = BLK_N_PARAMS,
+    .default_params = default_params,
+    .gemm = attn_gemm__blocked,
+    .gemm_scratch = attn_gemm_scratch__blocked,
+    .sdpa = attn_sdpa__blocked,
+    .sdpa_scratch = attn_sdpa_scratch__blocked,
+    .layernorm = attn_layernorm__portable,
+};

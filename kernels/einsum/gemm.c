@@ -1,0 +1,67 @@
+/*
+ * gemm.c — the projections and the FFN of the einsum kernels: the einsum
+ * "mk,nk->mn" (y = x·Wᵀ, W in the nn.Linear [n][k] layout, read in place)
+ * in the variant's loop order, with the bias folded into the starting value
+ * of y and the activation and residual applied afterwards.
+ *
+ * Only an order with k innermost reads W with unit stride (a dot product);
+ * with n innermost W is read down a column (stride k): the engine's generic
+ * strided loop. The gemm primitive could ask for scratch to hold a
+ * transposed W, but these kernels deliberately do not: the family shows what
+ * each loop order costs on the layouts the library is given.
+ */
+#include <math.h>
+
+#include "einsum.h"
+
+static float activate(int act, float x)
+{
+    switch (act) {
+    case ATTN_ACT_GELU_ERF:
+        return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
+    case ATTN_ACT_GELU_TANH: {
+        const float k = 0.7978845608028654f;   /* sqrt(2/pi) */
+        return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+    }
+    case ATTN_ACT_RELU:
+        return x > 0.0f ? x : 0.0f;
+    default:
+        return x;                               /* ATTN_ACT_NONE */
+    }
+}
+
+void attn_gemm__einsum(const char *order, const attn_exec *ex, const attn_gemm_problem *p)
+{
+    const long m = (long)p->m;
+    const int n = p->n;
+    const int threads = ex->n_threads > 0 ? ex->n_threads : 1;
+
+    /* y starts as the bias (or zero): the einsum accumulates into it. */
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < m; i++) {
+        float *y = p->y + (size_t)i * p->ldy;
+        for (int j = 0; j < n; j++)
+            y[j] = p->bias ? p->bias[j] : 0.0f;
+    }
+
+    const ein_view vx = { { (ptrdiff_t)p->m, p->k }, { (ptrdiff_t)p->ldx, 1 } };
+    const ein_view vw = { { p->n, p->k }, { p->k, 1 } };
+    const ein_view vy = { { (ptrdiff_t)p->m, p->n }, { (ptrdiff_t)p->ldy, 1 } };
+    ein_plan plan;
+    /* Fixed, valid spec: cannot fail (checked by tests/test_einsum.c). */
+    if (ein_plan_init(&plan, "mk,nk->mn", order, &vx, &vw, &vy) != EIN_OK)
+        return;
+    ein_plan_run(&plan, 1.0f, p->x, p->w, p->y, threads);
+
+    if (p->act == ATTN_ACT_NONE && !p->residual)
+        return;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (long i = 0; i < m; i++) {
+        float *y = p->y + (size_t)i * p->ldy;
+        const float *r = p->residual ? p->residual + (size_t)i * p->ldy : NULL;
+        for (int j = 0; j < n; j++) {
+            float t = activate(p->act, y[j]);
+            y[j] = r ? t + r[j] : t;
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/*
+ * rows.h — row operations shared by the portable kernels (blocked, einsum):
+ * applying a mask to a row of scores, softmax of a row, and LayerNorm.
+ */
+#ifndef ATTN_ROWS_H
+#define ATTN_ROWS_H
+
+#include "kernel.h"
+
+/* For query row i of batch b: s[0..n) holds the scaled scores of keys
+ * 0..n-1 (n = attn_mask_visible_keys, so causal keys are already cut off).
+ * Masked keys become -INFINITY, the bias is added to the others. */
+void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, float *s, int n);
+
+/* s[0..n) → softmax(s) in place; -INFINITY entries get exactly 0. Returns
+ * the row's normalizer 1/Σ, or 0 when every entry is -INFINITY (the row
+ * is then all zeros: the fully-masked rule). */
+float attn_rows_softmax(float *s, int n);
+
+/* LayerNorm over rows of width d, threaded over rows; mean and variance of
+ * each row in double, two passes. Same contract as attn_layernorm_fn. */
+void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float *x,
+                              const float *gamma, const float *beta, float eps, float *y);
+
+#endif /* ATTN_ROWS_H */

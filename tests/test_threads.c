@@ -1,0 +1,69 @@
+/*
+ * test_threads.c — every kernel that uses threads gives, with 2 and 3
+ * threads, the results it gives with 1 (SPEC §2: within §4's bound; the
+ * portable kernels are in fact bitwise equal, which is checked too, since
+ * each output element is reduced by one thread in a fixed order).
+ */
+#include <string.h>
+
+#include "check.h"
+#include "kernel.h"
+#include "verify.h"
+#include "workload.h"
+
+static const char *const shapes[] = {
+    "op=sdpa,B=2,H=3,Lq=37,Lk=53,Dh=24,mask=all",
+    "op=sdpa,B=1,H=2,L=130,Dh=64,mask=causal",
+    "op=mha,B=2,Lq=19,Lk=33,D=48,H=4,cross=1,mask=padding",
+    "op=encoder,B=3,L=21,D=40,H=5,F=72,norm=pre,act=gelu,mask=keep",
+    "op=encoder,B=1,L=67,D=64,H=4,F=160,norm=post,act=relu,mask=none",
+};
+
+static float *run(const char *kernel, int threads, const ab_workload *w)
+{
+    attn_ctx *ctx = NULL;
+    float *out = ab_alloc_floats(w->out_len, 0);
+    attn_status st = attn_ctx_create(&ctx, kernel, threads);
+    if (st == ATTN_OK && out)
+        st = ab_workload_run(ctx, w, out);
+    CHECK(st == ATTN_OK && out, "%s with %d threads: %s", kernel, threads, attn_strerror(st));
+    attn_ctx_destroy(ctx);
+    if (st != ATTN_OK) {
+        ab_free(out);
+        return NULL;
+    }
+    return out;
+}
+
+void test_threads(void)
+{
+    for (int i = 0; i < attn_registry_count(); i++) {
+        const attn_kernel *k = attn_registry_get(i);
+        if (!k->parallel || !attn_registry_runnable(k))
+            continue;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            ab_shape shape;
+            char err[256];
+            ab_workload w;
+            t_case("threads [%s]: %s with 1, 2, 3 threads", k->name, shapes[s]);
+            if (ab_shape_parse(shapes[s], AB_OP_SDPA, &shape, err, sizeof err) != 0
+                || ab_workload_init(&w, &shape, 7 + s, 0) != 0) {
+                CHECK(0, "setup: %s", err);
+                continue;
+            }
+            float *one = run(k->name, 1, &w);
+            for (int t = 2; one && t <= 3; t++) {
+                float *many = run(k->name, t, &w);
+                if (!many)
+                    continue;
+                ab_verdict v = ab_verify(shape.op, many, one, w.out_len, w.max_abs_v);
+                CHECK(v.ok, "%d threads differ from 1 by %.3g (bound %.3g)", t, v.max_err, v.tol);
+                CHECK(memcmp(many, one, w.out_len * sizeof(float)) == 0,
+                      "%d threads not bitwise equal to 1 (max diff %.3g)", t, v.max_err);
+                ab_free(many);
+            }
+            ab_free(one);
+            ab_workload_free(&w);
+        }
+    }
+}
