@@ -14,7 +14,8 @@ int ab_cmd_list(int argc, char **argv)
     };
     int rc = ab_cli_command("list", "attnbench list [--suites]",
                             "Lists every registered kernel, whether it can run on this machine,\n"
-                            "and if not, what it is missing.", argc, argv, flags, 1, NULL, 0, &n_pos);
+                            "and if not, what it is missing; and each kernel's tunable parameters\n"
+                            "with their defaults on this machine (set from its cache sizes).", argc, argv, flags, 1, NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
 
@@ -24,6 +25,13 @@ int ab_cmd_list(int argc, char **argv)
         char why[256];
         ab_kernel_why_not(k, why, sizeof why);
         printf("%-14s %-5s %s\n", k->name, why[0] ? "no" : "yes", why[0] ? why : k->description);
+        /* The tunable parameters, with this machine's defaults (from its caches). */
+        for (int p = 0; p < attn_kernel_param_count(k->name); p++) {
+            attn_param_info info;
+            if (attn_kernel_param_info(k->name, p, &info) == ATTN_OK)
+                printf("%-14s %-5s   %s = %d  (%d..%d) %s\n", "", "", info.name,
+                       info.default_value, info.min, info.max, info.help);
+        }
     }
     if (suites) {
         for (int i = 0; i < ab_suite_count() + 1; i++) {

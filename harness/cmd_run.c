@@ -128,7 +128,7 @@ int ab_cmd_run(int argc, char **argv)
     int threads = 0, reps = 9, refresh = 0, n_pos;
     double min_time = 0.2;
     const ab_flag flags[] = {
-        { "kernel", AB_FLAG_STRING, &kernel, "K", "a kernel, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
+        { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
         { "op", AB_FLAG_STRING, &op_name, "OP", "sdpa, mha or encoder: filters the suite, default op of --shape", 0, 0 },
         { "shape", AB_FLAG_STRING, &shape_text, "SPEC", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
         { "suite", AB_FLAG_STRING, &suite_name, "NAME", "default, smoke, bert-base or long (default: default)", 0, 0 },
@@ -149,7 +149,8 @@ int ab_cmd_run(int argc, char **argv)
         "Times kernels on shapes: warm-up, iterations calibrated to --min-time, R repetitions;\n"
         "reports min/median/mean/stddev/CV (CV > 5% is flagged unstable), GFLOP/s and % of the\n"
         "measured peak of the kernel's ISA at this thread count. Threads are pinned to cores.\n"
-        "With --kernel all, naive (the oracle) runs only shapes up to 1 GFLOP.",
+        "With --kernel all, naive (the oracle) runs only shapes up to 1 GFLOP; naming it\n"
+        "(--kernel naive,blocked) runs it everywhere.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
@@ -174,7 +175,10 @@ int ab_cmd_run(int argc, char **argv)
         fprintf(stderr, "attnbench run: %s\n", err);
         return AB_EXIT_USAGE;
     }
-    int naive_named = kernel && strcmp(kernel, "naive") == 0;
+    /* Naming naive (alone or in a list) runs it on every shape. */
+    int naive_named = 0;
+    for (int i = 0; kernel && strcmp(kernel, "all") != 0 && i < nk; i++)
+        naive_named |= strcmp(kernels[i]->name, "naive") == 0;
 
     ab_shape shapes[MAX_SHAPES];
     int ns = 0;
@@ -251,7 +255,11 @@ int ab_cmd_run(int argc, char **argv)
         ab_counters_close(counters);
         return AB_EXIT_FAIL;
     }
-    int n = 0, failed = 0, naive_skipped = 0, pinned = 1;
+    /* Pinned: the calling thread by the harness, the kernels' OpenMP threads
+     * by the runtime (main.c sets OMP_PROC_BIND unless the user did). */
+    const char *bind = getenv("OMP_PROC_BIND");
+    int n = 0, failed = 0, naive_skipped = 0;
+    int pinned = bind && strcmp(bind, "false") != 0 && strcmp(bind, "FALSE") != 0;
     ab_progress progress;
     ab_progress_init(&progress, nk * ns);
     for (int ki = 0; ki < nk; ki++) {

@@ -1,6 +1,9 @@
 /* main.c — `attnbench COMMAND [options]`. */
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attn.h"
 #include "commands.h"
@@ -25,8 +28,52 @@ static void usage(FILE *out)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* The kernels' OpenMP threads are pinned by the OpenMP runtime, one per core
+ * in order (thread i on core i, the calling thread on core 0, which the
+ * harness pins too), but the runtime reads OMP_PROC_BIND and OMP_PLACES only
+ * when the program starts. So when the user has not chosen, choose and start
+ * again. If exec fails, carry on: threads then run unpinned, and the run's
+ * context says so. */
+static void pin_openmp_threads(char **argv)
+{
+    cpu_set_t set;
+    char list[64];
+    const char *saved = getenv("ATTNBENCH_AFFINITY");
+    if (saved) {
+        /* Started again: the runtime bound this thread to its first place;
+         * give it back the CPUs it started with (the harness binds it). */
+        unsigned long long bits = strtoull(saved, NULL, 16);
+        CPU_ZERO(&set);
+        for (int cpu = 0; cpu < 64; cpu++)
+            if (bits >> cpu & 1)
+                CPU_SET(cpu, &set);
+        sched_setaffinity(0, sizeof set, &set);
+        unsetenv("ATTNBENCH_AFFINITY");
+        return;
+    }
+    if (getenv("OMP_PROC_BIND") || sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    unsigned long long bits = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &set))
+            continue;
+        if (cpu >= 64)
+            return;   /* more CPUs than this simple hand-over covers: stay unpinned */
+        bits |= 1ull << cpu;
+    }
+    snprintf(list, sizeof list, "%llx", bits);
+    setenv("ATTNBENCH_AFFINITY", list, 1);
+    setenv("OMP_PROC_BIND", "close", 1);
+    if (!getenv("OMP_PLACES"))
+        setenv("OMP_PLACES", "cores", 1);
+    execv("/proc/self/exe", argv);
+    unsetenv("ATTNBENCH_AFFINITY");   /* exec failed: carry on as we are */
+    unsetenv("OMP_PROC_BIND");
+}
+
 int main(int argc, char **argv)
 {
+    pin_openmp_threads(argv);
     if (argc < 2) {
         usage(stderr);
         return AB_EXIT_USAGE;

@@ -1,5 +1,6 @@
 /* report.c — tables, Google Benchmark JSON and CSV for benchmark results. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -105,6 +106,8 @@ static void json_context(ab_json *j, const ab_run_context *c)
     ab_json_string(j, "topology_source", t->source);
     ab_json_int(j, "threads", c->threads);
     ab_json_bool(j, "threads_pinned", c->pinned);
+    ab_json_string(j, "omp_proc_bind", getenv("OMP_PROC_BIND"));
+    ab_json_string(j, "omp_places", getenv("OMP_PLACES"));
     ab_json_number(j, "min_time", c->min_time);
     ab_json_int(j, "repetitions", c->repetitions);
     ab_json_string(j, "git_commit", ab_build_commit());

@@ -79,9 +79,22 @@ int ab_select_kernels(const char *spec, const char *env, const attn_kernel **out
         attn_ctx_destroy(ctx);
         return 1;
     }
-    const attn_kernel *k = named(spec, "--kernel", err, err_len);
-    if (!k)
+    /* A name, or several separated by commas. */
+    char list[512];
+    int n = 0;
+    if (snprintf(list, sizeof list, "%s", spec) >= (int)sizeof list) {
+        snprintf(err, err_len, "--kernel: list too long");
         return -1;
-    out[0] = k;
-    return 1;
+    }
+    for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        const attn_kernel *k = named(name, "--kernel", err, err_len);
+        if (!k)
+            return -1;
+        if (n < max)
+            out[n++] = k;
+    }
+    if (n == 0)
+        snprintf(err, err_len, "--kernel: no kernel named");
+    return n ? n : -1;
 }

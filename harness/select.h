@@ -16,7 +16,7 @@ void ab_kernel_why_not(const attn_kernel *k, char *buf, size_t len);
  * the ATTN_KERNEL environment variable (env; NULL or "" when unset):
  *   spec "all"         every kernel that runs here
  *   spec "auto"        the kernel attn_ctx_create would pick
- *   spec NAME          that kernel
+ *   spec NAME[,NAME]   those kernels
  *   spec NULL          the env kernel when set, else every kernel that runs here
  * A named kernel (from spec or env) that is unknown or cannot run here is an
  * error naming what is missing, never skipped. Returns how many kernels were

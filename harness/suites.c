@@ -351,6 +351,13 @@ static const ab_shape check[] = {
     ENC(2, 48, 6, 96, 33, 0, ATTN_ACT_GELU_ERF, AB_MASK_ALL),
     ENC(3, 64, 4, 256, 20, 1, ATTN_ACT_RELU, AB_MASK_PADALL),
     ENC(1, 16, 2, 33, 7, 0, ATTN_ACT_GELU_TANH, AB_MASK_KEEP),
+    /* Around the blocked kernel's tiles (6×8 registers; default kc 128, mc and
+     * bq 126): rows 125–127 and 130, widths 7–9, depths 127–129. */
+    SDPA(1, 1, 125, 127, 7, AB_MASK_NONE), SDPA(1, 1, 126, 128, 8, AB_MASK_CAUSAL),
+    SDPA(1, 2, 127, 129, 9, AB_MASK_ALL), MHA(2, 127, 1, 6, 6, AB_MASK_NONE),
+    MHA(1, 128, 4, 7, 7, AB_MASK_CAUSAL), MHA(1, 129, 3, 5, 5, AB_MASK_PADDING),
+    ENC(1, 64, 4, 129, 130, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    ENC(2, 24, 2, 127, 64, 1, ATTN_ACT_RELU, AB_MASK_CAUSAL),
 };
 
 #define SUITE(n, d, a) { n, d, a, (int)(sizeof a / sizeof a[0]) }

@@ -191,6 +191,9 @@ static void test_select(void)
     CHECK(ab_select_kernels(NULL, "naive", k, 64, err, sizeof err) == 1
           && strcmp(k[0]->name, "naive") == 0, "ATTN_KERNEL=naive");
     CHECK(ab_select_kernels("naive", "no-such", k, 64, err, sizeof err) == 1, "flag should win");
+    CHECK(ab_select_kernels("naive,naive", NULL, k, 64, err, sizeof err) == 2, "a list of two");
+    CHECK(ab_select_kernels("naive,no-such", NULL, k, 64, err, sizeof err) == -1
+          && strstr(err, "no-such"), "a list with an unknown name: '%s'", err);
     CHECK(ab_select_kernels("auto", NULL, k, 64, err, sizeof err) == 1
           && attn_registry_runnable(k[0]), "auto");
 
