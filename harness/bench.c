@@ -63,8 +63,14 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
     }
 
     /* Warm-up: the first call grows the workspace and faults its pages in. */
-    if (time_calls(ctx, w, out, 1, &cpu, &st) < 0.0)
+    double first = time_calls(ctx, w, out, 1, &cpu, &st);
+    if (first < 0.0)
         goto failed;
+    if (o->max_call_time > 0.0 && first > o->max_call_time) {
+        r->real[0] = first;
+        ab_free(out);
+        return 1;
+    }
 
     /* Calibrate: grow the count until one batch lasts min_time; the batches
      * double as further warm-up. */

@@ -21,6 +21,10 @@ typedef struct ab_bench_opts {
     double min_time;          /* seconds per repetition, at least */
     int repetitions;
     ab_counters *counters;    /* NULL: none */
+    /* > 0: when the warm-up call takes longer than this many seconds, the
+     * benchmark is not timed (ab_bench_run returns 1); keeps `--kernel all`
+     * from spending minutes on the deliberately slow kernels. */
+    double max_call_time;
     /* Called before each repetition (rep < reps) and once after the last
      * (rep == reps); NULL for none. */
     void (*progress)(void *arg, int rep, int reps);
@@ -50,7 +54,8 @@ typedef struct ab_result {
 void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, size_t len);
 
 /* Runs the benchmark; r->kernel, r->shape, r->threads, r->isa and
- * r->peak_gflops must be set by the caller. Returns 0, or -1 with r->error. */
+ * r->peak_gflops must be set by the caller. Returns 0; 1 when skipped by
+ * max_call_time (the warm-up time in r->real[0]); or -1 with r->error. */
 int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r);
 
 /* Derived figures of a time per iteration (seconds). */

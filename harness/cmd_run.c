@@ -126,7 +126,7 @@ int ab_cmd_run(int argc, char **argv)
     const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
     int threads = 0, reps = 9, refresh = 0, n_pos;
-    double min_time = 0.2;
+    double min_time = 0.2, max_call = -1.0;   /* -1: the default, which depends on --kernel */
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
         { "op", AB_FLAG_STRING, &op_name, "OP", "sdpa, mha or encoder: filters the suite, default op of --shape", 0, 0 },
@@ -135,6 +135,7 @@ int ab_cmd_run(int argc, char **argv)
         { "threads", AB_FLAG_INT, &threads, "N", "threads, one per core (default: all cores)", 1, 4096 },
         { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark (default 9)", 1, AB_MAX_REPS },
         { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds each repetition lasts at least (default 0.2)", 1e-4, 3600 },
+        { "max-call-time", AB_FLAG_DOUBLE, &max_call, "S", "skip a benchmark whose warm-up call takes over S seconds; 0: never (default: 0.5 with --kernel all, else 0)", 0, 3600 },
         { "counters", AB_FLAG_STRING, &counters_text, "LIST", "PAPI events, e.g. perf::TASK-CLOCK,PAPI_TOT_CYC", 0, 0 },
         { "json", AB_FLAG_STRING, &json, "FILE", "write Google Benchmark JSON to FILE (atomically)", 0, 0 },
         { "json-dir", AB_FLAG_STRING, &json_dir, "DIR", "write the JSON to a new file in DIR, never replacing one", 0, 0 },
@@ -149,8 +150,9 @@ int ab_cmd_run(int argc, char **argv)
         "Times kernels on shapes: warm-up, iterations calibrated to --min-time, R repetitions;\n"
         "reports min/median/mean/stddev/CV (CV > 5% is flagged unstable), GFLOP/s and % of the\n"
         "measured peak of the kernel's ISA at this thread count. Threads are pinned to cores.\n"
-        "With --kernel all, naive (the oracle) runs only shapes up to 1 GFLOP; naming it\n"
-        "(--kernel naive,blocked) runs it everywhere.",
+        "With --kernel all, a benchmark whose warm-up call takes over 0.5 s (the naive oracle,\n"
+        "the slow einsum orders on large shapes) is skipped and listed; naming the kernels\n"
+        "(--kernel naive,einsum-bhqk) times everything.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
@@ -175,10 +177,9 @@ int ab_cmd_run(int argc, char **argv)
         fprintf(stderr, "attnbench run: %s\n", err);
         return AB_EXIT_USAGE;
     }
-    /* Naming naive (alone or in a list) runs it on every shape. */
-    int naive_named = 0;
-    for (int i = 0; kernel && strcmp(kernel, "all") != 0 && i < nk; i++)
-        naive_named |= strcmp(kernels[i]->name, "naive") == 0;
+    /* Named kernels are timed on every shape; "all" skips very slow calls. */
+    if (max_call < 0.0)
+        max_call = !kernel || strcmp(kernel, "all") == 0 ? 0.5 : 0.0;
 
     ab_shape shapes[MAX_SHAPES];
     int ns = 0;
@@ -258,18 +259,14 @@ int ab_cmd_run(int argc, char **argv)
     /* Pinned: the calling thread by the harness, the kernels' OpenMP threads
      * by the runtime (main.c sets OMP_PROC_BIND unless the user did). */
     const char *bind = getenv("OMP_PROC_BIND");
-    int n = 0, failed = 0, naive_skipped = 0;
+    int n = 0, failed = 0, n_skipped = 0;
+    char skipped[1024] = "";
     int pinned = bind && strcmp(bind, "false") != 0 && strcmp(bind, "FALSE") != 0;
     ab_progress progress;
     ab_progress_init(&progress, nk * ns);
     for (int ki = 0; ki < nk; ki++) {
         for (int si = 0; si < ns; si++) {
             const ab_shape *s = &shapes[si];
-            if (strcmp(kernels[ki]->name, "naive") == 0 && !naive_named
-                && ab_shape_flops(s) > AB_NAIVE_MAX_FLOPS) {
-                naive_skipped++;
-                continue;
-            }
             ab_result *r = &results[n++];
             snprintf(r->kernel, sizeof r->kernel, "%s", kernels[ki]->name);
             r->shape = *s;
@@ -295,8 +292,14 @@ int ab_cmd_run(int argc, char **argv)
                 snprintf(r->error, sizeof r->error, "out of memory for the inputs");
             } else {
                 progress_arg pa = { &progress, n - 1, r->run_name };
-                ab_bench_opts o = { min_time, reps, counters, show_progress, &pa };
-                ab_bench_run(ctx, &w, &o, r);
+                ab_bench_opts o = { min_time, reps, counters, max_call, show_progress, &pa };
+                if (ab_bench_run(ctx, &w, &o, r) == 1) {
+                    size_t used = strlen(skipped);
+                    snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.1f s)",
+                             n_skipped ? "\n" : "", r->run_name, r->real[0]);
+                    n_skipped++;
+                    n--;
+                }
                 ab_workload_free(&w);
             }
             attn_ctx_destroy(ctx);
@@ -306,10 +309,10 @@ int ab_cmd_run(int argc, char **argv)
     ab_progress_clear(&progress);
 
     ab_report_table(stdout, results, n);
-    if (naive_skipped)
-        printf("note: naive (the oracle, ~1-3 GFLOP/s) skipped %d benchmark%s above %.0f GFLOP; "
-               "--kernel naive runs them\n", naive_skipped, naive_skipped == 1 ? "" : "s",
-               AB_NAIVE_MAX_FLOPS / 1e9);
+    if (n_skipped)
+        printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
+               "(--kernel K) to time %s:\n%s\n", n_skipped, n_skipped == 1 ? "" : "s", max_call,
+               n_skipped == 1 ? "it" : "them", skipped);
     if (!pinned)
         printf("note: threads could not be pinned to cores\n");
     if (have_peaks)

@@ -74,8 +74,5 @@ const ab_suite *ab_suite_get(int i);
 /* The shapes of `attnbench check` (edge shapes, every mask kind, tile edges). */
 const ab_suite *ab_check_suite(void);
 
-/* `--kernel all` skips the naive oracle on shapes above this many FLOPs
- * (it runs at ~1–3 GFLOP/s); naming naive explicitly runs every shape. */
-#define AB_NAIVE_MAX_FLOPS 1.0e9
 
 #endif /* AB_SUITES_H */

@@ -21,6 +21,7 @@
 #include "stats.h"
 #include "suites.h"
 #include "verify.h"
+#include "workload.h"
 
 #define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol) * fmax(1.0, fabs((double)(b))))
 
@@ -249,6 +250,37 @@ static void test_verify(void)
     CHECK(!v.ok && isinf(v.max_err), "NaN passed");
 }
 
+/* A warm-up call slower than max_call_time skips the benchmark (return 1,
+ * the call's time in real[0]); max_call_time 0 never skips. */
+static void test_bench_skip(void)
+{
+    t_case("bench: max_call_time skips slow calls, 0 times everything");
+    ab_shape s;
+    char err[200];
+    attn_ctx *ctx = NULL;
+    ab_workload w;
+    if (ab_shape_parse("B=1,H=2,L=16,Dh=8", AB_OP_SDPA, &s, err, sizeof err) != 0
+        || attn_ctx_create(&ctx, "naive", 1) != ATTN_OK) {
+        CHECK(0, "setup: %s", err);
+        return;
+    }
+    CHECK(ab_workload_init(&w, &s, 1, 0) == 0, "workload");
+    ab_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.kernel, sizeof r.kernel, "naive");
+    r.shape = s;
+    r.threads = 1;
+    ab_bench_opts o = { 1e-4, 3, NULL, 1e-12, NULL, NULL };
+    int rc = ab_bench_run(ctx, &w, &o, &r);
+    CHECK(rc == 1 && r.real[0] > 0.0 && r.reps == 0, "rc %d real[0] %g reps %d", rc, r.real[0],
+          r.reps);
+    o.max_call_time = 0.0;
+    rc = ab_bench_run(ctx, &w, &o, &r);
+    CHECK(rc == 0 && r.reps == 3 && r.real_stats.median > 0.0, "rc %d reps %d", rc, r.reps);
+    ab_workload_free(&w);
+    attn_ctx_destroy(ctx);
+}
+
 /* Writes with ab_json, reads back with the test parser. */
 static void test_json_writer(void)
 {
@@ -422,6 +454,7 @@ void test_harness(void)
     test_cli();
     test_select();
     test_verify();
+    test_bench_skip();
     test_json_writer();
     test_report();
 }
