@@ -61,8 +61,16 @@ WARNFLAGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Baseline ISA only: ISA-specific kernels get their flags per folder, so the
 # default build runs on any machine of the architecture.
 BASEFLAGS := -std=c11 -D_GNU_SOURCE -pthread -fPIC $(WARNFLAGS) $(OPTFLAGS) -Iinclude
+# Vectorizing the kernels' row loops (softmax exp, layernorm, epilogues):
+# GCC's -O2 cost model ("very cheap") only vectorizes loops whose trip count
+# is a known multiple of the vector width, so ask for the dynamic model; and
+# -fno-trapping-math lets the branch-free selects of vmath.h become vector
+# blends (we never enable FP traps). Neither reorders arithmetic, so results
+# are unchanged. GCC-only flags: probed so that clang builds too.
+VECFLAGS := $(shell $(CC) -fvect-cost-model=dynamic -Werror -E -x c /dev/null >/dev/null 2>&1 \
+              && echo -fvect-cost-model=dynamic) -fno-trapping-math
 # Kernels use OpenMP (libgomp) for their threads.
-LIBFLAGS  := $(BASEFLAGS) -fopenmp -fvisibility=hidden -DATTN_BUILDING_LIBRARY
+LIBFLAGS  := $(BASEFLAGS) $(VECFLAGS) -fopenmp -fvisibility=hidden -DATTN_BUILDING_LIBRARY
 LDLIBS    := -fopenmp -lm -pthread
 
 # Portable kernel folders; ISA folders are added below with their flags.

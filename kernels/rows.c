@@ -2,7 +2,6 @@
 #include <math.h>
 
 #include "rows.h"
-#include "vmath.h"
 
 void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, float *s, int n)
 {
@@ -20,23 +19,44 @@ void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, flo
             s[j] = keep[j] ? s[j] : -INFINITY;
 }
 
+/* Lanes of the max and sum reductions: independent partial results the
+ * compiler keeps in vector registers (a float sum may not be reordered
+ * otherwise). The lane split depends only on n, never on threads. */
+#define SOFTMAX_LANES 8
+
 float attn_rows_softmax(float *s, int n)
 {
+    float lane[SOFTMAX_LANES];
+    for (int l = 0; l < SOFTMAX_LANES; l++)
+        lane[l] = -INFINITY;
+    int j = 0;
+    for (; j + SOFTMAX_LANES <= n; j += SOFTMAX_LANES)
+        for (int l = 0; l < SOFTMAX_LANES; l++)
+            lane[l] = s[j + l] > lane[l] ? s[j + l] : lane[l];
     float max = -INFINITY;
-    for (int j = 0; j < n; j++)
+    for (; j < n; j++)
         max = s[j] > max ? s[j] : max;
+    for (int l = 0; l < SOFTMAX_LANES; l++)
+        max = lane[l] > max ? lane[l] : max;
     if (max == -INFINITY) {
-        for (int j = 0; j < n; j++)
+        for (j = 0; j < n; j++)
             s[j] = 0.0f;
         return 0.0f;
     }
-    float sum = 0.0f;
-    for (int j = 0; j < n; j++) {
+    for (j = 0; j < n; j++)
         s[j] = attn_expf(s[j] - max);   /* -inf - max = -inf → exactly 0 */
+    for (int l = 0; l < SOFTMAX_LANES; l++)
+        lane[l] = 0.0f;
+    for (j = 0; j + SOFTMAX_LANES <= n; j += SOFTMAX_LANES)
+        for (int l = 0; l < SOFTMAX_LANES; l++)
+            lane[l] += s[j + l];
+    float sum = 0.0f;
+    for (; j < n; j++)
         sum += s[j];
-    }
+    for (int l = 0; l < SOFTMAX_LANES; l++)
+        sum += lane[l];
     float inv = 1.0f / sum;
-    for (int j = 0; j < n; j++)
+    for (j = 0; j < n; j++)
         s[j] *= inv;
     return inv;
 }

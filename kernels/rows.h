@@ -6,6 +6,7 @@
 #define ATTN_ROWS_H
 
 #include "kernel.h"
+#include "vmath.h"
 
 /* For query row i of batch b: s[0..n) holds the scaled scores of keys
  * 0..n-1 (n = attn_mask_visible_keys, so causal keys are already cut off).
@@ -16,6 +17,22 @@ void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, flo
  * the row's normalizer 1/Σ, or 0 when every entry is -INFINITY (the row
  * is then all zeros: the fully-masked rule). */
 float attn_rows_softmax(float *s, int n);
+
+/* x[0..n) → act(x) in place (SPEC §1.3 activations; ATTN_ACT_NONE leaves
+ * x). Inline, one loop per activation, so that each vectorizes (vmath.h)
+ * inside the callers' tile loops. */
+static inline void attn_rows_activate(int act, float *x, int n)
+{
+    if (act == ATTN_ACT_GELU_ERF)
+        for (int j = 0; j < n; j++)
+            x[j] = attn_gelu_erf(x[j]);
+    else if (act == ATTN_ACT_GELU_TANH)
+        for (int j = 0; j < n; j++)
+            x[j] = attn_gelu_tanh(x[j]);
+    else if (act == ATTN_ACT_RELU)
+        for (int j = 0; j < n; j++)
+            x[j] = x[j] > 0.0f ? x[j] : 0.0f;
+}
 
 /* LayerNorm over rows of width d, threaded over rows; mean and variance of
  * each row in double, two passes. Same contract as attn_layernorm_fn. */

@@ -10,7 +10,7 @@
 #include <omp.h>
 #include <string.h>
 
-#include "../vmath.h"
+#include "../rows.h"
 #include "blocked.h"
 
 static int min_int(int a, int b)
@@ -156,16 +156,7 @@ static void epilogue(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
         if (g->bias)
             for (int j = 0; j < nr; j++)
                 c[j] += g->bias[j0 + j];
-        /* One loop per activation, so each one vectorizes (vmath.h). */
-        if (g->act == ATTN_ACT_GELU_ERF)
-            for (int j = 0; j < nr; j++)
-                c[j] = attn_gelu_erf(c[j]);
-        else if (g->act == ATTN_ACT_GELU_TANH)
-            for (int j = 0; j < nr; j++)
-                c[j] = attn_gelu_tanh(c[j]);
-        else if (g->act == ATTN_ACT_RELU)
-            for (int j = 0; j < nr; j++)
-                c[j] = c[j] > 0.0f ? c[j] : 0.0f;
+        attn_rows_activate(g->act, c, nr);
         if (g->residual) {
             const float *r = g->residual + (i0 + (size_t)i) * g->ldc + j0;
             for (int j = 0; j < nr; j++)

@@ -10,25 +10,8 @@
  * transposed W, but these kernels deliberately do not: the family shows what
  * each loop order costs on the layouts the library is given.
  */
-#include <math.h>
-
 #include "einsum.h"
-
-static float activate(int act, float x)
-{
-    switch (act) {
-    case ATTN_ACT_GELU_ERF:
-        return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
-    case ATTN_ACT_GELU_TANH: {
-        const float k = 0.7978845608028654f;   /* sqrt(2/pi) */
-        return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
-    }
-    case ATTN_ACT_RELU:
-        return x > 0.0f ? x : 0.0f;
-    default:
-        return x;                               /* ATTN_ACT_NONE */
-    }
-}
+#include "../rows.h"
 
 void attn_gemm__einsum(const char *order, const attn_exec *ex, const attn_gemm_problem *p)
 {
@@ -59,9 +42,8 @@ void attn_gemm__einsum(const char *order, const attn_exec *ex, const attn_gemm_p
     for (long i = 0; i < m; i++) {
         float *y = p->y + (size_t)i * p->ldy;
         const float *r = p->residual ? p->residual + (size_t)i * p->ldy : NULL;
-        for (int j = 0; j < n; j++) {
-            float t = activate(p->act, y[j]);
-            y[j] = r ? t + r[j] : t;
-        }
+        attn_rows_activate(p->act, y, n);
+        for (int j = 0; r && j < n; j++)
+            y[j] += r[j];
     }
 }
