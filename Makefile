@@ -152,6 +152,7 @@ $(TEST_BIN): $(TEST_OBJS) $(HARNESS_LIB) $(STATIC_LIB)
 test: all
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(TEST_BIN) tests/fixtures
 	$(CLI_BIN) check --quiet
+	sh tests/cli.sh $(CLI_BIN)
 
 # The main job: the default suite over every kernel this machine runs; the
 # JSON goes to a new file under results/ (an earlier one is never replaced).

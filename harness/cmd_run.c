@@ -19,6 +19,30 @@
 #define SEED 20261122u
 #define MAX_SHAPES 64
 #define MAX_EVENT_NAMES AB_MAX_EVENTS
+#define MAX_THREAD_COUNTS 16
+
+/* "--threads 2" or "--threads 1,2,4" → counts[]; each in [1, 4096]. */
+static int parse_threads(const char *text, int *counts, int max, char *err, size_t len)
+{
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 4096 || (*end && *end != ',')) {
+            snprintf(err, len, "--threads: '%s' is not a count (1..4096) or a list of them", text);
+            return -1;
+        }
+        if (n == max) {
+            snprintf(err, len, "--threads: more than %d counts", max);
+            return -1;
+        }
+        counts[n++] = (int)v;
+        if (!*end)
+            return n;
+        p = end + 1;
+    }
+}
 
 typedef struct progress_arg {
     const ab_progress *p;
@@ -125,14 +149,15 @@ int ab_cmd_run(int argc, char **argv)
 {
     const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
-    int threads = 0, reps = 9, refresh = 0, n_pos;
+    const char *threads_text = NULL;
+    int reps = 9, refresh = 0, n_pos;
     double min_time = 0.2, max_call = -1.0;   /* -1: the default, which depends on --kernel */
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
         { "op", AB_FLAG_STRING, &op_name, "OP", "sdpa, mha or encoder: filters the suite, default op of --shape", 0, 0 },
         { "shape", AB_FLAG_STRING, &shape_text, "SPEC", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
         { "suite", AB_FLAG_STRING, &suite_name, "NAME", "default, smoke, bert-base or long (default: default)", 0, 0 },
-        { "threads", AB_FLAG_INT, &threads, "N", "threads, one per core (default: all cores)", 1, 4096 },
+        { "threads", AB_FLAG_STRING, &threads_text, "N", "threads, one per core (default: all cores); a list N1,N2 runs each", 0, 0 },
         { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark (default 9)", 1, AB_MAX_REPS },
         { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds each repetition lasts at least (default 0.2)", 1e-4, 3600 },
         { "max-call-time", AB_FLAG_DOUBLE, &max_call, "S", "skip a benchmark whose warm-up call takes over S seconds; 0: never (default: 0.5 with --kernel all, else 0)", 0, 3600 },
@@ -144,7 +169,7 @@ int ab_cmd_run(int argc, char **argv)
     };
     int rc = ab_cli_command(
         "run",
-        "attnbench run [--kernel K|all] [--op OP] [--shape SPEC|--suite NAME] [--threads N]\n"
+        "attnbench run [--kernel K|all] [--op OP] [--shape SPEC|--suite NAME] [--threads N[,N2..]]\n"
         "                     [--repetitions R] [--min-time S] [--counters LIST] [--json FILE]\n"
         "                     [--json-dir DIR] [--csv FILE]",
         "Times kernels on shapes: warm-up, iterations calibrated to --min-time, R repetitions;\n"
@@ -233,11 +258,20 @@ int ab_cmd_run(int argc, char **argv)
         memset(&topo, 0, sizeof topo);
         topo.cores = topo.pus = 1;
     }
-    if (threads == 0)
-        threads = topo.cores > 0 ? topo.cores : 1;
-    if (topo.n_caches && threads > topo.cores) {
-        fprintf(stderr, "attnbench run: --threads %d: this process may use %d cores\n", threads,
-                topo.cores);
+    int thread_counts[MAX_THREAD_COUNTS], nt = 1, threads = 0;
+    thread_counts[0] = topo.cores > 0 ? topo.cores : 1;
+    if (threads_text)
+        nt = parse_threads(threads_text, thread_counts, MAX_THREAD_COUNTS, err, sizeof err);
+    for (int ti = 0; ti < nt; ti++) {
+        if (topo.n_caches && thread_counts[ti] > topo.cores) {
+            snprintf(err, sizeof err, "--threads %d: this process may use %d cores",
+                     thread_counts[ti], topo.cores);
+            nt = -1;
+        }
+        threads = nt > 0 && thread_counts[ti] > threads ? thread_counts[ti] : threads;
+    }
+    if (nt < 0) {
+        fprintf(stderr, "attnbench run: %s\n", err);
         ab_counters_close(counters);
         return AB_EXIT_USAGE;
     }
@@ -250,7 +284,7 @@ int ab_cmd_run(int argc, char **argv)
     if (note[0])
         fprintf(stderr, "attnbench run: %s\n", note);
 
-    ab_result *results = calloc((size_t)(nk * ns), sizeof *results);
+    ab_result *results = calloc((size_t)(nk * ns * nt), sizeof *results);
     if (!results) {
         fprintf(stderr, "attnbench run: out of memory\n");
         ab_counters_close(counters);
@@ -259,51 +293,57 @@ int ab_cmd_run(int argc, char **argv)
     /* Pinned: the calling thread by the harness, the kernels' OpenMP threads
      * by the runtime (main.c sets OMP_PROC_BIND unless the user did). */
     const char *bind = getenv("OMP_PROC_BIND");
-    int n = 0, failed = 0, n_skipped = 0;
+    int n = 0, done = 0, failed = 0, n_skipped = 0;
     char skipped[1024] = "";
     int pinned = bind && strcmp(bind, "false") != 0 && strcmp(bind, "FALSE") != 0;
     ab_progress progress;
-    ab_progress_init(&progress, nk * ns);
+    ab_progress_init(&progress, nk * ns * nt);
     for (int ki = 0; ki < nk; ki++) {
         for (int si = 0; si < ns; si++) {
-            const ab_shape *s = &shapes[si];
-            ab_result *r = &results[n++];
-            snprintf(r->kernel, sizeof r->kernel, "%s", kernels[ki]->name);
-            r->shape = *s;
-            /* A single-threaded kernel is reported, and held to the peak, as 1 thread. */
-            r->threads = kernels[ki]->parallel ? threads : 1;
-            r->isa = ab_isa_of_requirements(kernels[ki]->requires);
-            r->peak_gflops = have_peaks ? ab_peak_gflops(&peaks, r->isa, r->threads) : 0.0;
-            ab_run_name(r->kernel, s, r->threads, r->run_name, sizeof r->run_name);
+            for (int ti = 0; ti < nt; ti++, done++) {
+                const ab_shape *s = &shapes[si];
+                /* A single-threaded kernel runs, is reported and is held to the
+                 * peak as 1 thread, once whatever the thread counts asked. */
+                if (!kernels[ki]->parallel && ti > 0)
+                    continue;
+                int n_threads = kernels[ki]->parallel ? thread_counts[ti] : 1;
+                ab_result *r = &results[n++];
+                snprintf(r->kernel, sizeof r->kernel, "%s", kernels[ki]->name);
+                r->shape = *s;
+                r->threads = n_threads;
+                r->isa = ab_isa_of_requirements(kernels[ki]->requires);
+                r->peak_gflops = have_peaks ? ab_peak_gflops(&peaks, r->isa, r->threads) : 0.0;
+                ab_run_name(r->kernel, s, r->threads, r->run_name, sizeof r->run_name);
 
-            /* The context's threads inherit the N-core mask; then this
-             * thread takes core 0 for itself. */
-            char perr[256];
-            if (topo.n_caches && ab_bind_cores(&topo, threads, perr, sizeof perr) < 0)
-                pinned = 0;
-            ab_workload w;
-            attn_ctx *ctx = NULL;
-            attn_status st = attn_ctx_create(&ctx, kernels[ki]->name, threads);
-            if (topo.n_caches && ab_pin_to_core(&topo, 0, perr, sizeof perr) != 0)
-                pinned = 0;
-            if (st != ATTN_OK) {
-                snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
-            } else if (ab_workload_init(&w, s, SEED, 0) != 0) {
-                snprintf(r->error, sizeof r->error, "out of memory for the inputs");
-            } else {
-                progress_arg pa = { &progress, n - 1, r->run_name };
-                ab_bench_opts o = { min_time, reps, counters, max_call, show_progress, &pa };
-                if (ab_bench_run(ctx, &w, &o, r) == 1) {
-                    size_t used = strlen(skipped);
-                    snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.1f s)",
-                             n_skipped ? "\n" : "", r->run_name, r->real[0]);
-                    n_skipped++;
-                    n--;
+                /* The context's threads inherit the N-core mask; then this
+                 * thread takes core 0 for itself. */
+                char perr[256];
+                if (topo.n_caches && ab_bind_cores(&topo, n_threads, perr, sizeof perr) < 0)
+                    pinned = 0;
+                ab_workload w;
+                attn_ctx *ctx = NULL;
+                attn_status st = attn_ctx_create(&ctx, kernels[ki]->name, n_threads);
+                if (topo.n_caches && ab_pin_to_core(&topo, 0, perr, sizeof perr) != 0)
+                    pinned = 0;
+                if (st != ATTN_OK) {
+                    snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
+                } else if (ab_workload_init(&w, s, SEED, 0) != 0) {
+                    snprintf(r->error, sizeof r->error, "out of memory for the inputs");
+                } else {
+                    progress_arg pa = { &progress, done, r->run_name };
+                    ab_bench_opts o = { min_time, reps, counters, max_call, show_progress, &pa };
+                    if (ab_bench_run(ctx, &w, &o, r) == 1) {
+                        size_t used = strlen(skipped);
+                        snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.1f s)",
+                                 n_skipped ? "\n" : "", r->run_name, r->real[0]);
+                        n_skipped++;
+                        n--;
+                    }
+                    ab_workload_free(&w);
                 }
-                ab_workload_free(&w);
+                attn_ctx_destroy(ctx);
+                failed += r->error[0] != 0;
             }
-            attn_ctx_destroy(ctx);
-            failed += r->error[0] != 0;
         }
     }
     ab_progress_clear(&progress);

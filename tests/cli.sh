@@ -1,0 +1,45 @@
+#!/bin/sh
+# cli.sh — end-to-end tests of the attnbench command line: exit codes, the
+# table and JSON of `run` with thread lists and the slow-call skip.
+# Usage: tests/cli.sh path/to/attnbench
+set -u
+AB=${1:?usage: tests/cli.sh path/to/attnbench}
+TMP=$(mktemp -d) || exit 1
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL cli: $*"; }
+
+# expect_rc CODE ARGS...: the command exits with CODE.
+expect_rc() {
+    want=$1; shift
+    "$AB" "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else bad "attnbench $* exited $rc, want $want: $(cat "$TMP/err")"; fi
+}
+FAST="--repetitions 2 --min-time 0.001 --shape B=1,H=2,L=16,Dh=8"
+
+# Usage errors exit 2 with a message and write nothing.
+expect_rc 2 run --threads 1,x $FAST --json "$TMP/bad.json"
+grep -q "is not a count" "$TMP/err" && ok || bad "--threads 1,x: no reason given"
+[ ! -e "$TMP/bad.json" ] && ok || bad "a usage error wrote its JSON"
+expect_rc 2 run --threads 0 $FAST
+expect_rc 2 run --threads 100000 $FAST
+expect_rc 2 run --kernel no-such-kernel $FAST
+expect_rc 2 run --max-call-time -1 $FAST
+
+# A thread list: a threaded kernel runs once per count, naive once at 1.
+expect_rc 0 run --kernel naive,blocked --threads 1,1 $FAST --json "$TMP/t.json"
+[ "$(grep -c '^naive ' "$TMP/out")" -eq 1 ] && ok || bad "naive should run once: $(cat "$TMP/out")"
+[ "$(grep -c '^blocked ' "$TMP/out")" -eq 2 ] && ok || bad "blocked should run twice: $(cat "$TMP/out")"
+[ "$(grep -c '_median",' "$TMP/t.json")" -eq 3 ] && ok || bad "the JSON should hold 3 benchmarks"
+
+# --max-call-time: a call slower than it is skipped and listed; 0 never skips.
+expect_rc 0 run --kernel naive --max-call-time 1e-9 $FAST
+grep -q "1 benchmark skipped" "$TMP/out" && ! grep -q '^naive ' "$TMP/out" && ok \
+    || bad "--max-call-time 1e-9 should skip: $(cat "$TMP/out")"
+expect_rc 0 run --kernel naive --max-call-time 0 $FAST
+grep -q '^naive ' "$TMP/out" && ! grep -q "skipped" "$TMP/out" && ok || bad "--max-call-time 0 skipped"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
