@@ -26,17 +26,22 @@ void ab_format_time(double s, char *buf, size_t len)
 
 void ab_report_table(FILE *out, const ab_result *r, int n)
 {
-    int kw = 10;   /* the kernel column fits the longest name (einsum-bhdqk) */
-    for (int i = 0; i < n; i++)
+    /* The kernel and shape columns fit their longest entries. */
+    int kw = 10, sw = 36;
+    for (int i = 0; i < n; i++) {
+        char label[160];
+        ab_shape_label(&r[i].shape, label, sizeof label);
         kw = (int)strlen(r[i].kernel) > kw ? (int)strlen(r[i].kernel) : kw;
-    fprintf(out, "%-*s %-8s %-36s %3s %10s %9s %7s %6s  %s\n", kw, "kernel", "op", "shape", "thr",
+        sw = (int)strlen(label) > sw ? (int)strlen(label) : sw;
+    }
+    fprintf(out, "%-*s %-8s %-*s %3s %10s %9s %7s %6s  %s\n", kw, "kernel", "op", sw, "shape", "thr",
             "median", "GFLOP/s", "%peak", "CV", "");
     for (int i = 0; i < n; i++) {
         char label[160], t[32];
         ab_shape_label(&r[i].shape, label, sizeof label);
         if (r[i].error[0]) {
-            fprintf(out, "%-*s %-8s %-36s %3d  FAILED: %s\n", kw, r[i].kernel,
-                    ab_op_name(r[i].shape.op), label, r[i].threads, r[i].error);
+            fprintf(out, "%-*s %-8s %-*s %3d  FAILED: %s\n", kw, r[i].kernel,
+                    ab_op_name(r[i].shape.op), sw, label, r[i].threads, r[i].error);
             continue;
         }
         double med = r[i].real_stats.median, pct = ab_result_pct_peak(&r[i], med);
@@ -46,8 +51,8 @@ void ab_report_table(FILE *out, const ab_result *r, int n)
             snprintf(pct_text, sizeof pct_text, "-");
         else
             snprintf(pct_text, sizeof pct_text, "%.1f%%", pct);
-        fprintf(out, "%-*s %-8s %-36s %3d %10s %9.2f %7s %5.1f%%  %s\n", kw, r[i].kernel,
-                ab_op_name(r[i].shape.op), label, r[i].threads, t,
+        fprintf(out, "%-*s %-8s %-*s %3d %10s %9.2f %7s %5.1f%%  %s\n", kw, r[i].kernel,
+                ab_op_name(r[i].shape.op), sw, label, r[i].threads, t,
                 ab_result_gflops(&r[i], med), pct_text, 100.0 * r[i].real_stats.cv,
                 r[i].unstable ? "UNSTABLE (CV > 5%)" : "");
     }
