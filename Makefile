@@ -54,7 +54,7 @@ endif
 ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 ifeq ($(ARCH),x86_64)
 AVX2_FLAGS   := -mavx2 -mfma
-AVX512_FLAGS := -mavx512f -mavx2 -mfma
+AVX512_FLAGS := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma
 endif
 
 WARNFLAGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -74,7 +74,11 @@ LIBFLAGS  := $(BASEFLAGS) $(VECFLAGS) -fopenmp -fvisibility=hidden -DATTN_BUILDI
 LDLIBS    := -fopenmp -lm -pthread
 
 # Portable kernel folders; ISA folders are added below with their flags.
-LIB_SRCS := $(wildcard kernels/*.c kernels/naive/*.c kernels/blocked/*.c kernels/einsum/*.c)
+LIB_SRCS := $(wildcard kernels/*.c kernels/naive/*.c kernels/blocked/*.c kernels/einsum/*.c \
+              kernels/simd/*.c)
+ifeq ($(ARCH),x86_64)
+LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c)
+endif
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # Sources named *_avx2.c / *_avx512.c are built only for x86-64, with their flags.
 HARNESS_SRCS := $(filter-out harness/main.c,$(wildcard harness/*.c))
@@ -97,6 +101,13 @@ all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 $(BUILD)/obj/kernels/%.o: kernels/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+# ISA folders: their flags, and only theirs (DESIGN.md habit 3).
+$(BUILD)/obj/kernels/avx2/%.o: kernels/avx2/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIBFLAGS) $(AVX2_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/kernels/avx512/%.o: kernels/avx512/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIBFLAGS) $(AVX512_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 HARNESS_FLAGS = $(BASEFLAGS) -Ikernels -Iharness -I$(BUILD)/gen $(HARNESS_DEFS)
 

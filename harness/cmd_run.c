@@ -2,6 +2,7 @@
  * cmd_run.c — `attnbench run`: benchmarks kernels on shapes, prints a table,
  * and writes Google Benchmark JSON and CSV.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,60 @@
 #define MAX_SHAPES 64
 #define MAX_EVENT_NAMES AB_MAX_EVENTS
 #define MAX_THREAD_COUNTS 16
+
+#define MAX_PARAMS 16
+
+typedef struct param_setting {
+    char name[32];
+    int value;
+} param_setting;
+
+/* "--param kc=256,bq=48" → settings[]; each name must belong to at least one
+ * of the kernels (checked by the caller). */
+static int parse_params(const char *text, param_setting *out, int max, char *err, size_t len)
+{
+    char buf[512];
+    int n = 0;
+    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf) {
+        snprintf(err, len, "--param: too long");
+        return -1;
+    }
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '='), *end = NULL;
+        long v = eq ? strtol(eq + 1, &end, 10) : 0;
+        if (!eq || eq == item || (size_t)(eq - item) >= sizeof out[0].name || end == eq + 1 || *end
+            || v < INT_MIN || v > INT_MAX) {
+            snprintf(err, len, "--param: '%.60s' is not NAME=INTEGER", item);
+            return -1;
+        }
+        if (n == max) {
+            snprintf(err, len, "--param: more than %d settings", max);
+            return -1;
+        }
+        memcpy(out[n].name, item, (size_t)(eq - item));
+        out[n].name[eq - item] = '\0';
+        out[n++].value = (int)v;
+    }
+    return n;
+}
+
+/* Applies every setting the context's kernel has; 0, or -1 with a reason
+ * (a value out of the parameter's range). */
+static int apply_params(attn_ctx *ctx, const param_setting *ps, int n, char *err, size_t len)
+{
+    for (int i = 0; i < n; i++) {
+        int unused;
+        if (attn_ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK)
+            continue;                   /* another kernel's parameter */
+        if (attn_ctx_set_param(ctx, ps[i].name, ps[i].value) != ATTN_OK) {
+            snprintf(err, len, "--param %.31s=%d: out of range for %.40s", ps[i].name, ps[i].value,
+                     attn_ctx_kernel(ctx));
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* "--threads 2" or "--threads 1,2,4" → counts[]; each in [1, 4096]. */
 static int parse_threads(const char *text, int *counts, int max, char *err, size_t len)
@@ -149,7 +204,7 @@ int ab_cmd_run(int argc, char **argv)
 {
     const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
-    const char *threads_text = NULL;
+    const char *threads_text = NULL, *params_text = NULL;
     int reps = 9, refresh = 0, n_pos;
     double min_time = 0.2, max_call = -1.0;   /* -1: the default, which depends on --kernel */
     const ab_flag flags[] = {
@@ -165,6 +220,7 @@ int ab_cmd_run(int argc, char **argv)
         { "json", AB_FLAG_STRING, &json, "FILE", "write Google Benchmark JSON to FILE (atomically)", 0, 0 },
         { "json-dir", AB_FLAG_STRING, &json_dir, "DIR", "write the JSON to a new file in DIR, never replacing one", 0, 0 },
         { "csv", AB_FLAG_STRING, &csv, "FILE", "write CSV to FILE (atomically)", 0, 0 },
+        { "param", AB_FLAG_STRING, &params_text, "K=V,..", "set kernel parameters (attnbench list shows them) on each kernel that has them", 0, 0 },
         { "refresh-peaks", AB_FLAG_BOOL, &refresh, NULL, "re-measure the machine peaks first", 0, 0 },
     };
     int rc = ab_cli_command(
@@ -201,6 +257,35 @@ int ab_cmd_run(int argc, char **argv)
     if (nk < 0) {
         fprintf(stderr, "attnbench run: %s\n", err);
         return AB_EXIT_USAGE;
+    }
+    param_setting settings[MAX_PARAMS];
+    int n_settings = 0;
+    if (params_text) {
+        n_settings = parse_params(params_text, settings, MAX_PARAMS, err, sizeof err);
+        if (n_settings < 0) {
+            fprintf(stderr, "attnbench run: %s\n", err);
+            return AB_EXIT_USAGE;
+        }
+        for (int i = 0; i < n_settings; i++) {
+            int known = 0;
+            for (int ki = 0; ki < nk; ki++)
+                for (int j = 0; j < kernels[ki]->n_params; j++) {
+                    const attn_param *kp = &kernels[ki]->params[j];
+                    if (strcmp(kp->name, settings[i].name) != 0)
+                        continue;
+                    known = 1;
+                    if (settings[i].value < kp->min || settings[i].value > kp->max) {
+                        fprintf(stderr, "attnbench run: --param %s=%d: %s takes %d..%d\n",
+                                kp->name, settings[i].value, kernels[ki]->name, kp->min, kp->max);
+                        return AB_EXIT_USAGE;
+                    }
+                }
+            if (!known) {
+                fprintf(stderr, "attnbench run: --param %s: none of the kernels has it "
+                        "(attnbench list)\n", settings[i].name);
+                return AB_EXIT_USAGE;
+            }
+        }
     }
     /* Named kernels are timed on every shape; "all" skips very slow calls. */
     if (max_call < 0.0)
@@ -327,6 +412,8 @@ int ab_cmd_run(int argc, char **argv)
                     pinned = 0;
                 if (st != ATTN_OK) {
                     snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
+                } else if (apply_params(ctx, settings, n_settings, r->error, sizeof r->error)) {
+                    /* r->error says which */
                 } else if (ab_workload_init(&w, s, SEED, 0) != 0) {
                     snprintf(r->error, sizeof r->error, "out of memory for the inputs");
                 } else {

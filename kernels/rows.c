@@ -3,11 +3,15 @@
 
 #include "rows.h"
 
-void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, float *s, int n)
+void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, int k0, float *s,
+                    int n)
 {
     const uint8_t *pad = attn_mask_padding_row(m, b, kv_len);
     const uint8_t *keep = attn_mask_keep_row(m, b, i, q_len, kv_len);
     const float *bias = attn_mask_bias_row(m, b, i, q_len, kv_len);
+    pad = pad ? pad + k0 : NULL;
+    keep = keep ? keep + k0 : NULL;
+    bias = bias ? bias + k0 : NULL;
     if (bias)
         for (int j = 0; j < n; j++)
             s[j] += bias[j];

@@ -9,9 +9,11 @@
 #include "vmath.h"
 
 /* For query row i of batch b: s[0..n) holds the scaled scores of keys
- * 0..n-1 (n = attn_mask_visible_keys, so causal keys are already cut off).
- * Masked keys become -INFINITY, the bias is added to the others. */
-void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, float *s, int n);
+ * k0..k0+n-1, all visible under the causal rule (attn_mask_visible_keys
+ * cuts those off first). The padding, keep and bias parts of m apply:
+ * masked keys become -INFINITY, the bias is added to the others. */
+void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, int k0, float *s,
+                    int n);
 
 /* s[0..n) → softmax(s) in place; -INFINITY entries get exactly 0. Returns
  * the row's normalizer 1/Σ, or 0 when every entry is -INFINITY (the row

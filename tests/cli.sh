@@ -28,6 +28,13 @@ expect_rc 2 run --threads 100000 $FAST
 expect_rc 2 run --kernel no-such-kernel $FAST
 expect_rc 2 run --max-call-time -1 $FAST
 
+# --param: unknown names and values out of range are usage errors; a valid
+# setting runs.
+expect_rc 2 run --kernel blocked --param no_such_param=3 $FAST
+expect_rc 2 run --kernel blocked --param kc=0 $FAST
+expect_rc 2 run --kernel blocked --param kc $FAST
+expect_rc 0 run --kernel blocked --param kc=8,mc=6 $FAST
+
 # A thread list: a threaded kernel runs once per count, naive once at 1.
 expect_rc 0 run --kernel naive,blocked --threads 1,1 $FAST --json "$TMP/t.json"
 [ "$(grep -c '^naive ' "$TMP/out")" -eq 1 ] && ok || bad "naive should run once: $(cat "$TMP/out")"

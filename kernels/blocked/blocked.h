@@ -5,14 +5,17 @@
  * The GEMM is organised as in BLIS: C is computed in MR×NR register tiles by
  * a micro-kernel that streams packed panels of A (MR rows × kc) and B (kc ×
  * NR columns); kc is chosen so both panels stay in L1, an mc×kc block of A
- * stays in L2, and a kc×nc panel of B in L3. Built for the baseline ISA, the
- * micro-kernel is plain C the compiler vectorizes (SSE2 on x86-64, NEON on
- * AArch64).
+ * stays in L2, and a kc×nc panel of B in L3. The blocking loops (gemm.c) are
+ * shared: the SIMD kernels (kernels/simd) plug their own micro-kernel,
+ * packing and epilogue in through a blk_arch, as BLIS plugs a micro-kernel
+ * into its one set of loops. The blocked kernel's own blk_arch is plain C
+ * built for the baseline ISA (SSE2 on x86-64, NEON on AArch64).
  */
 #ifndef ATTN_BLOCKED_H
 #define ATTN_BLOCKED_H
 
 #include "../kernel.h"
+#include "../rows.h"
 
 /* Register tile: 6×8 floats is 12 SSE registers of accumulators, leaving 4 of
  * x86-64's 16 for the B row and the A broadcast. NOTE: the micro-kernel in
@@ -45,14 +48,61 @@ typedef struct blk_gemm {
     const float *residual;   /* or NULL */
 } blk_gemm;
 
+/* What an ISA supplies to the shared blocking loops.
+ *   pack_a: rows [i0, i0+mb) × depth [p0, p0+kb) of A, times alpha, into
+ *     MR-row panels; panel r (rows r..r+MR) starts at r·kb·a_bcast and holds
+ *     a[p][i] (a_bcast copies) at (p·MR + i)·a_bcast; rows past mb are 0.
+ *   pack_b: columns [j0, j0+nb) × depth [p0, p0+kb) of op(B) into NR-column
+ *     panels; panel c starts at c·kb and holds b[p][j] at p·NR + j; columns
+ *     past nb are 0.
+ *   kernel: C[0..mr)[0..nr) (row stride ldc) = (first ? 0 : C) + Σ_p
+ *     a[p][·] ⊗ b[p][·] over kb steps, touching nothing outside the tile.
+ *   epilogue: the bias, activation and residual of g on an mr×nr tile of C
+ *     at (i0, j0), once its whole k-sum is in (the tile is still in L1). */
+typedef struct blk_arch {
+    int mr, nr, a_bcast;
+    void (*pack_a)(const blk_gemm *g, size_t i0, int mb, int p0, int kb, float *dst);
+    void (*pack_b)(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst);
+    void (*kernel)(int kb, const float *a, const float *b, float *c, size_t ldc, int mr, int nr,
+                   int first);
+    void (*epilogue)(const blk_gemm *g, size_t i0, int j0, int mr, int nr);
+} blk_arch;
+
+/* The epilogue of g on the mr×nr tile of C at (i0, j0): bias, activation,
+ * residual. Inline so that each arch compiles it for its own ISA (the
+ * activation's vmath loops then vectorize to that width). */
+static inline void blk_epilogue_tile(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
+{
+    for (int i = 0; i < mr; i++) {
+        float *c = g->c + (i0 + (size_t)i) * g->ldc + j0;
+        if (g->bias)
+            for (int j = 0; j < nr; j++)
+                c[j] += g->bias[j0 + j];
+        attn_rows_activate(g->act, c, nr);
+        if (g->residual) {
+            const float *r = g->residual + (i0 + (size_t)i) * g->ldc + j0;
+            for (int j = 0; j < nr; j++)
+                c[j] += r[j];
+        }
+    }
+}
+
 /* Floats of packing space one thread needs for blk_gemm_range on a gemm of
  * width n and depth k with these params. */
-size_t blk_pack_floats(const int *params, int n, int k);
+size_t blk_pack_floats(const blk_arch *arch, const int *params, int n, int k);
 
 /* Computes rows [m0, m1) and columns [n0, n1) of g on the calling thread,
  * with packing space pack (blk_pack_floats of it). */
-void blk_gemm_range(const blk_gemm *g, size_t m0, size_t m1, int n0, int n1, const int *params,
-                    float *pack);
+void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m1, int n0, int n1,
+                    const int *params, float *pack);
+
+/* The gemm primitive and its scratch for any arch: the context's threads
+ * split C (column panels when there are plenty, else row tiles). */
+void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p);
+size_t blk_gemm_scratch(const blk_arch *arch, int n, int k, int n_threads, const int *params);
+
+/* The blocked kernel's own arch: plain C for the baseline ISA. */
+const blk_arch *blk_arch_portable(void);
 
 /* The primitives of the kernel table. */
 void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p);

@@ -1,7 +1,8 @@
 /*
- * gemm.c — the blocked kernel's GEMM: packing, a 6×8 register micro-kernel,
- * cache blocking (mc, kc, nc) and the fused epilogue (bias, activation,
- * residual), threaded by splitting C between threads.
+ * gemm.c — the blocked GEMM: the cache-blocking loops (mc, kc, nc) and the
+ * thread split shared by every arch (blocked.h), and the portable arch: its
+ * packing, 6×8 register micro-kernel and fused epilogue (bias, activation,
+ * residual).
  *
  * Every element of C is reduced by one thread in the same order (k blocks in
  * sequence, k within a block in sequence) whatever the thread count, so the
@@ -10,7 +11,6 @@
 #include <omp.h>
 #include <string.h>
 
-#include "../rows.h"
 #include "blocked.h"
 
 static int min_int(int a, int b)
@@ -151,63 +151,63 @@ static void micro_kernel(int kb, const float *restrict a, const float *restrict 
 /* The epilogue on an mr×nr tile of C, once its whole k-sum is in. */
 static void epilogue(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
 {
-    for (int i = 0; i < mr; i++) {
-        float *c = g->c + (i0 + (size_t)i) * g->ldc + j0;
-        if (g->bias)
-            for (int j = 0; j < nr; j++)
-                c[j] += g->bias[j0 + j];
-        attn_rows_activate(g->act, c, nr);
-        if (g->residual) {
-            const float *r = g->residual + (i0 + (size_t)i) * g->ldc + j0;
-            for (int j = 0; j < nr; j++)
-                c[j] += r[j];
-        }
-    }
+    blk_epilogue_tile(g, i0, j0, mr, nr);
 }
+
+static const blk_arch portable = {
+    .mr = BLK_MR, .nr = BLK_NR, .a_bcast = BLK_BCAST,
+    .pack_a = pack_a, .pack_b = pack_b, .kernel = micro_kernel, .epilogue = epilogue,
+};
 
 /* ---- Blocking ----------------------------------------------------------------------- */
 
-/* mc and nc in whole register tiles (the params' ranges keep them >= 1 tile). */
-static int mc_of(const int *params)
+/* mc and nc in whole register tiles, at least one. */
+static int mc_of(const blk_arch *arch, const int *params)
 {
-    return params[BLK_MC] / BLK_MR * BLK_MR;
+    int mc = params[BLK_MC] / arch->mr * arch->mr;
+    return mc > 0 ? mc : arch->mr;
 }
 
-static int nc_of(const int *params)
+static int nc_of(const blk_arch *arch, const int *params)
 {
-    return params[BLK_NC] / BLK_NR * BLK_NR;
+    int nc = params[BLK_NC] / arch->nr * arch->nr;
+    return nc > 0 ? nc : arch->nr;
 }
 
-size_t blk_pack_floats(const int *params, int n, int k)
+size_t blk_pack_floats(const blk_arch *arch, const int *params, int n, int k)
 {
-    int kc = min_int(params[BLK_KC], k), nc = min_int(nc_of(params), round_up(n, BLK_NR));
-    return (size_t)kc * (size_t)(mc_of(params) * BLK_BCAST + nc);
+    int kc = min_int(params[BLK_KC], k), nc = min_int(nc_of(arch, params), round_up(n, arch->nr));
+    size_t a = (size_t)mc_of(arch, params) * (size_t)arch->a_bcast * (size_t)kc;
+    /* B's pack starts 64-byte aligned, so full-vector loads of it never split a line. */
+    return (a + 15) / 16 * 16 + (size_t)kc * (size_t)nc;
 }
 
-void blk_gemm_range(const blk_gemm *g, size_t m0, size_t m1, int n0, int n1, const int *params,
-                    float *pack)
+void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m1, int n0, int n1,
+                    const int *params, float *pack)
 {
-    const int mc = mc_of(params), kc = params[BLK_KC], nc = nc_of(params);
-    float *apack = pack, *bpack = pack + (size_t)mc * BLK_BCAST * min_int(kc, g->k);
+    const int mc = mc_of(arch, params), kc = params[BLK_KC], nc = nc_of(arch, params);
+    const int MR = arch->mr, NR = arch->nr;
+    size_t a_floats = (size_t)mc * (size_t)arch->a_bcast * (size_t)min_int(kc, g->k);
+    float *apack = pack, *bpack = pack + (a_floats + 15) / 16 * 16;
     const int has_epilogue = g->bias || g->act != ATTN_ACT_NONE || g->residual;
 
     for (int jc = n0; jc < n1; jc += nc) {
         int nb = min_int(nc, n1 - jc);
         for (int pc = 0; pc < g->k; pc += kc) {
             int kb = min_int(kc, g->k - pc), first = pc == 0, last = pc + kb == g->k;
-            pack_b(g, jc, nb, pc, kb, bpack);
+            arch->pack_b(g, jc, nb, pc, kb, bpack);
             for (size_t ic = m0; ic < m1; ic += (size_t)mc) {
                 int mb = (int)(m1 - ic < (size_t)mc ? m1 - ic : (size_t)mc);
-                pack_a(g, ic, mb, pc, kb, apack);
-                for (int jr = 0; jr < nb; jr += BLK_NR)
-                    for (int ir = 0; ir < mb; ir += BLK_MR) {
+                arch->pack_a(g, ic, mb, pc, kb, apack);
+                for (int jr = 0; jr < nb; jr += NR)
+                    for (int ir = 0; ir < mb; ir += MR) {
                         size_t i = ic + (size_t)ir;
-                        int j = jc + jr, mr = min_int(BLK_MR, mb - ir), nr = min_int(BLK_NR, nb - jr);
-                        micro_kernel(kb, apack + (size_t)ir * kb * BLK_BCAST,
+                        int j = jc + jr, mr = min_int(MR, mb - ir), nr = min_int(NR, nb - jr);
+                        arch->kernel(kb, apack + (size_t)ir * kb * arch->a_bcast,
                                      bpack + (size_t)jr * kb, g->c + i * g->ldc + j, g->ldc, mr,
                                      nr, first);
                         if (last && has_epilogue)
-                            epilogue(g, i, j, mr, nr);
+                            arch->epilogue(g, i, j, mr, nr);
                     }
             }
         }
@@ -216,10 +216,9 @@ void blk_gemm_range(const blk_gemm *g, size_t m0, size_t m1, int n0, int n1, con
 
 /* ---- The primitive ------------------------------------------------------------------- */
 
-size_t attn_gemm_scratch__blocked(size_t m, int n, int k, int n_threads, const int *params)
+size_t blk_gemm_scratch(const blk_arch *arch, int n, int k, int n_threads, const int *params)
 {
-    (void)m;
-    size_t floats = blk_pack_floats(params, n, k), bytes = sizeof(float);
+    size_t floats = blk_pack_floats(arch, params, n, k), bytes = sizeof(float);
     if (!attn_mul_checked(&bytes, floats, SIZE_MAX) || !attn_mul_checked(&bytes, (size_t)n_threads, SIZE_MAX))
         return SIZE_MAX;
     return bytes;
@@ -228,16 +227,17 @@ size_t attn_gemm_scratch__blocked(size_t m, int n, int k, int n_threads, const i
 /* Threads split C: by column panels when there are plenty (each thread then
  * packs only its part of B, the larger operand for these shapes), else by
  * row tiles. */
-void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p)
+void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
 {
     blk_gemm g = {
         .m = p->m, .n = p->n, .k = p->k, .a = p->x, .lda = p->ldx, .alpha = 1.0f,
         .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .c = p->y, .ldc = p->ldy,
         .bias = p->bias, .act = p->act, .residual = p->residual,
     };
-    size_t per_thread = blk_pack_floats(ex->params, p->n, p->k);
-    int panels = (p->n + BLK_NR - 1) / BLK_NR;
-    size_t tiles = (p->m + BLK_MR - 1) / BLK_MR;
+    const int MR = arch->mr, NR = arch->nr;
+    size_t per_thread = blk_pack_floats(arch, ex->params, p->n, p->k);
+    int panels = (p->n + NR - 1) / NR;
+    size_t tiles = (p->m + MR - 1) / MR;
 
 #pragma omp parallel num_threads(ex->n_threads)
     {
@@ -245,16 +245,32 @@ void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p)
         float *pack = (float *)ex->scratch + (size_t)t * per_thread;
         if (panels >= 2 * nt || tiles < (size_t)nt) {
             int c0 = panels * t / nt, c1 = panels * (t + 1) / nt;
-            int n0 = c0 * BLK_NR, n1 = min_int(c1 * BLK_NR, p->n);
+            int n0 = c0 * NR, n1 = min_int(c1 * NR, p->n);
             if (n0 < n1)
-                blk_gemm_range(&g, 0, p->m, n0, n1, ex->params, pack);
+                blk_gemm_range(arch, &g, 0, p->m, n0, n1, ex->params, pack);
         } else {
-            size_t r0 = tiles * (size_t)t / (size_t)nt * BLK_MR;
-            size_t r1 = tiles * (size_t)(t + 1) / (size_t)nt * BLK_MR;
+            size_t r0 = tiles * (size_t)t / (size_t)nt * (size_t)MR;
+            size_t r1 = tiles * (size_t)(t + 1) / (size_t)nt * (size_t)MR;
             if (r1 > p->m)
                 r1 = p->m;
             if (r0 < r1)
-                blk_gemm_range(&g, r0, r1, 0, p->n, ex->params, pack);
+                blk_gemm_range(arch, &g, r0, r1, 0, p->n, ex->params, pack);
         }
     }
+}
+
+size_t attn_gemm_scratch__blocked(size_t m, int n, int k, int n_threads, const int *params)
+{
+    (void)m;
+    return blk_gemm_scratch(&portable, n, k, n_threads, params);
+}
+
+void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p)
+{
+    blk_gemm_threaded(&portable, ex, p);
+}
+
+const blk_arch *blk_arch_portable(void)
+{
+    return &portable;
 }

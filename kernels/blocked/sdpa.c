@@ -20,7 +20,7 @@ static size_t thread_floats(const attn_sdpa_problem *p, const int *params, size_
     size_t s = (size_t)bq * (size_t)p->kv_len;
     /* QKᵀ packs k = Dh deep, n = keys wide; P·V packs k = keys deep, n = Dh wide:
      * the pack for (widest, widest) covers both. */
-    size_t pack = blk_pack_floats(params, widest, widest);
+    size_t pack = blk_pack_floats(blk_arch_portable(), params, widest, widest);
     *s_floats = (s + 15) / 16 * 16;   /* keep the pack 64-byte aligned */
     return *s_floats + pack;
 }
@@ -63,12 +63,12 @@ void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
             .b = k, .ldb = p->k_st.row, .b_is_nk = 1, .c = s, .ldc = (size_t)keys,
             .act = ATTN_ACT_NONE,
         };
-        blk_gemm_range(&qk, 0, (size_t)rows, 0, keys, ex->params, pack);
+        blk_gemm_range(blk_arch_portable(), &qk, 0, (size_t)rows, 0, keys, ex->params, pack);
 
         for (int i = 0; i < rows; i++) {
             float *row = s + (size_t)i * keys;
             int n = attn_mask_visible_keys(p->mask, q0 + i, p->kv_len);
-            attn_rows_mask(p->mask, b, q0 + i, p->q_len, p->kv_len, row, n);
+            attn_rows_mask(p->mask, b, q0 + i, p->q_len, p->kv_len, 0, row, n);
             attn_rows_softmax(row, n);
             for (int j = n; j < keys; j++)   /* keys past the causal edge weigh 0 */
                 row[j] = 0.0f;
@@ -79,6 +79,6 @@ void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
             .b = v, .ldb = p->v_st.row, .b_is_nk = 0, .c = out, .ldc = p->out_st.row,
             .act = ATTN_ACT_NONE,
         };
-        blk_gemm_range(&pv, 0, (size_t)rows, 0, dh, ex->params, pack);
+        blk_gemm_range(blk_arch_portable(), &pv, 0, (size_t)rows, 0, dh, ex->params, pack);
     }
 }

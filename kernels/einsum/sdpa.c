@@ -281,7 +281,7 @@ void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex, const att
             vis = vis < kc ? vis : kc;
             for (int j = vis; j < kc; j++)
                 s[j] = -INFINITY;
-            attn_rows_mask(mask, n0 + n, q0 + i, Lq, Lk, s, vis);
+            attn_rows_mask(mask, n0 + n, q0 + i, Lq, Lk, 0, s, vis);
             attn_rows_softmax(s, kc);
             memset(o + offset_of(ost, n0 + n, h0 + h, q0 + i, 0), 0, (size_t)Dh * sizeof(float));
         }

@@ -1,0 +1,12 @@
+/*
+ * kernel.c — the avx2 kernel: the SIMD templates (kernels/simd) compiled for
+ * AVX2 + FMA (this folder's flags, Makefile): a 6×16 FMA micro-kernel,
+ * maskload/maskstore tails, streaming attention.
+ */
+#include "../simd/gemm_impl.h"
+#include "../simd/sdpa_impl.h"
+
+#define SIMD_KERNEL_NAME "avx2"
+#define SIMD_DESCRIPTION "AVX2+FMA: 6x16 FMA micro-kernel GEMM, fused epilogue, streaming (flash) attention, OpenMP"
+#define SIMD_REQUIRES (ATTN_CPU_AVX | ATTN_CPU_AVX2 | ATTN_CPU_FMA)
+#include "../simd/kernel_impl.h"

@@ -1,0 +1,12 @@
+/*
+ * kernel.c — the avx512 kernel: the SIMD templates (kernels/simd) compiled
+ * for AVX-512 F/BW/DQ/VL (this folder's flags, Makefile): a 12×32 FMA
+ * micro-kernel, masked-load tails, streaming attention.
+ */
+#include "../simd/gemm_impl.h"
+#include "../simd/sdpa_impl.h"
+
+#define SIMD_KERNEL_NAME "avx512"
+#define SIMD_DESCRIPTION "AVX-512: 12x32 FMA micro-kernel GEMM, fused epilogue, streaming (flash) attention, OpenMP"
+#define SIMD_REQUIRES (ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512VL)
+#include "../simd/kernel_impl.h"

@@ -1,0 +1,204 @@
+/*
+ * gemm_impl.h — the SIMD kernels' GEMM arch (blocked.h): packing, an MR×NR
+ * register micro-kernel with FMA, and the fused epilogue. A template: each
+ * ISA folder includes it once, compiled with its own flags, and gets
+ * SIMD_NAME(blk_arch) (e.g. blk_arch__avx512) for the shared blocking loops.
+ *
+ * Register tile: MR rows × NV vectors. Each step of the k loop loads NV
+ * vectors of a packed B row and broadcasts MR values of A straight from the
+ * packed panel (a broadcast load uses a load port, not a shuffle), then
+ * issues MR·NV independent FMAs.
+ *   AVX-512: 12 × 2 zmm = 12×32 floats, 24 accumulators of 32 registers.
+ *   AVX2:     6 × 2 ymm =  6×16 floats, 12 accumulators of 16 registers.
+ */
+#include <string.h>
+
+#include "../blocked/blocked.h"
+#include "simd.h"
+
+#ifndef GEMM_MR
+#if SIMD_LANES == 16
+#define GEMM_MR 12
+#define GEMM_NV 2
+#else
+#define GEMM_MR 6
+#define GEMM_NV 2
+#endif
+#endif
+#define GEMM_NR (GEMM_NV * SIMD_LANES)
+
+static inline int gemm_min(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* A, times alpha, into MR-row panels: a[p][i] at p·MR + i (blocked.h). A
+ * transpose of MR rows: four rows at a time by 4×4 SSE transposes, the rest
+ * (rows past a multiple of 4, the last p < 4, rows past mb as zeros) one
+ * value at a time. */
+static void SIMD_NAME(gemm_pack_a)(const blk_gemm *g, size_t i0, int mb, int p0, int kb,
+                                   float *dst)
+{
+    const __m128 alpha = _mm_set1_ps(g->alpha);
+    for (int r = 0; r < mb; r += GEMM_MR) {
+        float *panel = dst + (size_t)r * kb;
+        int rows = gemm_min(GEMM_MR, mb - r);
+        const float *src[GEMM_MR];
+        for (int i = 0; i < rows; i++)
+            src[i] = g->a + (i0 + (size_t)(r + i)) * g->lda + p0;
+        int i = 0;
+        for (; i + 4 <= rows; i += 4) {
+            int p = 0;
+            for (; p + 4 <= kb; p += 4) {
+                __m128 x0 = _mm_mul_ps(alpha, _mm_loadu_ps(src[i] + p));
+                __m128 x1 = _mm_mul_ps(alpha, _mm_loadu_ps(src[i + 1] + p));
+                __m128 x2 = _mm_mul_ps(alpha, _mm_loadu_ps(src[i + 2] + p));
+                __m128 x3 = _mm_mul_ps(alpha, _mm_loadu_ps(src[i + 3] + p));
+                _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+                float *d = panel + (size_t)p * GEMM_MR + i;
+                _mm_storeu_ps(d, x0);
+                _mm_storeu_ps(d + GEMM_MR, x1);
+                _mm_storeu_ps(d + 2 * GEMM_MR, x2);
+                _mm_storeu_ps(d + 3 * GEMM_MR, x3);
+            }
+            for (; p < kb; p++)
+                for (int q = 0; q < 4; q++)
+                    panel[(size_t)p * GEMM_MR + i + q] = g->alpha * src[i + q][p];
+        }
+        for (; i < GEMM_MR; i++)
+            for (int p = 0; p < kb; p++)
+                panel[(size_t)p * GEMM_MR + i] = i < rows ? g->alpha * src[i][p] : 0.0f;
+    }
+}
+
+/* 8 rows × 8 floats (rows src[0..8) from column p) → 8 vectors of the
+ * transposed block, stored 8 floats each at dst + p·ld for p = 0..7. The
+ * classic unpack / shuffle / permute transpose of 8×8 floats in AVX. */
+static inline void gemm_transpose8(const float *const src[8], int p, float *dst, size_t ld)
+{
+    __m256 r0 = _mm256_loadu_ps(src[0] + p), r1 = _mm256_loadu_ps(src[1] + p);
+    __m256 r2 = _mm256_loadu_ps(src[2] + p), r3 = _mm256_loadu_ps(src[3] + p);
+    __m256 r4 = _mm256_loadu_ps(src[4] + p), r5 = _mm256_loadu_ps(src[5] + p);
+    __m256 r6 = _mm256_loadu_ps(src[6] + p), r7 = _mm256_loadu_ps(src[7] + p);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst + 0 * ld, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + 1 * ld, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ld, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ld, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ld, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ld, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ld, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ld, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* op(B) into NR-column panels: b[p][j] at p·NR + j (blocked.h). The [n][k]
+ * layout (weights, K) is a transpose, done 8×8 at a time for full panels. */
+static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst)
+{
+    for (int c = 0; c < nb; c += GEMM_NR) {
+        float *panel = dst + (size_t)c * kb;
+        int cols = gemm_min(GEMM_NR, nb - c);
+        if (!g->b_is_nk) {
+            for (int p = 0; p < kb; p++) {
+                const float *src = g->b + (size_t)(p0 + p) * g->ldb + j0 + c;
+                for (int v = 0; v < GEMM_NV; v++) {
+                    int n = cols - v * SIMD_LANES;
+                    vf x = n >= SIMD_LANES ? vf_load(src + v * SIMD_LANES)
+                         : n > 0 ? vf_load_n(src + v * SIMD_LANES, n) : vf_zero();
+                    vf_store(panel + (size_t)p * GEMM_NR + v * SIMD_LANES, x);
+                }
+            }
+            continue;
+        }
+        if (cols < GEMM_NR) {
+            for (int p = 0; p < kb; p++)
+                for (int j = 0; j < GEMM_NR; j++)
+                    panel[(size_t)p * GEMM_NR + j] =
+                        j < cols ? g->b[(size_t)(j0 + c + j) * g->ldb + p0 + p] : 0.0f;
+            continue;
+        }
+        for (int grp = 0; grp < GEMM_NR; grp += 8) {
+            const float *src[8];
+            for (int j = 0; j < 8; j++)
+                src[j] = g->b + (size_t)(j0 + c + grp + j) * g->ldb + p0;
+            int p = 0;
+            for (; p + 8 <= kb; p += 8)
+                gemm_transpose8(src, p, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);
+            for (; p < kb; p++)
+                for (int j = 0; j < 8; j++)
+                    panel[(size_t)p * GEMM_NR + grp + j] = src[j][p];
+        }
+    }
+}
+
+/* C tile (+)= Σ_p a[p][·] ⊗ b[p][·]; see blk_arch in blocked.h. The
+ * accumulator array is indexed only by constants after full unrolling, so
+ * it lives in registers. */
+static void SIMD_NAME(gemm_kernel)(int kb, const float *restrict a, const float *restrict b,
+                                   float *c, size_t ldc, int mr, int nr, int first)
+{
+    vf acc[GEMM_MR][GEMM_NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < GEMM_MR; i++)
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++)
+            acc[i][v] = vf_zero();
+    for (int p = 0; p < kb; p++, a += GEMM_MR, b += GEMM_NR) {
+        vf bv[GEMM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++)
+            bv[v] = vf_load(b + v * SIMD_LANES);
+#pragma GCC unroll 16
+        for (int i = 0; i < GEMM_MR; i++) {
+            vf ai = vf_set1(a[i]);
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++)
+                acc[i][v] = vf_fmadd(ai, bv[v], acc[i][v]);
+        }
+    }
+    if (mr == GEMM_MR && nr == GEMM_NR) {
+#pragma GCC unroll 16
+        for (int i = 0; i < GEMM_MR; i++)
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++) {
+                float *dst = c + (size_t)i * ldc + v * SIMD_LANES;
+                vf_store(dst, first ? acc[i][v] : vf_add(acc[i][v], vf_load(dst)));
+            }
+        return;
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < GEMM_MR; i++) {
+        if (i >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++) {
+            int n = nr - v * SIMD_LANES;
+            if (n <= 0)
+                break;
+            float *dst = c + (size_t)i * ldc + v * SIMD_LANES;
+            if (n >= SIMD_LANES)
+                vf_store(dst, first ? acc[i][v] : vf_add(acc[i][v], vf_load(dst)));
+            else
+                vf_store_n(dst, first ? acc[i][v] : vf_add(acc[i][v], vf_load_n(dst, n)), n);
+        }
+    }
+}
+
+/* Bias, activation and residual on the L1-hot tile, for this ISA. */
+static void SIMD_NAME(gemm_epilogue)(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
+{
+    blk_epilogue_tile(g, i0, j0, mr, nr);
+}
+
+static const blk_arch SIMD_NAME(blk_arch) = {
+    .mr = GEMM_MR, .nr = GEMM_NR, .a_bcast = 1,
+    .pack_a = SIMD_NAME(gemm_pack_a), .pack_b = SIMD_NAME(gemm_pack_b),
+    .kernel = SIMD_NAME(gemm_kernel), .epilogue = SIMD_NAME(gemm_epilogue),
+};

@@ -1,0 +1,35 @@
+/*
+ * kernel_impl.h — the table row of a SIMD kernel: included last by each ISA
+ * folder's kernel.c, after gemm_impl.h and sdpa_impl.h, with SIMD_REQUIRES
+ * (the ATTN_CPU_* bits) and SIMD_DESCRIPTION defined.
+ */
+static size_t SIMD_NAME(attn_gemm_scratch)(size_t m, int n, int k, int n_threads, const int *params)
+{
+    (void)m;
+    return blk_gemm_scratch(&SIMD_NAME(blk_arch), n, k, n_threads, params);
+}
+
+static void SIMD_NAME(attn_gemm)(const attn_exec *ex, const attn_gemm_problem *p)
+{
+    blk_gemm_threaded(&SIMD_NAME(blk_arch), ex, p);
+}
+
+static void SIMD_NAME(default_params)(int *values)
+{
+    attn_simd_default_params(GEMM_MR, GEMM_NR, values);
+}
+
+const attn_kernel SIMD_CAT_(attn_kernel, SIMD_ISA) = {
+    .name = SIMD_KERNEL_NAME,
+    .description = SIMD_DESCRIPTION,
+    .requires = SIMD_REQUIRES,
+    .parallel = 1,
+    .params = attn_simd_params,
+    .n_params = SK_N_PARAMS,
+    .default_params = SIMD_NAME(default_params),
+    .gemm = SIMD_NAME(attn_gemm),
+    .gemm_scratch = SIMD_NAME(attn_gemm_scratch),
+    .sdpa = SIMD_NAME(attn_sdpa),
+    .sdpa_scratch = SIMD_NAME(attn_sdpa_scratch),
+    .layernorm = attn_layernorm__portable,
+};

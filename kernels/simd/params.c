@@ -1,0 +1,37 @@
+/* params.c — the SIMD kernels' parameters and their cache-derived defaults. */
+#include "simd_kernel.h"
+
+const attn_param attn_simd_params[SK_N_PARAMS] = {
+    [SK_MC] = { "mc", "GEMM rows per packed A block (kept in L2); rounded down to MR", 1, 8192 },
+    [SK_KC] = { "kc", "GEMM depth per block (a B micro-panel kept in L1)", 8, 4096 },
+    [SK_NC] = { "nc", "GEMM columns per packed B panel (kept in L3); rounded down to NR", 1, 65536 },
+    [SK_BQ] = { "bq", "attention query rows per tile; rounded down to MR", 1, 4096 },
+    [SK_BK] = { "bk", "attention keys per tile when streaming; rounded down to NR", 1, 65536 },
+    [SK_STREAM_FROM] = { "stream_from", "stream keys (flash) from this Lk up; below, one tile of all keys",
+                         1, 1 << 30 },
+};
+
+static int clamp(long v, long lo, long hi)
+{
+    return (int)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* kc: 384, measured, not derived: on a Zen 4 (32 KiB L1d, 1 MiB L2) a
+ * 512×3072×768 GEMM ran at 80 / 88 / 96 / 97 GFLOP/s (AVX-512, 1 thread)
+ * with kc 128 / 256 / 384 / 768, and AVX2 alike: deeper blocks write the C
+ * tile back less often, and the B micro-panel streams from L2 at the rate
+ * the FMAs need even when it overflows L1. mc: an mc × kc block of A fills
+ * a quarter of L2 (the B panel streams beside it); nc: a kc × nc panel of B
+ * half of L3. Attention: a tile of bq = 4·MR query rows against bk = 8·NR
+ * keys keeps S, P and the Q rows well inside L2. stream_from: measured
+ * crossover (README). */
+void attn_simd_default_params(int mr, int nr, int *v)
+{
+    long l2 = (long)attn_cpu_cache_size(2), l3 = (long)attn_cpu_cache_size(3);
+    v[SK_KC] = 384;
+    v[SK_MC] = clamp(l2 / 4 / (long)(sizeof(float) * v[SK_KC]) / mr * mr, mr, 4096);
+    v[SK_NC] = clamp(l3 / 2 / (long)(sizeof(float) * v[SK_KC]) / nr * nr, nr, 8192);
+    v[SK_BQ] = 4 * mr;
+    v[SK_BK] = 8 * nr;
+    v[SK_STREAM_FROM] = 1024;
+}

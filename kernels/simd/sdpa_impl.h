@@ -1,0 +1,222 @@
+/*
+ * sdpa_impl.h — the SIMD kernels' attention, a template compiled by each ISA
+ * folder after gemm_impl.h (whose micro-kernel and packing it uses).
+ *
+ * Streaming ("flash") attention. For each (batch, head) the keys and values
+ * are packed once into the micro-kernel's panel layout (O(Lk·Dh) floats per
+ * thread, never O(Lq·Lk)); then for each tile of bq query rows, the visible
+ * keys are taken in tiles of bk:
+ *   S = (scale·Q)·Kᵀ           an bq × bk block, in L1/L2
+ *   masks applied in the tile   (causal edge, padding, keep, bias)
+ *   online softmax per row      m' = max(m, max S), α = e^(m − m'),
+ *                               P = e^(S − m'), l = α·l + ΣP
+ *   O = α·O + P·V               in place in the output rows
+ * and at the end O /= l (a row with l = 0 — every key masked — is zeros).
+ * Under a causal mask, key tiles past the tile's last row are never
+ * visited: they are not computed at all.
+ *
+ * When Lk is below the stream_from parameter, bk is all of Lk: one key tile,
+ * the plain score-matrix path (a bq × Lk block) with no rescaling — faster
+ * for short sequences. The results do not depend on the thread count: a row
+ * is computed by one thread, over the same key tiles, whatever the split.
+ */
+#include <math.h>
+#include <omp.h>
+
+#include "../vmath.h"
+#include "simd_kernel.h"
+
+static inline size_t sdpa_round16(size_t n)
+{
+    return (n + 15) / 16 * 16;
+}
+
+/* The key tile: bk rounded to whole NR panels, or all of Lk (rounded) when
+ * not streaming. */
+static int SIMD_NAME(sdpa_key_tile)(const attn_sdpa_problem *p, const int *params)
+{
+    int all = (p->kv_len + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+    if (p->kv_len < params[SK_STREAM_FROM])
+        return all;
+    int bk = params[SK_BK] / GEMM_NR * GEMM_NR;
+    bk = bk > 0 ? bk : GEMM_NR;
+    return bk < all ? bk : all;
+}
+
+static int SIMD_NAME(sdpa_query_tile)(const int *params)
+{
+    int bq = params[SK_BQ] / GEMM_MR * GEMM_MR;
+    return bq > 0 ? bq : GEMM_MR;
+}
+
+/* One thread's buffers, in floats, each start 64-byte aligned. */
+typedef struct sdpa_layout {
+    size_t kpack, vpack, qpack, s, ppack, m, l, total;
+} sdpa_layout;
+
+/* 0 when a size overflows. */
+static int SIMD_NAME(sdpa_layout_of)(const attn_sdpa_problem *p, const int *params, sdpa_layout *L)
+{
+    size_t lk = (size_t)(p->kv_len + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+    size_t dh = (size_t)p->head_dim, dh_pad = (dh + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+    size_t bq = (size_t)SIMD_NAME(sdpa_query_tile)(params);
+    size_t bk = (size_t)SIMD_NAME(sdpa_key_tile)(p, params);
+    size_t sizes[7] = { lk, dh_pad, bq, bq, bq, bq, bq };
+    const size_t by[7] = { dh, lk, dh, bk, bk, 1, 1 };
+    size_t off = 0, *fields[7] = { &L->kpack, &L->vpack, &L->qpack, &L->s, &L->ppack, &L->m, &L->l };
+    for (int i = 0; i < 7; i++) {
+        if (!attn_mul_checked(&sizes[i], by[i], SIZE_MAX / 8))
+            return 0;
+        *fields[i] = off;
+        off += sdpa_round16(sizes[i]);
+    }
+    L->total = off;
+    return 1;
+}
+
+static size_t SIMD_NAME(attn_sdpa_scratch)(const attn_sdpa_problem *p, int n_threads, const int *params)
+{
+    sdpa_layout L;
+    size_t bytes = sizeof(float);
+    if (!SIMD_NAME(sdpa_layout_of)(p, params, &L) || !attn_mul_checked(&bytes, L.total, SIZE_MAX)
+        || !attn_mul_checked(&bytes, (size_t)n_threads, SIZE_MAX))
+        return SIZE_MAX;
+    return bytes;
+}
+
+/* Online-softmax step of one query row over a key tile: s[0..kb) scores, of
+ * which the first n_vis are causally visible. Turns s into P, updates the
+ * row's max m and sum l, and returns α, the factor the row's accumulated
+ * output must be multiplied by (1 when nothing changes). Works on whole
+ * vectors: s[n_vis..) up to the next multiple of the vector width (within
+ * the row's bk floats) is set to −inf first, so those lanes give P = 0. */
+static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, float *l)
+{
+    const int kv = (kb + SIMD_LANES - 1) / SIMD_LANES * SIMD_LANES;
+    for (int j = n_vis; j < kv; j++)
+        s[j] = -INFINITY;
+    vf vmax = vf_set1(-INFINITY);
+    for (int j = 0; j < kv; j += SIMD_LANES)
+        vmax = vf_max(vmax, vf_load(s + j));
+    float mx = vf_reduce_max(vmax);
+    float m_new = mx > *m ? mx : *m;
+    if (m_new == -INFINITY) {           /* every key so far masked: P = 0 */
+        for (int j = 0; j < kv; j += SIMD_LANES)
+            vf_store(s + j, vf_zero());
+        return 1.0f;
+    }
+    float alpha = attn_expf(*m - m_new);   /* m = −inf (first visible tile) → 0 */
+    const vf vm = vf_set1(m_new);
+    vf vsum = vf_zero();
+    for (int j = 0; j < kv; j += SIMD_LANES) {
+        vf e = vf_exp(vf_sub(vf_load(s + j), vm));   /* −inf → 0 */
+        vf_store(s + j, e);
+        vsum = vf_add(vsum, e);
+    }
+    *l = *l * alpha + vf_reduce_add(vsum);
+    *m = m_new;
+    return alpha;
+}
+
+static inline void sdpa_scale_row(float *o, int n, float f)
+{
+    for (int j = 0; j < n; j++)
+        o[j] *= f;
+}
+
+/* Query rows [q0, q0+rows) of head (b, h), K and V already packed. */
+static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int *params,
+                                           const sdpa_layout *L, float *buf, int b, int h, int q0,
+                                           int rows)
+{
+    const blk_arch *arch = &SIMD_NAME(blk_arch);
+    const int dh = p->head_dim, lk_pad = (p->kv_len + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+    const int bk = SIMD_NAME(sdpa_key_tile)(p, params);
+    float *kpack = buf + L->kpack, *vpack = buf + L->vpack, *qpack = buf + L->qpack;
+    float *s = buf + L->s, *ppack = buf + L->ppack, *m = buf + L->m, *l = buf + L->l;
+    float *out = p->out + b * p->out_st.batch + h * p->out_st.head + (size_t)q0 * p->out_st.row;
+    const size_t ldo = p->out_st.row;
+
+    blk_gemm qg = { .a = p->q + b * p->q_st.batch + h * p->q_st.head + (size_t)q0 * p->q_st.row,
+                    .lda = p->q_st.row, .alpha = p->scale };
+    arch->pack_a(&qg, 0, rows, 0, dh, qpack);
+    for (int i = 0; i < rows; i++) {
+        m[i] = -INFINITY;
+        l[i] = 0.0f;
+    }
+    const int keys = attn_mask_visible_keys(p->mask, q0 + rows - 1, p->kv_len);
+    for (int k0 = 0; k0 < keys; k0 += bk) {
+        const int kb = keys - k0 < bk ? keys - k0 : bk;
+        for (int ir = 0; ir < rows; ir += GEMM_MR)
+            for (int jr = 0; jr < kb; jr += GEMM_NR)
+                arch->kernel(dh, qpack + (size_t)ir * dh, kpack + (size_t)(k0 + jr) * dh,
+                             s + (size_t)ir * bk + jr, (size_t)bk, gemm_min(GEMM_MR, rows - ir),
+                             gemm_min(GEMM_NR, kb - jr), 1);
+        for (int i = 0; i < rows; i++) {
+            float *row = s + (size_t)i * bk;
+            int n_vis = attn_mask_visible_keys(p->mask, q0 + i, p->kv_len) - k0;
+            n_vis = n_vis < 0 ? 0 : n_vis > kb ? kb : n_vis;
+            if (p->mask)
+                attn_rows_mask(p->mask, b, q0 + i, p->q_len, p->kv_len, k0, row, n_vis);
+            float alpha = SIMD_NAME(sdpa_online_row)(row, kb, n_vis, &m[i], &l[i]);
+            if (k0 > 0 && alpha != 1.0f)
+                sdpa_scale_row(out + (size_t)i * ldo, dh, alpha);
+        }
+        blk_gemm pg = { .a = s, .lda = (size_t)bk, .alpha = 1.0f };
+        arch->pack_a(&pg, 0, rows, 0, kb, ppack);
+        for (int ir = 0; ir < rows; ir += GEMM_MR)
+            for (int jc = 0; jc < dh; jc += GEMM_NR)
+                arch->kernel(kb, ppack + (size_t)ir * kb, vpack + (size_t)jc * lk_pad + (size_t)k0 * GEMM_NR,
+                             out + (size_t)ir * ldo + jc, ldo, gemm_min(GEMM_MR, rows - ir),
+                             gemm_min(GEMM_NR, dh - jc), k0 == 0);
+    }
+    for (int i = 0; i < rows; i++) {
+        float *o = out + (size_t)i * ldo;
+        if (l[i] > 0.0f)
+            sdpa_scale_row(o, dh, 1.0f / l[i]);
+        else                             /* every key masked: zeros (SPEC §1) */
+            for (int j = 0; j < dh; j++)
+                o[j] = 0.0f;
+    }
+}
+
+static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p)
+{
+    const blk_arch *arch = &SIMD_NAME(blk_arch);
+    const int bq = SIMD_NAME(sdpa_query_tile)(ex->params);
+    const int q_tiles = (p->q_len + bq - 1) / bq;
+    const long heads = (long)p->batch * p->n_heads;
+    /* Each task packs K and V of its head once, then runs a run of query
+     * tiles: whole heads when there are enough of them, else each head cut
+     * into about 2 chunks per thread. */
+    long want = 2L * ex->n_threads;
+    int chunks = heads >= want ? 1 : (int)((want + heads - 1) / heads);
+    chunks = chunks < q_tiles ? chunks : q_tiles;
+    const long tasks = heads * chunks;
+    sdpa_layout L;
+    SIMD_NAME(sdpa_layout_of)(p, ex->params, &L);   /* checked when sizing the scratch */
+
+#pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
+    for (long t = 0; t < tasks; t++) {
+        int b = (int)(t / chunks / p->n_heads), h = (int)(t / chunks % p->n_heads);
+        int c = (int)(t % chunks);
+        int t0 = (int)((long)q_tiles * c / chunks), t1 = (int)((long)q_tiles * (c + 1) / chunks);
+        int q_end = t1 * bq < p->q_len ? t1 * bq : p->q_len;
+        float *buf = (float *)ex->scratch + (size_t)omp_get_thread_num() * L.total;
+        /* Only the keys the chunk's last row can see are packed. */
+        int keys = attn_mask_visible_keys(p->mask, q_end - 1, p->kv_len);
+        blk_gemm kg = { .b = p->k + b * p->k_st.batch + h * p->k_st.head, .ldb = p->k_st.row,
+                        .b_is_nk = 1 };
+        blk_gemm vg = { .b = p->v + b * p->v_st.batch + h * p->v_st.head, .ldb = p->v_st.row,
+                        .b_is_nk = 0 };
+        const int lk_pad = (p->kv_len + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
+        arch->pack_b(&kg, 0, keys, 0, p->head_dim, buf + L.kpack);
+        for (int jc = 0; jc < p->head_dim; jc += GEMM_NR)
+            arch->pack_b(&vg, jc, gemm_min(GEMM_NR, p->head_dim - jc), 0, keys,
+                         buf + L.vpack + (size_t)jc * lk_pad);
+        for (int qt = t0; qt < t1; qt++) {
+            int q0 = qt * bq, rows = p->q_len - q0 < bq ? p->q_len - q0 : bq;
+            SIMD_NAME(sdpa_query_tile_run)(p, ex->params, &L, buf, b, h, q0, rows);
+        }
+    }
+}

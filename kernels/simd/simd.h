@@ -1,0 +1,145 @@
+/*
+ * simd.h — the thin vector layer the SIMD kernels are written in (DESIGN.md
+ * habit 8, after ggml's simd-mappings.h): one vector type `vf` of
+ * SIMD_LANES floats and the handful of operations the micro-kernels, the
+ * streaming attention and the row operations need. The ISA is the one this
+ * translation unit is compiled for — each ISA folder (kernels/avx2,
+ * kernels/avx512) compiles the same templates (kernels/simd/…_impl.h) with
+ * its own flags, so the shape of the code is written once.
+ *
+ * Tails: vf_load_n / vf_store_n touch only the first n < SIMD_LANES floats
+ * (AVX-512 opmasks, AVX2 maskload/maskstore), so no access ever leaves a
+ * row.
+ */
+#ifndef ATTN_SIMD_H
+#define ATTN_SIMD_H
+
+#include <stddef.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+#define SIMD_ISA avx512
+#define SIMD_LANES 16
+typedef __m512 vf;
+
+static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
+static inline vf vf_set1(float x) { return _mm512_set1_ps(x); }
+static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline __mmask16 simd_mask_(int n) { return (__mmask16)((1u << n) - 1u); }
+static inline vf vf_load_n(const float *p, int n) { return _mm512_maskz_loadu_ps(simd_mask_(n), p); }
+static inline void vf_store_n(float *p, vf v, int n) { _mm512_mask_storeu_ps(p, simd_mask_(n), v); }
+static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline float vf_reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
+static inline float vf_reduce_max(vf v) { return _mm512_reduce_max_ps(v); }
+/* n = round-to-nearest(x), and p·2^n for integral n (exact, no overflow
+ * handling needed by the callers' clamped n). */
+static inline vf vf_round(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline vf vf_ldexp(vf p, vf n) { return _mm512_scalef_ps(p, n); }
+static inline vf vf_select_lt(vf a, vf b, vf x, vf y)   /* a < b ? x : y */
+{
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x);
+}
+static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
+{
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), x, a);
+}
+
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+#define SIMD_ISA avx2
+#define SIMD_LANES 8
+typedef __m256 vf;
+
+static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
+static inline vf vf_set1(float x) { return _mm256_set1_ps(x); }
+static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+/* Lane i is on when i < n: compare a lane-index vector with n. */
+static inline __m256i simd_mask_(int n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline vf vf_load_n(const float *p, int n) { return _mm256_maskload_ps(p, simd_mask_(n)); }
+static inline void vf_store_n(float *p, vf v, int n) { _mm256_maskstore_ps(p, simd_mask_(n), v); }
+static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline float vf_reduce_add(vf v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float vf_reduce_max(vf v)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline vf vf_round(vf x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/* p·2^n for integral n in [-252, 254]: two exponent-field scalings, so that
+ * n = 128 (x near 88.7) does not overflow the biased exponent. */
+static inline vf vf_ldexp(vf p, vf n)
+{
+    __m256i ni = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(ni, 1);
+    __m256i e1 = _mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23);
+    __m256i e2 = _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e1)), _mm256_castsi256_ps(e2));
+}
+static inline vf vf_select_lt(vf a, vf b, vf x, vf y)   /* a < b ? x : y */
+{
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ));
+}
+static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
+{
+    return _mm256_blendv_ps(x, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+
+#else
+#error "simd.h: compile with -mavx512f (kernels/avx512) or -mavx2 -mfma (kernels/avx2)"
+#endif
+
+static inline vf vf_min(vf a, vf b) { return vf_select_lt(a, b, a, b); }
+
+/* e^x, the vector twin of vmath.h's attn_expf: the same range reduction
+ * (x = n·ln2 + r, Cody–Waite split of ln2) and Cephes polynomial, with n
+ * rounded to nearest and 2^n applied by vf_ldexp. 0 below -87.3, +inf above
+ * 88.7, NaN stays NaN. Bound: 2 ulp over [-87.3, 88.7], tested against the
+ * double-precision exp (tests/test_simd.c). */
+static inline vf vf_exp(vf x)
+{
+    const vf lo = vf_set1(-87.3f), hi = vf_set1(88.7f);
+    vf xc = vf_max(vf_min(x, hi), lo);
+    vf n = vf_round(vf_mul(xc, vf_set1(1.44269504088896341f)));
+    vf r = vf_fmadd(n, vf_set1(-0.693359375f), xc);
+    r = vf_fmadd(n, vf_set1(2.12194440e-4f), r);
+    vf p = vf_set1(1.9875691500e-4f);
+    p = vf_fmadd(p, r, vf_set1(1.3981999507e-3f));
+    p = vf_fmadd(p, r, vf_set1(8.3334519073e-3f));
+    p = vf_fmadd(p, r, vf_set1(4.1665795894e-2f));
+    p = vf_fmadd(p, r, vf_set1(1.6666665459e-1f));
+    p = vf_fmadd(p, r, vf_set1(5.0000001201e-1f));
+    p = vf_fmadd(vf_mul(p, r), r, vf_add(r, vf_set1(1.0f)));
+    vf y = vf_ldexp(p, n);
+    y = vf_select_lt(x, lo, vf_zero(), y);
+    y = vf_select_lt(hi, x, vf_set1(__builtin_inff()), y);
+    return vf_select_nan(x, y);
+}
+
+/* attn_<op>__<isa>: names that say the variant in a stack trace. */
+#define SIMD_CAT2_(a, b) a##__##b
+#define SIMD_CAT_(a, b) SIMD_CAT2_(a, b)
+#define SIMD_NAME(fn) SIMD_CAT_(fn, SIMD_ISA)
+
+#endif /* ATTN_SIMD_H */
