@@ -3,6 +3,21 @@
  * folder's kernel.c, after gemm_impl.h and sdpa_impl.h, with SIMD_REQUIRES
  * (the ATTN_CPU_* bits) and SIMD_DESCRIPTION defined.
  */
+void SIMD_NAME(attn_simd_exp)(const float *x, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + SIMD_LANES <= n; i += SIMD_LANES)
+        vf_store(y + i, vf_exp(vf_load(x + i)));
+    if (i < n)
+        vf_store_n(y + i, vf_exp(vf_load_n(x + i, (int)(n - i))), (int)(n - i));
+}
+
+void SIMD_NAME(attn_simd_activate)(int act, float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i += 1 << 20)
+        attn_rows_activate(act, x + i, (int)(n - i < (1u << 20) ? n - i : 1u << 20));
+}
+
 static size_t SIMD_NAME(attn_gemm_scratch)(size_t m, int n, int k, int n_threads, const int *params)
 {
     (void)m;
