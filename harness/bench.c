@@ -47,6 +47,7 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
 
     r->error[0] = '\0';
     r->reps = 0;
+    r->extra_rss = NAN;
     r->flops = ab_shape_flops(&r->shape);
     r->bytes = ab_shape_bytes(&r->shape);
     ab_run_name(r->kernel, &r->shape, r->threads, r->run_name, sizeof r->run_name);

@@ -47,6 +47,7 @@ typedef struct ab_result {
     ab_isa isa;               /* of the kernel */
     double peak_gflops;       /* measured peak for isa and threads; 0 unknown */
     int unstable;             /* real-time CV above AB_UNSTABLE_CV */
+    double extra_rss;         /* bytes of resident memory one call adds (--memory); NaN: not measured */
     char error[200];          /* non-empty: the benchmark did not run */
 } ab_result;
 

@@ -3,6 +3,8 @@
  * and writes Google Benchmark JSON and CSV.
  */
 #include <limits.h>
+#include <malloc.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "commands.h"
+#include "memory.h"
 #include "progress.h"
 #include "report.h"
 #include "select.h"
@@ -74,6 +77,34 @@ static int apply_params(attn_ctx *ctx, const param_setting *ps, int n, char *err
         }
     }
     return 0;
+}
+
+/* The resident bytes one call on a fresh context adds (its workspace and
+ * whatever else it touches), or NaN when it cannot be measured. */
+static double call_memory(const char *kernel, int threads, const param_setting *ps, int n_ps,
+                          const ab_workload *w)
+{
+    char err[200];
+    attn_ctx *ctx = NULL;
+    float *out = ab_alloc_floats(w->out_len, 0);
+    double extra = NAN;
+    if (out && attn_ctx_create(&ctx, kernel, threads) == ATTN_OK
+        && apply_params(ctx, ps, n_ps, err, sizeof err) == 0) {
+        for (size_t i = 0; i < w->out_len; i++)   /* the output's pages are the caller's */
+            out[i] = 0.0f;
+        /* Free heap pages go back to the OS first, so that reusing memory an
+         * earlier benchmark freed does not hide this call's needs. */
+        malloc_trim(0);
+        long long before = ab_rss_reset_peak(err, sizeof err) == 0 ? ab_rss_bytes("VmRSS") : -1;
+        if (before >= 0 && ab_workload_run(ctx, w, out) == ATTN_OK) {
+            long long peak = ab_rss_bytes("VmHWM");
+            if (peak >= before)
+                extra = (double)(peak - before);
+        }
+    }
+    attn_ctx_destroy(ctx);
+    ab_free(out);
+    return extra;
 }
 
 /* "--threads 2" or "--threads 1,2,4" → counts[]; each in [1, 4096]. */
@@ -205,7 +236,7 @@ int ab_cmd_run(int argc, char **argv)
     const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
     const char *threads_text = NULL, *params_text = NULL;
-    int reps = 9, refresh = 0, n_pos;
+    int reps = 9, refresh = 0, memory = 0, n_pos;
     double min_time = 0.2, max_call = -1.0;   /* -1: the default, which depends on --kernel */
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
@@ -221,6 +252,7 @@ int ab_cmd_run(int argc, char **argv)
         { "json-dir", AB_FLAG_STRING, &json_dir, "DIR", "write the JSON to a new file in DIR, never replacing one", 0, 0 },
         { "csv", AB_FLAG_STRING, &csv, "FILE", "write CSV to FILE (atomically)", 0, 0 },
         { "param", AB_FLAG_STRING, &params_text, "K=V,..", "set kernel parameters (attnbench list shows them) on each kernel that has them", 0, 0 },
+        { "memory", AB_FLAG_BOOL, &memory, NULL, "also measure the resident memory one call adds (peak RSS of a fresh context)", 0, 0 },
         { "refresh-peaks", AB_FLAG_BOOL, &refresh, NULL, "re-measure the machine peaks first", 0, 0 },
     };
     int rc = ab_cli_command(
@@ -425,6 +457,9 @@ int ab_cmd_run(int argc, char **argv)
                                  n_skipped ? "\n" : "", r->run_name, r->real[0]);
                         n_skipped++;
                         n--;
+                    } else if (memory && !r->error[0]) {
+                        r->extra_rss = call_memory(kernels[ki]->name, n_threads, settings,
+                                                   n_settings, &w);
                     }
                     ab_workload_free(&w);
                 }

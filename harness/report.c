@@ -51,10 +51,13 @@ void ab_report_table(FILE *out, const ab_result *r, int n)
             snprintf(pct_text, sizeof pct_text, "-");
         else
             snprintf(pct_text, sizeof pct_text, "%.1f%%", pct);
-        fprintf(out, "%-*s %-8s %-*s %3d %10s %9.2f %7s %5.1f%%  %s\n", kw, r[i].kernel,
+        fprintf(out, "%-*s %-8s %-*s %3d %10s %9.2f %7s %5.1f%%  %s", kw, r[i].kernel,
                 ab_op_name(r[i].shape.op), sw, label, r[i].threads, t,
                 ab_result_gflops(&r[i], med), pct_text, 100.0 * r[i].real_stats.cv,
-                r[i].unstable ? "UNSTABLE (CV > 5%)" : "");
+                r[i].unstable ? "UNSTABLE (CV > 5%)  " : "");
+        if (!isnan(r[i].extra_rss))
+            fprintf(out, "memory +%.1f MiB", r[i].extra_rss / 1048576.0);
+        fputc('\n', out);
     }
 }
 
@@ -159,6 +162,8 @@ static void json_counters(ab_json *j, const ab_run_context *c, const ab_result *
     ab_json_number(j, "flops", r->flops);
     ab_json_number(j, "bytes", r->bytes);
     ab_json_number(j, "arith_intensity", r->bytes > 0 ? r->flops / r->bytes : NAN);
+    if (!isnan(r->extra_rss))
+        ab_json_number(j, "extra_rss_bytes", r->extra_rss);
     for (int e = 0; c->counters && e < r->n_events; e++)
         if (!ab_counters_unavailable(c->counters, e))
             ab_json_number(j, ab_counters_name(c->counters, e), events[e]);

@@ -41,6 +41,17 @@ expect_rc 0 run --kernel naive,blocked --threads 1,1 $FAST --json "$TMP/t.json"
 [ "$(grep -c '^blocked ' "$TMP/out")" -eq 2 ] && ok || bad "blocked should run twice: $(cat "$TMP/out")"
 [ "$(grep -c '_median",' "$TMP/t.json")" -eq 3 ] && ok || bad "the JSON should hold 3 benchmarks"
 
+# --memory: the table and the JSON carry the resident memory a call adds;
+# no kernel materializes the score matrix (2048² floats = 16 MiB per head).
+if [ -w /proc/self/clear_refs ]; then
+    expect_rc 0 run --kernel auto --memory --repetitions 1 --min-time 0.001 \
+        --shape B=1,H=1,L=2048,Dh=16 --json "$TMP/m.json"
+    grep -q "memory +" "$TMP/out" && grep -q '"extra_rss_bytes"' "$TMP/m.json" && ok \
+        || bad "--memory: no figure in the table or JSON: $(cat "$TMP/out")"
+    mib=$(sed -n 's/.*memory +\([0-9.]*\) MiB.*/\1/p' "$TMP/out" | head -n 1)
+    awk -v m="$mib" 'BEGIN { exit !(m != "" && m < 8) }' && ok || bad "--memory: $mib MiB for L 2048"
+fi
+
 # --max-call-time: a call slower than it is skipped and listed; 0 never skips.
 expect_rc 0 run --kernel naive --max-call-time 1e-9 $FAST
 grep -q "1 benchmark skipped" "$TMP/out" && ! grep -q '^naive ' "$TMP/out" && ok \

@@ -23,8 +23,7 @@ static int clamp(long v, long lo, long hi)
  * the FMAs need even when it overflows L1. mc: an mc × kc block of A fills
  * a quarter of L2 (the B panel streams beside it); nc: a kc × nc panel of B
  * half of L3. Attention: a tile of bq = 4·MR query rows against bk = 8·NR
- * keys keeps S, P and the Q rows well inside L2. stream_from: measured
- * crossover (README). */
+ * keys keeps S, P and the Q rows well inside L2. */
 void attn_simd_default_params(int mr, int nr, int *v)
 {
     long l2 = (long)attn_cpu_cache_size(2), l3 = (long)attn_cpu_cache_size(3);
@@ -33,5 +32,9 @@ void attn_simd_default_params(int mr, int nr, int *v)
     v[SK_NC] = clamp(l3 / 2 / (long)(sizeof(float) * v[SK_KC]) / nr * nr, nr, 8192);
     v[SK_BQ] = 4 * mr;
     v[SK_BK] = 8 * nr;
-    v[SK_STREAM_FROM] = 1024;
+    /* Stream once one key tile of all keys would need S and P blocks
+     * (2·bq·Lk floats) over half of L2. Measured on a Zen 4 (README): the
+     * two paths run within noise of each other from Lk 512 to 4096, so the
+     * rule is about memory, not speed. */
+    v[SK_STREAM_FROM] = clamp(l2 / 2 / (long)(2 * sizeof(float) * v[SK_BQ]), 64, 1 << 20);
 }
