@@ -67,6 +67,26 @@ static void gemm(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_
     k->gemm(&gex, &p);
 }
 
+/* The Q, K and V projections of self-attention as one gemm of width 3·D:
+ * x is read (and packed) once, and the threads share one larger problem.
+ * qkv is [m][3D]; bias3 holds the three biases side by side (zeros for a
+ * NULL one). */
+static void gemm_qkv(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int d,
+                     const float *x, const attn_mha_weights *w, float *bias3, float *qkv)
+{
+    const float *const parts[3] = { w->w_q, w->w_k, w->w_v };
+    const float *const biases[3] = { w->b_q, w->b_k, w->b_v };
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < d; j++)
+            bias3[i * d + j] = biases[i] ? biases[i][j] : 0.0f;
+    attn_exec gex = { ex->n_threads, ex->params, (char *)ex->scratch + g.off, g.bytes };
+    attn_gemm_problem p = {
+        .m = m, .n = 3 * d, .k = d, .x = x, .ldx = (size_t)d, .w_parts = parts, .part_n = d,
+        .bias = bias3, .act = ATTN_ACT_NONE, .y = qkv, .ldy = 3 * (size_t)d,
+    };
+    k->gemm(&gex, &p);
+}
+
 /* ---- SDPA ------------------------------------------------------------------ */
 
 size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
@@ -85,22 +105,32 @@ void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_pr
 
 typedef struct mha_layout {
     gemm_region gemm;                  /* the projections' packing buffers */
+    int fused;                         /* Q, K, V from one gemm (mha_fused) */
     size_t q, k, v, o;                 /* projections and the attention output */
+    size_t bias3;                      /* fused: the three biases, [3·D] */
     size_t sdpa, sdpa_bytes;           /* the kernel's SDPA scratch */
     size_t end;
 } mha_layout;
 
-/* SDPA straight on the [B][L][H·Dh] projections: head h is columns
- * h·Dh … h·Dh+Dh−1 of each row, so no transpose is needed. */
-static attn_sdpa_problem mha_sdpa_problem(const attn_mha_args *a)
+/* Self-attention on a kernel whose gemm takes stacked weights: the
+ * projections become one gemm into a [B·L][3D] buffer. */
+static int mha_fused(const attn_kernel *k, const attn_mha_args *a)
 {
-    size_t d = (size_t)a->d_model, dh = d / (size_t)a->n_heads;
+    return k->gemm_parts && a->x_q == a->x_kv && a->q_len == a->kv_len;
+}
+
+/* SDPA straight on the [B][L][H·Dh] projections: head h is columns
+ * h·Dh … h·Dh+Dh−1 of each row, so no transpose is needed. Fused, Q, K and
+ * V are the three D-wide column blocks of rows 3D long. */
+static attn_sdpa_problem mha_sdpa_problem(const attn_mha_args *a, int fused)
+{
+    size_t d = (size_t)a->d_model, dh = d / (size_t)a->n_heads, ld = fused ? 3 * d : d;
     attn_sdpa_problem p = {
         .batch = a->batch, .n_heads = a->n_heads, .q_len = a->q_len, .kv_len = a->kv_len,
         .head_dim = a->d_model / a->n_heads, .scale = a->scale, .mask = a->mask,
-        .q_st = { (size_t)a->q_len * d, dh, d },
-        .k_st = { (size_t)a->kv_len * d, dh, d },
-        .v_st = { (size_t)a->kv_len * d, dh, d },
+        .q_st = { (size_t)a->q_len * ld, dh, ld },
+        .k_st = { (size_t)a->kv_len * ld, dh, ld },
+        .v_st = { (size_t)a->kv_len * ld, dh, ld },
         .out_st = { (size_t)a->q_len * d, dh, d },
     };
     return p;
@@ -112,14 +142,24 @@ static void mha_plan(const attn_kernel *k, const attn_exec *ex, const attn_mha_a
     size_t end = base, d = (size_t)a->d_model;
     size_t rows_q = (size_t)a->batch * (size_t)a->q_len;   /* both < 2^31: no overflow */
     size_t rows_kv = (size_t)a->batch * (size_t)a->kv_len;
-    attn_sdpa_problem p = mha_sdpa_problem(a);
+    l->fused = mha_fused(k, a);
+    attn_sdpa_problem p = mha_sdpa_problem(a, l->fused);
 
     l->gemm.bytes = max_size(gemm_bytes(k, ex, rows_q, a->d_model, a->d_model),
                              gemm_bytes(k, ex, rows_kv, a->d_model, a->d_model));
+    if (l->fused)
+        l->gemm.bytes = max_size(l->gemm.bytes, gemm_bytes(k, ex, rows_q, 3 * a->d_model, a->d_model));
     l->gemm.off = reserve(&end, 1, l->gemm.bytes, 1);
-    l->q = reserve(&end, sizeof(float), rows_q, d);
-    l->k = reserve(&end, sizeof(float), rows_kv, d);
-    l->v = reserve(&end, sizeof(float), rows_kv, d);
+    if (l->fused) {
+        l->q = reserve(&end, sizeof(float), rows_q, 3 * d);
+        l->k = l->q + sizeof(float) * d;
+        l->v = l->q + 2 * sizeof(float) * d;
+        l->bias3 = reserve(&end, sizeof(float), 3, d);
+    } else {
+        l->q = reserve(&end, sizeof(float), rows_q, d);
+        l->k = reserve(&end, sizeof(float), rows_kv, d);
+        l->v = reserve(&end, sizeof(float), rows_kv, d);
+    }
     l->o = reserve(&end, sizeof(float), rows_q, d);
     l->sdpa_bytes = k->sdpa_scratch(&p, ex->n_threads, ex->params);
     l->sdpa = reserve(&end, 1, l->sdpa_bytes, 1);
@@ -141,11 +181,15 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     size_t rows_q = (size_t)a->batch * (size_t)a->q_len;
     size_t rows_kv = (size_t)a->batch * (size_t)a->kv_len;
 
-    gemm(k, ex, l.gemm, rows_q, d, d, a->x_q, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
-    gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, kp);
-    gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, v);
+    if (l.fused) {
+        gemm_qkv(k, ex, l.gemm, rows_q, d, a->x_q, w, (float *)(ws + l.bias3), q);
+    } else {
+        gemm(k, ex, l.gemm, rows_q, d, d, a->x_q, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
+        gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, kp);
+        gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, v);
+    }
 
-    attn_sdpa_problem p = mha_sdpa_problem(a);
+    attn_sdpa_problem p = mha_sdpa_problem(a, l.fused);
     p.q = q;
     p.k = kp;
     p.v = v;
@@ -186,6 +230,9 @@ static attn_mha_args encoder_mha_args(const attn_encoder_args *a)
         .d_model = a->c->d_model, .n_heads = a->c->n_heads,
         .scale = attn_resolve_scale(0.0f, a->c->d_model / a->c->n_heads),
         .w = &a->w->attn, .mask = a->mask,
+        /* Self-attention (mha_fused tells by the pointers): the inputs are
+         * set by the caller, to one buffer. */
+        .x_q = a->x, .x_kv = a->x,
     };
     return m;
 }

@@ -84,6 +84,11 @@ typedef struct attn_gemm_problem {
     const float *x;
     size_t ldx;
     const float *w;
+    /* Fused projections, only for kernels whose row says gemm_parts: when
+     * w_parts is not NULL, w is unused and row j of W is row j % part_n of
+     * w_parts[j / part_n] (the Q, K and V weights stacked, n = 3·part_n). */
+    const float *const *w_parts;
+    int part_n;
     const float *bias;
     int act;                           /* ATTN_ACT_NONE or an attn_activation */
     const float *residual;
@@ -129,6 +134,7 @@ typedef struct attn_kernel {
     const char *description;           /* one line for `attnbench list` */
     unsigned requires;                 /* ATTN_CPU_* bits that must be usable */
     int parallel;                      /* 1: uses the context's threads; 0: one thread */
+    int gemm_parts;                    /* 1: gemm takes w_parts (fused QKV projection) */
     const attn_param *params;          /* n_params tunables, or NULL */
     int n_params;
     /* Fills the default value of each param for this machine (from

@@ -41,12 +41,22 @@ typedef struct blk_gemm {
     const float *b;
     size_t ldb;
     int b_is_nk;
+    const float *const *b_parts;   /* b_is_nk only: rows stacked from parts (kernel.h w_parts) */
+    int part_n;
     float *c;
     size_t ldc;
     const float *bias;       /* [n] or NULL */
     int act;                 /* ATTN_ACT_NONE or an attn_activation */
     const float *residual;   /* or NULL */
 } blk_gemm;
+
+/* Row j of B in the [n][k] layout (b_is_nk), whole or stacked from parts. */
+static inline const float *blk_b_row(const blk_gemm *g, int j)
+{
+    if (g->b_parts)
+        return g->b_parts[j / g->part_n] + (size_t)(j % g->part_n) * g->ldb;
+    return g->b + (size_t)j * g->ldb;
+}
 
 /* What an ISA supplies to the shared blocking loops.
  *   pack_a: rows [i0, i0+mb) × depth [p0, p0+kb) of A, times alpha, into

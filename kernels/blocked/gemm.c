@@ -76,7 +76,7 @@ static void pack_b(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst
         if (g->b_is_nk && cols == BLK_NR) {
             const float *src[BLK_NR];
             for (int j = 0; j < BLK_NR; j++)
-                src[j] = g->b + (size_t)(j0 + c + j) * g->ldb + p0;
+                src[j] = blk_b_row(g, j0 + c + j) + p0;
             /* Built as vectors, not through a float[8] (whose scalar stores
              * a vector reload would have to wait for). NOTE: BLK_NR == 8. */
             for (int p = 0; p < kb; p++) {
@@ -88,7 +88,7 @@ static void pack_b(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst
         } else if (g->b_is_nk) {
             for (int p = 0; p < kb; p++)
                 for (int j = 0; j < BLK_NR; j++)
-                    panel[p * BLK_NR + j] = j < cols ? g->b[(size_t)(j0 + c + j) * g->ldb + p0 + p] : 0.0f;
+                    panel[p * BLK_NR + j] = j < cols ? blk_b_row(g, j0 + c + j)[p0 + p] : 0.0f;
         } else {
             for (int p = 0; p < kb; p++) {
                 const float *src = g->b + (size_t)(p0 + p) * g->ldb + j0 + c;
@@ -231,7 +231,8 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
 {
     blk_gemm g = {
         .m = p->m, .n = p->n, .k = p->k, .a = p->x, .lda = p->ldx, .alpha = 1.0f,
-        .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .c = p->y, .ldc = p->ldy,
+        .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .b_parts = p->w_parts,
+        .part_n = p->part_n, .c = p->y, .ldc = p->ldy,
         .bias = p->bias, .act = p->act, .residual = p->residual,
     };
     const int MR = arch->mr, NR = arch->nr;

@@ -40,6 +40,7 @@ const attn_kernel attn_kernel__blocked = {
     .description = "portable C, cache-blocked GEMM (6x8 tiles) and tiled attention, OpenMP",
     .requires = 0,
     .parallel = 1,
+    .gemm_parts = 1,
     .params = params,
     .n_params = BLK_N_PARAMS,
     .default_params = default_params,

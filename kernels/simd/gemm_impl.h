@@ -121,13 +121,13 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
             for (int p = 0; p < kb; p++)
                 for (int j = 0; j < GEMM_NR; j++)
                     panel[(size_t)p * GEMM_NR + j] =
-                        j < cols ? g->b[(size_t)(j0 + c + j) * g->ldb + p0 + p] : 0.0f;
+                        j < cols ? blk_b_row(g, j0 + c + j)[p0 + p] : 0.0f;
             continue;
         }
         for (int grp = 0; grp < GEMM_NR; grp += 8) {
             const float *src[8];
             for (int j = 0; j < 8; j++)
-                src[j] = g->b + (size_t)(j0 + c + grp + j) * g->ldb + p0;
+                src[j] = blk_b_row(g, j0 + c + grp + j) + p0;
             int p = 0;
             for (; p + 8 <= kb; p += 8)
                 gemm_transpose8(src, p, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);

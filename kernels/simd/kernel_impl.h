@@ -39,6 +39,7 @@ const attn_kernel SIMD_CAT_(attn_kernel, SIMD_ISA) = {
     .description = SIMD_DESCRIPTION,
     .requires = SIMD_REQUIRES,
     .parallel = 1,
+    .gemm_parts = 1,
     .params = attn_simd_params,
     .n_params = SK_N_PARAMS,
     .default_params = SIMD_NAME(default_params),
