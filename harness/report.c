@@ -54,9 +54,10 @@ void ab_report_table(FILE *out, const ab_result *r, int n)
         fprintf(out, "%-*s %-8s %-*s %3d %10s %9.2f %7s %5.1f%%  %s", kw, r[i].kernel,
                 ab_op_name(r[i].shape.op), sw, label, r[i].threads, t,
                 ab_result_gflops(&r[i], med), pct_text, 100.0 * r[i].real_stats.cv,
-                r[i].unstable ? "UNSTABLE (CV > 5%)  " : "");
+                r[i].unstable ? "UNSTABLE (CV > 5%)" : "");
         if (!isnan(r[i].extra_rss))
-            fprintf(out, "memory +%.1f MiB", r[i].extra_rss / 1048576.0);
+            fprintf(out, "%smemory +%.1f MiB", r[i].unstable ? "  " : "",
+                    r[i].extra_rss / 1048576.0);
         fputc('\n', out);
     }
 }

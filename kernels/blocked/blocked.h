@@ -67,8 +67,13 @@ static inline const float *blk_b_row(const blk_gemm *g, int j)
  *     past nb are 0.
  *   kernel: C[0..mr)[0..nr) (row stride ldc) = (first ? 0 : C) + Σ_p
  *     a[p][·] ⊗ b[p][·] over kb steps, touching nothing outside the tile.
- *   epilogue: the bias, activation and residual of g on an mr×nr tile of C
- *     at (i0, j0), once its whole k-sum is in (the tile is still in L1). */
+ *   and one of
+ *   kernel_epilogue: the kernel for the last depth block when g has an
+ *     epilogue (bias, activation, residual): applied to the accumulators
+ *     before the tile's store, at (i0, j0) of g->c, so the finished tile is
+ *     written once;
+ *   epilogue: that epilogue on an mr×nr tile of C at (i0, j0) after the
+ *     kernel has stored it (the tile is still in L1). */
 typedef struct blk_arch {
     int mr, nr, a_bcast;
     void (*pack_a)(const blk_gemm *g, size_t i0, int mb, int p0, int kb, float *dst);
@@ -76,6 +81,8 @@ typedef struct blk_arch {
     void (*kernel)(int kb, const float *a, const float *b, float *c, size_t ldc, int mr, int nr,
                    int first);
     void (*epilogue)(const blk_gemm *g, size_t i0, int j0, int mr, int nr);
+    void (*kernel_epilogue)(int kb, const float *a, const float *b, const blk_gemm *g, size_t i0,
+                            int j0, int mr, int nr, int first);
 } blk_arch;
 
 /* The epilogue of g on the mr×nr tile of C at (i0, j0): bias, activation,

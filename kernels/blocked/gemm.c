@@ -203,9 +203,13 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
                     for (int ir = 0; ir < mb; ir += MR) {
                         size_t i = ic + (size_t)ir;
                         int j = jc + jr, mr = min_int(MR, mb - ir), nr = min_int(NR, nb - jr);
-                        arch->kernel(kb, apack + (size_t)ir * kb * arch->a_bcast,
-                                     bpack + (size_t)jr * kb, g->c + i * g->ldc + j, g->ldc, mr,
-                                     nr, first);
+                        const float *ap = apack + (size_t)ir * kb * arch->a_bcast;
+                        const float *bp = bpack + (size_t)jr * kb;
+                        if (last && has_epilogue && arch->kernel_epilogue) {
+                            arch->kernel_epilogue(kb, ap, bp, g, i, j, mr, nr, first);
+                            continue;
+                        }
+                        arch->kernel(kb, ap, bp, g->c + i * g->ldc + j, g->ldc, mr, nr, first);
                         if (last && has_epilogue)
                             arch->epilogue(g, i, j, mr, nr);
                     }

@@ -138,13 +138,12 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
     }
 }
 
-/* C tile (+)= Σ_p a[p][·] ⊗ b[p][·]; see blk_arch in blocked.h. The
- * accumulator array is indexed only by constants after full unrolling, so
- * it lives in registers. */
-static void SIMD_NAME(gemm_kernel)(int kb, const float *restrict a, const float *restrict b,
-                                   float *c, size_t ldc, int mr, int nr, int first)
+/* acc = Σ_p a[p][·] ⊗ b[p][·] over kb steps. The accumulator array is
+ * indexed only by constants after full unrolling, so it lives in registers. */
+static inline __attribute__((always_inline)) void
+SIMD_NAME(gemm_accumulate)(int kb, const float *restrict a, const float *restrict b,
+                           vf acc[GEMM_MR][GEMM_NV])
 {
-    vf acc[GEMM_MR][GEMM_NV];
 #pragma GCC unroll 16
     for (int i = 0; i < GEMM_MR; i++)
 #pragma GCC unroll 4
@@ -163,16 +162,33 @@ static void SIMD_NAME(gemm_kernel)(int kb, const float *restrict a, const float 
                 acc[i][v] = vf_fmadd(ai, bv[v], acc[i][v]);
         }
     }
-    if (mr == GEMM_MR && nr == GEMM_NR) {
-#pragma GCC unroll 16
-        for (int i = 0; i < GEMM_MR; i++)
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_NV; v++) {
-                float *dst = c + (size_t)i * ldc + v * SIMD_LANES;
-                vf_store(dst, first ? acc[i][v] : vf_add(acc[i][v], vf_load(dst)));
-            }
-        return;
+}
+
+/* The epilogue of g on one vector of row i of the tile (n valid lanes, at
+ * column j of C): bias, activation, residual — in registers. */
+static inline vf SIMD_NAME(gemm_epilogue_vec)(const blk_gemm *g, vf x, size_t i, int j, int n)
+{
+    if (g->bias)
+        x = vf_add(x, n >= SIMD_LANES ? vf_load(g->bias + j) : vf_load_n(g->bias + j, n));
+    if (g->act == ATTN_ACT_GELU_ERF)
+        x = vf_gelu_erf(x);
+    else if (g->act == ATTN_ACT_GELU_TANH)
+        x = vf_gelu_tanh(x);
+    else if (g->act == ATTN_ACT_RELU)
+        x = vf_max(x, vf_zero());
+    if (g->residual) {
+        const float *r = g->residual + i * g->ldc + j;
+        x = vf_add(x, n >= SIMD_LANES ? vf_load(r) : vf_load_n(r, n));
     }
+    return x;
+}
+
+/* Stores the accumulators to the mr×nr tile at c (adding C unless first);
+ * with g, applies g's epilogue first (the tile is at (i0, j0) of g->c). */
+static inline __attribute__((always_inline)) void
+SIMD_NAME(gemm_store)(vf acc[GEMM_MR][GEMM_NV], float *c, size_t ldc, int mr, int nr, int first,
+                      const blk_gemm *g, size_t i0, int j0)
+{
 #pragma GCC unroll 16
     for (int i = 0; i < GEMM_MR; i++) {
         if (i >= mr)
@@ -183,22 +199,41 @@ static void SIMD_NAME(gemm_kernel)(int kb, const float *restrict a, const float 
             if (n <= 0)
                 break;
             float *dst = c + (size_t)i * ldc + v * SIMD_LANES;
+            vf x = acc[i][v];
+            if (!first)
+                x = vf_add(x, n >= SIMD_LANES ? vf_load(dst) : vf_load_n(dst, n));
+            if (g)
+                x = SIMD_NAME(gemm_epilogue_vec)(g, x, i0 + (size_t)i, j0 + v * SIMD_LANES, n);
             if (n >= SIMD_LANES)
-                vf_store(dst, first ? acc[i][v] : vf_add(acc[i][v], vf_load(dst)));
+                vf_store(dst, x);
             else
-                vf_store_n(dst, first ? acc[i][v] : vf_add(acc[i][v], vf_load_n(dst, n)), n);
+                vf_store_n(dst, x, n);
         }
     }
 }
 
-/* Bias, activation and residual on the L1-hot tile, for this ISA. */
-static void SIMD_NAME(gemm_epilogue)(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
+/* C tile (+)= Σ_p a[p][·] ⊗ b[p][·]; see blk_arch in blocked.h. */
+static void SIMD_NAME(gemm_kernel)(int kb, const float *restrict a, const float *restrict b,
+                                   float *c, size_t ldc, int mr, int nr, int first)
 {
-    blk_epilogue_tile(g, i0, j0, mr, nr);
+    vf acc[GEMM_MR][GEMM_NV];
+    SIMD_NAME(gemm_accumulate)(kb, a, b, acc);
+    SIMD_NAME(gemm_store)(acc, c, ldc, mr, nr, first, NULL, 0, 0);
+}
+
+/* The last depth block of a tile with g's epilogue applied in registers:
+ * the tile is written once, finished. */
+static void SIMD_NAME(gemm_kernel_epilogue)(int kb, const float *restrict a,
+                                            const float *restrict b, const blk_gemm *g,
+                                            size_t i0, int j0, int mr, int nr, int first)
+{
+    vf acc[GEMM_MR][GEMM_NV];
+    SIMD_NAME(gemm_accumulate)(kb, a, b, acc);
+    SIMD_NAME(gemm_store)(acc, g->c + i0 * g->ldc + j0, g->ldc, mr, nr, first, g, i0, j0);
 }
 
 static const blk_arch SIMD_NAME(blk_arch) = {
     .mr = GEMM_MR, .nr = GEMM_NR, .a_bcast = 1,
     .pack_a = SIMD_NAME(gemm_pack_a), .pack_b = SIMD_NAME(gemm_pack_b),
-    .kernel = SIMD_NAME(gemm_kernel), .epilogue = SIMD_NAME(gemm_epilogue),
+    .kernel = SIMD_NAME(gemm_kernel), .kernel_epilogue = SIMD_NAME(gemm_kernel_epilogue),
 };

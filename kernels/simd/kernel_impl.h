@@ -12,10 +12,17 @@ void SIMD_NAME(attn_simd_exp)(const float *x, float *y, size_t n)
         vf_store_n(y + i, vf_exp(vf_load_n(x + i, (int)(n - i))), (int)(n - i));
 }
 
+/* The epilogue's activation (gemm_epilogue_vec) over an array. */
 void SIMD_NAME(attn_simd_activate)(int act, float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i += 1 << 20)
-        attn_rows_activate(act, x + i, (int)(n - i < (1u << 20) ? n - i : 1u << 20));
+    const blk_gemm g = { .act = act };
+    size_t i = 0;
+    for (; i + SIMD_LANES <= n; i += SIMD_LANES)
+        vf_store(x + i, SIMD_NAME(gemm_epilogue_vec)(&g, vf_load(x + i), 0, 0, SIMD_LANES));
+    if (i < n) {
+        int r = (int)(n - i);
+        vf_store_n(x + i, SIMD_NAME(gemm_epilogue_vec)(&g, vf_load_n(x + i, r), 0, 0, r), r);
+    }
 }
 
 static size_t SIMD_NAME(attn_gemm_scratch)(size_t m, int n, int k, int n_threads, const int *params)

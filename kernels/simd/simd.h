@@ -33,6 +33,7 @@ static inline void vf_store_n(float *p, vf v, int n) { _mm512_mask_storeu_ps(p, 
 static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
 static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
 static inline float vf_reduce_add(vf v) { return _mm512_reduce_add_ps(v); }
@@ -71,6 +72,7 @@ static inline void vf_store_n(float *p, vf v, int n) { _mm256_maskstore_ps(p, si
 static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
 static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
 static inline float vf_reduce_add(vf v)
@@ -135,6 +137,37 @@ static inline vf vf_exp(vf x)
     y = vf_select_lt(x, lo, vf_zero(), y);
     y = vf_select_lt(hi, x, vf_set1(__builtin_inff()), y);
     return vf_select_nan(x, y);
+}
+
+/* erf(x) by Abramowitz & Stegun 7.1.26, the formula of vmath.h's attn_erff
+ * with vf_exp; and the two GELUs of SPEC §1.3 as vmath.h writes them. Bound:
+ * GELUs within 5e-7·max(1, |x|) of the double-precision formulas, tested
+ * (tests/test_vmath.c). */
+static inline vf vf_erf(vf x)
+{
+    vf ax = vf_max(x, vf_sub(vf_zero(), x));
+    vf t = vf_div(vf_set1(1.0f), vf_fmadd(vf_set1(0.3275911f), ax, vf_set1(1.0f)));
+    vf poly = vf_fmadd(vf_set1(1.061405429f), t, vf_set1(-1.453152027f));
+    poly = vf_fmadd(poly, t, vf_set1(1.421413741f));
+    poly = vf_fmadd(poly, t, vf_set1(-0.284496736f));
+    poly = vf_fmadd(poly, t, vf_set1(0.254829592f));
+    poly = vf_mul(poly, t);
+    vf y = vf_sub(vf_set1(1.0f), vf_mul(poly, vf_exp(vf_sub(vf_zero(), vf_mul(ax, ax)))));
+    return vf_select_lt(x, vf_zero(), vf_sub(vf_zero(), y), y);
+}
+
+static inline vf vf_gelu_erf(vf x)
+{
+    vf e = vf_erf(vf_mul(x, vf_set1(0.70710678118654752f)));
+    return vf_mul(vf_mul(vf_set1(0.5f), x), vf_add(vf_set1(1.0f), e));
+}
+
+static inline vf vf_gelu_tanh(vf x)
+{
+    vf x3 = vf_mul(vf_mul(x, x), x);
+    vf u = vf_mul(vf_set1(0.7978845608028654f), vf_fmadd(vf_set1(0.044715f), x3, x));
+    vf th = vf_sub(vf_set1(1.0f), vf_div(vf_set1(2.0f), vf_add(vf_exp(vf_add(u, u)), vf_set1(1.0f))));
+    return vf_mul(vf_mul(vf_set1(0.5f), x), vf_add(vf_set1(1.0f), th));
 }
 
 /* attn_<op>__<isa>: names that say the variant in a stack trace. */
