@@ -3,6 +3,8 @@
 #   make                 libattn.a, libattn.so and the test runner, in build/
 #   make test            build and run every test
 #   make test SAN=1      the same under AddressSanitizer + UBSan, in build/san/
+#   make test-neon       cross-build for AArch64 and run the tests under qemu-aarch64
+#   make CROSS=aarch64-linux-gnu-   cross-build (into build/aarch64-linux-gnu)
 #   make bench           the default benchmark suite; JSON into results/
 #   make fixtures        regenerate tests/fixtures with PyTorch (Debian python3-torch)
 #   make install PREFIX=/usr/local [DESTDIR=...]
@@ -12,6 +14,15 @@
 # hwloc and PAPI are optional: found with pkg-config, disabled with
 # HWLOC=0 / PAPI=0. The library itself depends on neither.
 
+# Cross builds: `make CROSS=aarch64-linux-gnu-` uses that toolchain and
+# builds into build/aarch64-linux-gnu (hwloc / PAPI only if a pkg-config for
+# the target finds them).
+ifneq ($(CROSS),)
+CC         := $(CROSS)gcc
+AR         := $(CROSS)ar
+PKG_CONFIG := $(CROSS)pkg-config
+BUILD      ?= build/$(patsubst %-,%,$(CROSS))
+endif
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
 PYTHON     ?= /usr/bin/python3
@@ -79,6 +90,9 @@ LIB_SRCS := $(wildcard kernels/*.c kernels/naive/*.c kernels/blocked/*.c kernels
 ifeq ($(ARCH),x86_64)
 LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c)
 endif
+ifeq ($(ARCH),aarch64)
+LIB_SRCS += $(wildcard kernels/neon/*.c)
+endif
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # Sources named *_avx2.c / *_avx512.c are built only for x86-64, with their flags.
 HARNESS_SRCS := $(filter-out harness/main.c,$(wildcard harness/*.c))
@@ -95,7 +109,7 @@ HARNESS_LIB := $(BUILD)/libharness.a
 CLI_BIN     := $(BUILD)/attnbench
 TEST_BIN    := $(BUILD)/tests/run_tests
 
-.PHONY: all test bench fixtures install uninstall check-install clean config FORCE
+.PHONY: all test test-neon bench fixtures install uninstall check-install clean config FORCE
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
@@ -164,6 +178,17 @@ test: all
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(TEST_BIN) tests/fixtures
 	$(CLI_BIN) check --quiet
 	sh tests/cli.sh $(CLI_BIN)
+
+# AArch64 under user-mode qemu (Debian: gcc-aarch64-linux-gnu qemu-user):
+# the unit tests and `attnbench check`, with `neon` as the auto kernel.
+QEMU_AARCH64 ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+NEON_BUILD := build/aarch64-linux-gnu
+test-neon:
+	$(MAKE) CROSS=aarch64-linux-gnu- BUILD=$(NEON_BUILD) all
+	$(QEMU_AARCH64) $(NEON_BUILD)/tests/run_tests tests/fixtures
+	$(QEMU_AARCH64) $(NEON_BUILD)/attnbench check --quiet
+	$(QEMU_AARCH64) $(NEON_BUILD)/attnbench info | grep -q '"auto" picks neon' \
+	  || { echo 'test-neon: "auto" does not pick neon'; exit 1; }
 
 # The main job: the default suite over every kernel this machine runs; the
 # JSON goes to a new file under results/ (an earlier one is never replaced).

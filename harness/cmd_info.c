@@ -32,6 +32,8 @@ static void print_machine(const ab_machine *m)
            m->model[0] ? m->model : "unknown", m->vendor[0] ? m->vendor : "unknown vendor",
            m->family, m->model_id, m->stepping, m->online_cpus);
     printf("Hypervisor  %s\n", m->hypervisor[0] ? m->hypervisor : "none reported (bare metal?)");
+    if (m->emulated[0])
+        printf("Emulated    yes, %s: timings and peaks mean nothing here\n", m->emulated);
     printf("OS          %s\n", m->os);
     if (m->mhz > 0)
         printf("Clock       %.0f MHz now (/proc/cpuinfo); ", m->mhz);

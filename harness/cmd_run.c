@@ -477,6 +477,9 @@ int ab_cmd_run(int argc, char **argv)
                n_skipped == 1 ? "it" : "them", skipped);
     if (!pinned)
         printf("note: threads could not be pinned to cores\n");
+    if (machine.emulated[0])
+        printf("note: EMULATED (%s): these timings say nothing about the target CPU\n",
+               machine.emulated);
     if (have_peaks)
         printf("peaks: %s (%s); %% of peak is against the kernel's ISA at the threads it "
                "uses\n", peaks.from_cache ? "cached" : "measured now", peaks.measured_at);

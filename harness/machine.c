@@ -118,6 +118,16 @@ void ab_machine_load(ab_machine *m)
     struct utsname u;
     if (uname(&u) == 0)
         snprintf(m->os, sizeof m->os, "%s %s %s", u.sysname, u.release, u.machine);
+#if !defined(__x86_64__) && !defined(__i386__)
+    /* qemu-user passes the host's /proc/cpuinfo through: an x86 "vendor_id"
+     * line seen by a binary built for another architecture means emulation,
+     * where timings say nothing about the target CPU. */
+    char vendor_id[32];
+    cpuinfo_field("vendor_id", vendor_id, sizeof vendor_id);
+    if (vendor_id[0])
+        snprintf(m->emulated, sizeof m->emulated,
+                 "user-mode emulation: /proc/cpuinfo describes an x86 CPU (%s)", vendor_id);
+#endif
 }
 
 const char *ab_build_commit(void) { return ATTN_BUILD_COMMIT; }

@@ -17,6 +17,7 @@ typedef struct ab_machine {
     double loadavg[3];        /* -1 if unknown */
     char hostname[64];
     char os[256];             /* uname: sysname release machine */
+    char emulated[160];       /* why we think we run under user-mode emulation (qemu); "" if not */
 } ab_machine;
 
 void ab_machine_load(ab_machine *m);

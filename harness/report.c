@@ -111,6 +111,7 @@ static void json_context(ab_json *j, const ab_run_context *c)
     ab_json_string(j, "cpu_vendor", m->vendor);
     ab_json_string(j, "cpu_model", m->model);
     ab_json_string(j, "hypervisor", m->hypervisor);
+    ab_json_string(j, "emulated", m->emulated);
     ab_json_string(j, "os", m->os);
     ab_json_string(j, "isa_usable", features);
     ab_json_string(j, "cpufreq_governor", m->governor);

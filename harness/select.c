@@ -9,6 +9,10 @@ void ab_kernel_why_not(const attn_kernel *k, char *buf, size_t len)
     unsigned missing = attn_registry_missing(k), has = attn_cpu()->has;
     size_t used = 0;
     buf[0] = '\0';
+    if (k->unavailable) {
+        snprintf(buf, len, "%s", k->unavailable);
+        return;
+    }
     for (unsigned bit = 1; missing && bit < (1u << ATTN_CPU_FEATURE_COUNT); bit <<= 1) {
         if (!(missing & bit))
             continue;

@@ -132,6 +132,10 @@ typedef void (*attn_layernorm_fn)(const attn_exec *ex, size_t m, int d, const fl
 typedef struct attn_kernel {
     const char *name;                  /* stable, lowercase: registry, CLI, JSON */
     const char *description;           /* one line for `attnbench list` */
+    /* Non-NULL only in the placeholder row of a kernel built for another
+     * architecture (kernels.def): why it cannot run. Such a row has no
+     * primitives and is never runnable. */
+    const char *unavailable;
     unsigned requires;                 /* ATTN_CPU_* bits that must be usable */
     int parallel;                      /* 1: uses the context's threads; 0: one thread */
     int gemm_parts;                    /* 1: gemm takes w_parts (fused QKV projection) */

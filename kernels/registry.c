@@ -4,13 +4,21 @@
 #include "kernel.h"
 
 #define ATTN_KERNEL_ROW(sym) extern const attn_kernel attn_kernel__##sym;
+#define ATTN_KERNEL_ABSENT(sym, kname, bits)                                                       \
+    static const attn_kernel attn_kernel__##sym = {                                                \
+        .name = kname, .description = "(built for another architecture)",                          \
+        .unavailable = "not built for this architecture", .requires = bits,                       \
+    };
 #include "kernels.def"
 #undef ATTN_KERNEL_ROW
+#undef ATTN_KERNEL_ABSENT
 
 static const attn_kernel *const registry[] = {
 #define ATTN_KERNEL_ROW(sym) &attn_kernel__##sym,
+#define ATTN_KERNEL_ABSENT(sym, kname, bits) &attn_kernel__##sym,
 #include "kernels.def"
 #undef ATTN_KERNEL_ROW
+#undef ATTN_KERNEL_ABSENT
 };
 
 int attn_registry_count(void)
@@ -40,7 +48,7 @@ unsigned attn_registry_missing(const attn_kernel *k)
 
 int attn_registry_runnable(const attn_kernel *k)
 {
-    return k && attn_registry_missing(k) == 0;
+    return k && !k->unavailable && attn_registry_missing(k) == 0;
 }
 
 void attn_registry_resolve(const attn_kernel *k, attn_kernel *out)

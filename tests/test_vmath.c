@@ -1,8 +1,9 @@
 /*
  * test_vmath.c — the stated error bounds of the vector math, for every
  * implementation: vmath.h as compiled for the baseline ISA (blocked, einsum)
- * and the SIMD kernels' own (kernels/simd: vf_exp, and vmath.h's activations
- * compiled for AVX2 / AVX-512 in their folders), each on the CPUs that run it.
+ * and the SIMD kernels' own (kernels/simd: vf_exp and the epilogue's vector
+ * GELUs, compiled for AVX2 / AVX-512 / NEON in their folders), each on the
+ * CPUs that run it.
  *   exp: within 2 ulp of the correctly rounded e^x over [-87.3, 88.7], exact
  *        at the edges (0 below, +inf above, NaN through).
  *   GELUs (erf and tanh forms): within 5e-7·max(1, |x|); erf (portable):
@@ -150,6 +151,9 @@ void test_vmath(void)
         { "avx2", ATTN_CPU_AVX2 | ATTN_CPU_FMA, attn_simd_exp__avx2, attn_simd_activate__avx2 },
         { "avx512", ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512VL,
           attn_simd_exp__avx512, attn_simd_activate__avx512 },
+#endif
+#if defined(__aarch64__)
+        { "neon", ATTN_CPU_NEON, attn_simd_exp__neon, attn_simd_activate__neon },
 #endif
     };
     for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++) {

@@ -4,27 +4,21 @@
  * ISA folder includes it once, compiled with its own flags, and gets
  * SIMD_NAME(blk_arch) (e.g. blk_arch__avx512) for the shared blocking loops.
  *
- * Register tile: MR rows × NV vectors. Each step of the k loop loads NV
- * vectors of a packed B row and broadcasts MR values of A straight from the
- * packed panel (a broadcast load uses a load port, not a shuffle), then
- * issues MR·NV independent FMAs.
+ * Register tile: MR rows × NV vectors (simd.h sets them per ISA). Each step
+ * of the k loop loads NV vectors of a packed B row and broadcasts MR values
+ * of A straight from the packed panel (a broadcast load uses a load port,
+ * not a shuffle), then issues MR·NV independent FMAs.
  *   AVX-512: 12 × 2 zmm = 12×32 floats, 24 accumulators of 32 registers.
  *   AVX2:     6 × 2 ymm =  6×16 floats, 12 accumulators of 16 registers.
+ *   NEON:     8 × 3 q   =  8×12 floats, 24 accumulators of 32 registers.
  */
 #include <string.h>
 
 #include "../blocked/blocked.h"
 #include "simd.h"
 
-#ifndef GEMM_MR
-#if SIMD_LANES == 16
-#define GEMM_MR 12
-#define GEMM_NV 2
-#else
-#define GEMM_MR 6
-#define GEMM_NV 2
-#endif
-#endif
+#define GEMM_MR SIMD_MR
+#define GEMM_NV SIMD_NV
 #define GEMM_NR (GEMM_NV * SIMD_LANES)
 
 static inline int gemm_min(int a, int b)
@@ -33,13 +27,12 @@ static inline int gemm_min(int a, int b)
 }
 
 /* A, times alpha, into MR-row panels: a[p][i] at p·MR + i (blocked.h). A
- * transpose of MR rows: four rows at a time by 4×4 SSE transposes, the rest
+ * transpose of MR rows: four rows at a time by 4×4 transposes, the rest
  * (rows past a multiple of 4, the last p < 4, rows past mb as zeros) one
  * value at a time. */
 static void SIMD_NAME(gemm_pack_a)(const blk_gemm *g, size_t i0, int mb, int p0, int kb,
                                    float *dst)
 {
-    const __m128 alpha = _mm_set1_ps(g->alpha);
     for (int r = 0; r < mb; r += GEMM_MR) {
         float *panel = dst + (size_t)r * kb;
         int rows = gemm_min(GEMM_MR, mb - r);
@@ -49,18 +42,8 @@ static void SIMD_NAME(gemm_pack_a)(const blk_gemm *g, size_t i0, int mb, int p0,
         int i = 0;
         for (; i + 4 <= rows; i += 4) {
             int p = 0;
-            for (; p + 4 <= kb; p += 4) {
-                __m128 x0 = _mm_mul_ps(alpha, _mm_loadu_ps(src[i] + p));
-                __m128 x1 = _mm_mul_ps(alpha, _mm_loadu_ps(src[i + 1] + p));
-                __m128 x2 = _mm_mul_ps(alpha, _mm_loadu_ps(src[i + 2] + p));
-                __m128 x3 = _mm_mul_ps(alpha, _mm_loadu_ps(src[i + 3] + p));
-                _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-                float *d = panel + (size_t)p * GEMM_MR + i;
-                _mm_storeu_ps(d, x0);
-                _mm_storeu_ps(d + GEMM_MR, x1);
-                _mm_storeu_ps(d + 2 * GEMM_MR, x2);
-                _mm_storeu_ps(d + 3 * GEMM_MR, x3);
-            }
+            for (; p + 4 <= kb; p += 4)
+                simd_transpose4(src + i, p, g->alpha, panel + (size_t)p * GEMM_MR + i, GEMM_MR);
             for (; p < kb; p++)
                 for (int q = 0; q < 4; q++)
                     panel[(size_t)p * GEMM_MR + i + q] = g->alpha * src[i + q][p];
@@ -71,6 +54,7 @@ static void SIMD_NAME(gemm_pack_a)(const blk_gemm *g, size_t i0, int mb, int p0,
     }
 }
 
+#if defined(__AVX2__)
 /* 8 rows × 8 floats (rows src[0..8) from column p) → 8 vectors of the
  * transposed block, stored 8 floats each at dst + p·ld for p = 0..7. The
  * classic unpack / shuffle / permute transpose of 8×8 floats in AVX. */
@@ -97,9 +81,14 @@ static inline void gemm_transpose8(const float *const src[8], int p, float *dst,
     _mm256_storeu_ps(dst + 6 * ld, _mm256_permute2f128_ps(u2, u6, 0x31));
     _mm256_storeu_ps(dst + 7 * ld, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
+#define GEMM_TRANSPOSE_ROWS 8
+#else
+#define GEMM_TRANSPOSE_ROWS 4
+#endif
 
 /* op(B) into NR-column panels: b[p][j] at p·NR + j (blocked.h). The [n][k]
- * layout (weights, K) is a transpose, done 8×8 at a time for full panels. */
+ * layout (weights, K) is a transpose, done 8×8 (AVX) or 4×4 at a time for
+ * full panels. */
 static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst)
 {
     for (int c = 0; c < nb; c += GEMM_NR) {
@@ -124,15 +113,19 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
                         j < cols ? blk_b_row(g, j0 + c + j)[p0 + p] : 0.0f;
             continue;
         }
-        for (int grp = 0; grp < GEMM_NR; grp += 8) {
-            const float *src[8];
-            for (int j = 0; j < 8; j++)
+        for (int grp = 0; grp < GEMM_NR; grp += GEMM_TRANSPOSE_ROWS) {
+            const float *src[GEMM_TRANSPOSE_ROWS];
+            for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++)
                 src[j] = blk_b_row(g, j0 + c + grp + j) + p0;
             int p = 0;
-            for (; p + 8 <= kb; p += 8)
+            for (; p + GEMM_TRANSPOSE_ROWS <= kb; p += GEMM_TRANSPOSE_ROWS)
+#if GEMM_TRANSPOSE_ROWS == 8
                 gemm_transpose8(src, p, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);
+#else
+                simd_transpose4(src, p, 1.0f, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);
+#endif
             for (; p < kb; p++)
-                for (int j = 0; j < 8; j++)
+                for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++)
                     panel[(size_t)p * GEMM_NR + grp + j] = src[j][p];
         }
     }

@@ -8,8 +8,13 @@
  * its own flags, so the shape of the code is written once.
  *
  * Tails: vf_load_n / vf_store_n touch only the first n < SIMD_LANES floats
- * (AVX-512 opmasks, AVX2 maskload/maskstore), so no access ever leaves a
- * row.
+ * (AVX-512 opmasks, AVX2 maskload/maskstore, NEON through a small buffer),
+ * so no access ever leaves a row.
+ *
+ * Each ISA also fixes the GEMM register tile, SIMD_MR rows × SIMD_NV
+ * vectors (gemm_impl.h), and provides simd_transpose4: four rows of four
+ * floats, times alpha, stored transposed (the packing routines' building
+ * block).
  */
 #ifndef ATTN_SIMD_H
 #define ATTN_SIMD_H
@@ -21,6 +26,8 @@
 
 #define SIMD_ISA avx512
 #define SIMD_LANES 16
+#define SIMD_MR 12          /* 12 × 2 zmm: 24 accumulators of 32 registers */
+#define SIMD_NV 2
 typedef __m512 vf;
 
 static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
@@ -56,6 +63,8 @@ static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
 
 #define SIMD_ISA avx2
 #define SIMD_LANES 8
+#define SIMD_MR 6           /* 6 × 2 ymm: 12 accumulators of 16 registers */
+#define SIMD_NV 2
 typedef __m256 vf;
 
 static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
@@ -108,8 +117,88 @@ static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
     return _mm256_blendv_ps(x, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
 }
 
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#include <string.h>
+
+#define SIMD_ISA neon
+#define SIMD_LANES 4
+#define SIMD_MR 8           /* 8 × 3 q-registers: 24 accumulators of 32 */
+#define SIMD_NV 3
+typedef float32x4_t vf;
+
+static inline vf vf_zero(void) { return vdupq_n_f32(0.0f); }
+static inline vf vf_set1(float x) { return vdupq_n_f32(x); }
+static inline vf vf_load(const float *p) { return vld1q_f32(p); }
+static inline void vf_store(float *p, vf v) { vst1q_f32(p, v); }
+/* No masked loads in Advanced SIMD: through a zeroed buffer. */
+static inline vf vf_load_n(const float *p, int n)
+{
+    float t[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    memcpy(t, p, (size_t)n * sizeof(float));
+    return vld1q_f32(t);
+}
+static inline void vf_store_n(float *p, vf v, int n)
+{
+    float t[4];
+    vst1q_f32(t, v);
+    memcpy(p, t, (size_t)n * sizeof(float));
+}
+static inline vf vf_fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
+static inline vf vf_add(vf a, vf b) { return vaddq_f32(a, b); }
+static inline vf vf_sub(vf a, vf b) { return vsubq_f32(a, b); }
+static inline vf vf_div(vf a, vf b) { return vdivq_f32(a, b); }
+static inline vf vf_mul(vf a, vf b) { return vmulq_f32(a, b); }
+static inline vf vf_max(vf a, vf b) { return vmaxq_f32(a, b); }
+static inline float vf_reduce_add(vf v) { return vaddvq_f32(v); }
+static inline float vf_reduce_max(vf v) { return vmaxvq_f32(v); }
+static inline vf vf_round(vf x) { return vrndnq_f32(x); }
+/* p·2^n for integral n in [-252, 254], in two exponent-field steps. */
+static inline vf vf_ldexp(vf p, vf n)
+{
+    int32x4_t ni = vcvtq_s32_f32(n), half = vshrq_n_s32(ni, 1);
+    int32x4_t e1 = vshlq_n_s32(vaddq_s32(half, vdupq_n_s32(127)), 23);
+    int32x4_t e2 = vshlq_n_s32(vaddq_s32(vsubq_s32(ni, half), vdupq_n_s32(127)), 23);
+    return vmulq_f32(vmulq_f32(p, vreinterpretq_f32_s32(e1)), vreinterpretq_f32_s32(e2));
+}
+static inline vf vf_select_lt(vf a, vf b, vf x, vf y) { return vbslq_f32(vcltq_f32(a, b), x, y); }
+static inline vf vf_select_nan(vf a, vf x) { return vbslq_f32(vceqq_f32(a, a), x, a); }
+
+static inline void simd_transpose4(const float *const src[4], int p, float alpha, float *dst,
+                                   size_t ld)
+{
+    float32x4_t a = vmulq_n_f32(vld1q_f32(src[0] + p), alpha);
+    float32x4_t b = vmulq_n_f32(vld1q_f32(src[1] + p), alpha);
+    float32x4_t c = vmulq_n_f32(vld1q_f32(src[2] + p), alpha);
+    float32x4_t d = vmulq_n_f32(vld1q_f32(src[3] + p), alpha);
+    float32x4x2_t ab = vtrnq_f32(a, b), cd = vtrnq_f32(c, d);
+    vst1q_f32(dst, vcombine_f32(vget_low_f32(ab.val[0]), vget_low_f32(cd.val[0])));
+    vst1q_f32(dst + ld, vcombine_f32(vget_low_f32(ab.val[1]), vget_low_f32(cd.val[1])));
+    vst1q_f32(dst + 2 * ld, vcombine_f32(vget_high_f32(ab.val[0]), vget_high_f32(cd.val[0])));
+    vst1q_f32(dst + 3 * ld, vcombine_f32(vget_high_f32(ab.val[1]), vget_high_f32(cd.val[1])));
+}
+
 #else
-#error "simd.h: compile with -mavx512f (kernels/avx512) or -mavx2 -mfma (kernels/avx2)"
+#error "simd.h: compile with -mavx512f (kernels/avx512), -mavx2 -mfma (kernels/avx2) or for AArch64 (kernels/neon)"
+#endif
+
+#if defined(__x86_64__)
+/* Four rows of four floats from column p, times alpha, stored transposed:
+ * dst[q·ld + r] = alpha·src[r][p + q]. SSE, which every x86-64 has. */
+static inline void simd_transpose4(const float *const src[4], int p, float alpha, float *dst,
+                                   size_t ld)
+{
+    const __m128 a = _mm_set1_ps(alpha);
+    __m128 x0 = _mm_mul_ps(a, _mm_loadu_ps(src[0] + p));
+    __m128 x1 = _mm_mul_ps(a, _mm_loadu_ps(src[1] + p));
+    __m128 x2 = _mm_mul_ps(a, _mm_loadu_ps(src[2] + p));
+    __m128 x3 = _mm_mul_ps(a, _mm_loadu_ps(src[3] + p));
+    _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+    _mm_storeu_ps(dst, x0);
+    _mm_storeu_ps(dst + ld, x1);
+    _mm_storeu_ps(dst + 2 * ld, x2);
+    _mm_storeu_ps(dst + 3 * ld, x3);
+}
 #endif
 
 static inline vf vf_min(vf a, vf b) { return vf_select_lt(a, b, a, b); }

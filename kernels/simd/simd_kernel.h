@@ -32,5 +32,9 @@ void attn_simd_activate__avx2(int act, float *x, size_t n);
 void attn_simd_exp__avx512(const float *x, float *y, size_t n);
 void attn_simd_activate__avx512(int act, float *x, size_t n);
 #endif
+#if defined(__aarch64__)
+void attn_simd_exp__neon(const float *x, float *y, size_t n);
+void attn_simd_activate__neon(int act, float *x, size_t n);
+#endif
 
 #endif /* ATTN_SIMD_KERNEL_H */
