@@ -132,8 +132,15 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
 }
 
 /* acc = Σ_p a[p][·] ⊗ b[p][·] over kb steps. The accumulator array is
- * indexed only by constants after full unrolling, so it lives in registers. */
-static inline __attribute__((always_inline)) void
+ * indexed only by constants after full unrolling, so it lives in registers.
+ * On NEON it is a function of its own: inlined, the values the stores after
+ * it keep live pushed two accumulators out of the 32 registers. */
+#if defined(__ARM_NEON)
+#define GEMM_ACCUMULATE_INLINE __attribute__((noinline))
+#else
+#define GEMM_ACCUMULATE_INLINE inline __attribute__((always_inline))
+#endif
+static GEMM_ACCUMULATE_INLINE void
 SIMD_NAME(gemm_accumulate)(int kb, const float *restrict a, const float *restrict b,
                            vf acc[GEMM_MR][GEMM_NV])
 {
@@ -142,6 +149,24 @@ SIMD_NAME(gemm_accumulate)(int kb, const float *restrict a, const float *restric
 #pragma GCC unroll 4
         for (int v = 0; v < GEMM_NV; v++)
             acc[i][v] = vf_zero();
+#if defined(__ARM_NEON) && GEMM_MR == 8 && GEMM_NV == 3
+    /* NEON: the 8 values of A as two vectors and FMAs by lane. Broadcasting
+     * each value (ld1r, or a scalar load for fmla by element) would need 8
+     * more registers than the 32 the 24 accumulators and 3 B vectors leave,
+     * and the compiler spilled accumulators. */
+    for (int p = 0; p < kb; p++, a += GEMM_MR, b += GEMM_NR) {
+        const vf b0 = vf_load(b), b1 = vf_load(b + 4), b2 = vf_load(b + 8);
+        const vf a0 = vf_load(a), a1 = vf_load(a + 4);
+#define GEMM_ROW(i, av, lane)                                                                      \
+    acc[i][0] = vfmaq_laneq_f32(acc[i][0], b0, av, lane);                                          \
+    acc[i][1] = vfmaq_laneq_f32(acc[i][1], b1, av, lane);                                          \
+    acc[i][2] = vfmaq_laneq_f32(acc[i][2], b2, av, lane);
+        GEMM_ROW(0, a0, 0) GEMM_ROW(1, a0, 1) GEMM_ROW(2, a0, 2) GEMM_ROW(3, a0, 3)
+        GEMM_ROW(4, a1, 0) GEMM_ROW(5, a1, 1) GEMM_ROW(6, a1, 2) GEMM_ROW(7, a1, 3)
+#undef GEMM_ROW
+    }
+    return;
+#endif
     for (int p = 0; p < kb; p++, a += GEMM_MR, b += GEMM_NR) {
         vf bv[GEMM_NV];
 #pragma GCC unroll 4
