@@ -14,6 +14,10 @@
 
 static const char *const shapes[] = {
     "op=sdpa,B=2,H=2,Lq=19,Lk=23,Dh=13,mask=all",
+    /* Several key tiles even at the widest register tile (32): streaming
+     * with online rescaling, causal tiles skipped, all-padding batches. */
+    "op=sdpa,B=2,H=2,Lq=41,Lk=77,Dh=9,mask=all",
+    "op=sdpa,B=3,H=1,Lq=70,Lk=70,Dh=16,mask=padall",
     "op=mha,B=2,Lq=11,Lk=17,D=20,H=2,cross=1,mask=padding",
     "op=encoder,B=1,L=13,D=18,H=3,F=29,norm=post,act=gelu-tanh,mask=causal",
 };
