@@ -316,6 +316,15 @@ static const ab_shape long_seq[] = {
     SDPA(1, 12, 8192, 8192, 64, AB_MASK_NONE), SDPA(1, 12, 8192, 8192, 64, AB_MASK_CAUSAL),
 };
 
+/* What `make bench-anchors` runs beside PyTorch (reports/pytorch_anchor.py):
+ * the shapes of the SIMD kernels' targets (README). */
+static const ab_shape anchors[] = {
+    ENC(1, 768, 12, 3072, 128, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    ENC(1, 768, 12, 3072, 512, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    SDPA(1, 12, 512, 512, 64, AB_MASK_NONE), SDPA(1, 12, 2048, 2048, 64, AB_MASK_NONE),
+    SDPA(1, 12, 4096, 4096, 64, AB_MASK_NONE), SDPA(1, 12, 4096, 4096, 64, AB_MASK_CAUSAL),
+};
+
 /* What `make bench` runs: the BERT-base building blocks at L 128 and 512,
  * masked and not, sized so the whole run fits in minutes. */
 static const ab_shape default_suite[] = {
@@ -367,6 +376,7 @@ static const ab_suite suites[] = {
     SUITE("smoke", "seconds: every op and every mask kind at small sizes", smoke),
     SUITE("bert-base", "B 1, L 128 and 512, D 768, H 12, F 3072 (post-LN, GELU)", bert_base),
     SUITE("long", "SDPA, 12 heads of 64, L 1024 to 8192, causal and not", long_seq),
+    SUITE("anchors", "the SIMD targets' shapes, timed beside PyTorch by make bench-anchors", anchors),
 };
 static const ab_suite check_suite = SUITE("check", "edge shapes for `attnbench check`", check);
 

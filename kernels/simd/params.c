@@ -4,7 +4,7 @@
 const attn_param attn_simd_params[SK_N_PARAMS] = {
     [SK_MC] = { "mc", "GEMM rows per packed A block (kept in L2); rounded down to MR", 1, 8192 },
     [SK_KC] = { "kc", "GEMM depth per block (a B micro-panel kept in L1)", 8, 4096 },
-    [SK_NC] = { "nc", "GEMM columns per packed B panel (kept in L3); rounded down to NR", 1, 65536 },
+    [SK_NC] = { "nc", "GEMM columns per packed B panel (kept in L2); rounded down to NR", 1, 65536 },
     [SK_BQ] = { "bq", "attention query rows per tile; rounded down to MR", 1, 4096 },
     [SK_BK] = { "bk", "attention keys per tile when streaming; rounded down to NR", 1, 65536 },
     [SK_STREAM_FROM] = { "stream_from", "stream keys (flash) from this Lk up; below, one tile of all keys",
@@ -21,15 +21,18 @@ static int clamp(long v, long lo, long hi)
  * with kc 128 / 256 / 384 / 768, and AVX2 alike: deeper blocks write the C
  * tile back less often, and the B micro-panel streams from L2 at the rate
  * the FMAs need even when it overflows L1. mc: an mc × kc block of A fills
- * a quarter of L2 (the B panel streams beside it); nc: a kc × nc panel of B
- * half of L3. Attention: a tile of bq = 4·MR query rows against bk = 8·NR
+ * a quarter of L2. nc: a kc × nc panel of B fills half of L2, not of L3 as
+ * in BLIS: the packed panel is written and then read back by every A block,
+ * and through L3 (a victim cache on AMD, shared) that cost showed — 512 ×
+ * 3072 × 768 ran at 94 → 97 GFLOP/s and 128 × 3072 × 768 at 74–84 → 84–89
+ * with nc 8192 → 384 (interleaved runs). Attention: a tile of bq = 4·MR query rows against bk = 8·NR
  * keys keeps S, P and the Q rows well inside L2. */
 void attn_simd_default_params(int mr, int nr, int *v)
 {
-    long l2 = (long)attn_cpu_cache_size(2), l3 = (long)attn_cpu_cache_size(3);
+    long l2 = (long)attn_cpu_cache_size(2);
     v[SK_KC] = 384;
     v[SK_MC] = clamp(l2 / 4 / (long)(sizeof(float) * v[SK_KC]) / mr * mr, mr, 4096);
-    v[SK_NC] = clamp(l3 / 2 / (long)(sizeof(float) * v[SK_KC]) / nr * nr, nr, 8192);
+    v[SK_NC] = clamp(l2 / 2 / (long)(sizeof(float) * v[SK_KC]) / nr * nr, nr, 8192);
     v[SK_BQ] = 4 * mr;
     v[SK_BK] = 8 * nr;
     /* Stream once one key tile of all keys would need S and P blocks
