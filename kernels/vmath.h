@@ -34,7 +34,10 @@ static inline float attn_expf(float x)
 {
     const float log2e = 1.44269504088896341f;
     const float c1 = 0.693359375f, c2 = -2.12194440e-4f;   /* c1 + c2 = ln 2 */
-    float xc = x < ATTN_EXPF_MIN ? ATTN_EXPF_MIN : (x > ATTN_EXPF_MAX ? ATTN_EXPF_MAX : x);
+    /* Written so that NaN clamps too (every comparison false → the low
+     * end): a NaN reaching the float → int conversion below would be
+     * undefined behaviour. The NaN is restored at the end. */
+    float xc = x > ATTN_EXPF_MIN ? (x < ATTN_EXPF_MAX ? x : ATTN_EXPF_MAX) : ATTN_EXPF_MIN;
     /* n = round(x·log2(e)), by truncating a value made positive first:
      * conversion to int truncates toward zero. */
     float t = xc * log2e + 0.5f;
