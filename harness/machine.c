@@ -15,18 +15,8 @@
 static void cpu_identity(ab_machine *m)
 {
     unsigned a, b, c, d;
-    if (__get_cpuid(0, &a, &b, &c, &d)) {
-        memcpy(m->vendor, &b, 4);
-        memcpy(m->vendor + 4, &d, 4);
-        memcpy(m->vendor + 8, &c, 4);
-        m->vendor[12] = '\0';
-    }
+    attn_cpu_identity(m->vendor, sizeof m->vendor, &m->family, &m->model_id, &m->stepping);
     if (__get_cpuid(1, &a, &b, &c, &d)) {
-        unsigned base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
-        m->family = (int)(base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family);
-        m->model_id = (int)((base_family == 0x6 || base_family == 0xf)
-                                ? (((a >> 16) & 0xf) << 4) | base_model : base_model);
-        m->stepping = (int)(a & 0xf);
         if (c & (1u << 31)) {   /* running under a hypervisor */
             __cpuid(0x40000000, a, b, c, d);
             memcpy(m->hypervisor, &b, 4);

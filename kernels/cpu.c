@@ -185,6 +185,54 @@ size_t attn_cpu_cache_size(int level)
     return (level >= 1 && level <= 3) ? cache_bytes[level] : 0;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+void attn_cpu_identity(char *vendor, size_t len, int *family, int *model, int *stepping)
+{
+    unsigned a, b, c, d;
+    char v[13] = "";
+    *family = *model = *stepping = 0;
+    if (__get_cpuid(0, &a, &b, &c, &d)) {
+        memcpy(v, &b, 4);
+        memcpy(v + 4, &d, 4);
+        memcpy(v + 8, &c, 4);
+        v[12] = '\0';
+    }
+    snprintf(vendor, len, "%s", v);
+    if (__get_cpuid(1, &a, &b, &c, &d)) {
+        unsigned base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
+        *family = (int)(base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family);
+        *model = (int)((base_family == 0x6 || base_family == 0xf)
+                           ? (((a >> 16) & 0xf) << 4) | base_model : base_model);
+        *stepping = (int)(a & 0xf);
+    }
+}
+#else
+/* The first "key : value" of /proc/cpuinfo as an integer (base 0), or 0. */
+static long cpuinfo_long(const char *key)
+{
+    char line[256];
+    long v = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, strlen(key)) == 0 && strchr(line, ':')) {
+            v = strtol(strchr(line, ':') + 1, NULL, 0);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+void attn_cpu_identity(char *vendor, size_t len, int *family, int *model, int *stepping)
+{
+    snprintf(vendor, len, "0x%lx", cpuinfo_long("CPU implementer"));
+    *family = (int)cpuinfo_long("CPU architecture");
+    *model = (int)cpuinfo_long("CPU part");
+    *stepping = (int)cpuinfo_long("CPU revision");
+}
+#endif
+
 const char *attn_cpu_feature_name(unsigned bit)
 {
     switch (bit) {

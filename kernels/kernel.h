@@ -48,6 +48,10 @@ const attn_cpu_info *attn_cpu(void);
 /* Bytes of one instance of the data or unified cache at level 1, 2 or 3, from
  * sysfs (the source hwloc reads too), else sysconf, else a typical size. */
 size_t attn_cpu_cache_size(int level);
+/* Vendor ("GenuineIntel", "AuthenticAMD"; on AArch64 the MIDR implementer,
+ * e.g. "0x41"), family, model and stepping (AArch64: 8, part, revision).
+ * Unknown parts are "" and 0. */
+void attn_cpu_identity(char *vendor, size_t len, int *family, int *model, int *stepping);
 /* The name of one ATTN_CPU_* bit, e.g. "avx512f". */
 const char *attn_cpu_feature_name(unsigned bit);
 /* The features of this architecture, for listing: 1 when bit belongs to it. */

@@ -35,6 +35,7 @@ void test_vmath(void);      /* kernels/vmath.h error bounds */
 void test_threads(void);    /* every parallel kernel: results independent of the thread count */
 void test_einsum(void);     /* kernels/einsum engine */
 void test_params(void);     /* kernel parameters: API, and correctness at odd tile sizes */
+void test_wisdom(void);     /* kernels/wisdom.c: the tuning store */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 

@@ -72,6 +72,7 @@ int main(int argc, char **argv)
     test_threads();
     test_einsum();
     test_params();
+    test_wisdom();
     close_case();
 
     if (n_skipped)

@@ -1,0 +1,88 @@
+/*
+ * wisdom.h — what `attnbench tune` learned about this machine: for each
+ * bucket of calls (operation, length range, head width, mask kind, thread
+ * count), the fastest kernel and parameters that passed the oracle check.
+ *
+ * The file is text, one record per line, under a schema version; each
+ * record names the machine it was measured on by a key (CPU identity, the
+ * ISA features the OS enables, cache sizes, core count, attnbench version,
+ * build flags). Records of other machines are kept — a fleet can share one
+ * file — but only this machine's are used. A damaged file, or one of
+ * another schema, is never trusted: parsing fails as a whole and says why.
+ */
+#ifndef ATTN_WISDOM_H
+#define ATTN_WISDOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kernel.h"
+
+#define ATTN_WISDOM_SCHEMA 1
+#define ATTN_WISDOM_MAX_RECORDS 4096
+
+enum { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER, ATTN_OP_COUNT };
+enum { ATTN_MASK_CLASS_NONE, ATTN_MASK_CLASS_CAUSAL, ATTN_MASK_CLASS_PADDED };
+
+/* Calls that share a bucket share a tuned choice. len_log2: the smallest e
+ * with max(Lq, Lk) <= 2^e. mask_class: padded for any padding, keep or bias
+ * part (with or without causal), else causal, else none. */
+typedef struct attn_bucket {
+    int op, len_log2, head_dim, mask_class, threads;
+} attn_bucket;
+
+typedef struct attn_wisdom_record {
+    uint64_t machine;                  /* attn_machine_hash of the machine key */
+    attn_bucket bucket;
+    char kernel[32];
+    int n_params;
+    char param_name[ATTN_MAX_PARAMS][24];
+    int param_value[ATTN_MAX_PARAMS];
+    double time_ns;                    /* median of the winning candidate */
+    double default_time_ns;            /* the untuned choice, same run (0: not timed) */
+    double max_err;                    /* against naive, as a fraction of SPEC §4's bound */
+    char level[12];                    /* estimate, measure, patient */
+    char when[24];                     /* UTC, ISO 8601 */
+} attn_wisdom_record;
+
+typedef struct attn_wisdom {
+    int n;
+    attn_wisdom_record rec[ATTN_WISDOM_MAX_RECORDS];
+    /* Machine keys seen in the file (hash and text), for --export/--import
+     * and for `info` to say whose records are there. */
+    int n_machines;
+    uint64_t machine_hash[64];
+    char machine_key[64][320];
+} attn_wisdom;
+
+/* This machine's key and its 64-bit hash (FNV-1a). */
+void attn_machine_key(char *buf, size_t len);
+uint64_t attn_machine_hash(const char *key);
+
+void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,
+                    const attn_mask *mask, int threads);
+/* "sdpa L<=2^9 Dh64 causal 2thr" */
+void attn_bucket_format(const attn_bucket *b, char *buf, size_t len);
+int attn_bucket_equal(const attn_bucket *a, const attn_bucket *b);
+
+/* Parses a wisdom file into w. 0; or -1 with the reason in err (the file
+ * as a whole is then to be ignored: damaged, truncated, another schema).
+ * A missing file is not an error for the caller to report: -2. */
+int attn_wisdom_read(const char *path, attn_wisdom *w, char *err, size_t err_len);
+int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len);
+/* Writes w in the file format (the caller makes the write atomic). */
+int attn_wisdom_write(FILE *f, const attn_wisdom *w);
+
+/* Adds or replaces (same machine and bucket) a record; registers the
+ * machine key. -1 when full. */
+int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *machine_key);
+/* This machine's record for bucket b, or NULL. */
+const attn_wisdom_record *attn_wisdom_find(const attn_wisdom *w, uint64_t machine,
+                                           const attn_bucket *b);
+
+/* The wisdom path: $ATTN_WISDOM, else $XDG_CACHE_HOME/attnbench/wisdom,
+ * else $HOME/.cache/attnbench/wisdom. 0, or -1 when none can be formed. */
+int attn_wisdom_default_path(char *buf, size_t len);
+
+#endif /* ATTN_WISDOM_H */

@@ -1,0 +1,139 @@
+/*
+ * test_wisdom.c — the tuning store (kernels/wisdom.c): records survive a
+ * write and a read unchanged; a file that is damaged in any way, of another
+ * schema, or naming an undeclared machine is refused as a whole with a
+ * reason; records of other machines are kept but never found for this one;
+ * buckets classify calls as documented.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "wisdom.h"
+
+static attn_wisdom_record sample(uint64_t machine, int len_log2, const char *kernel)
+{
+    attn_wisdom_record r;
+    memset(&r, 0, sizeof r);
+    r.machine = machine;
+    r.bucket = (attn_bucket){ ATTN_OP_SDPA, len_log2, 64, ATTN_MASK_CLASS_CAUSAL, 2 };
+    snprintf(r.kernel, sizeof r.kernel, "%s", kernel);
+    r.n_params = 2;
+    strcpy(r.param_name[0], "bq");
+    r.param_value[0] = 48;
+    strcpy(r.param_name[1], "stream_from");
+    r.param_value[1] = 1;
+    r.time_ns = 1234.5;
+    r.default_time_ns = 2000;
+    r.max_err = 0.004;
+    strcpy(r.level, "measure");
+    strcpy(r.when, "2026-11-22T13:00:00Z");
+    return r;
+}
+
+/* Parses text; returns parse's result, the reason in err. */
+static int parse_text(const char *text, attn_wisdom *w, char *err, size_t len)
+{
+    FILE *f = tmpfile();
+    if (!f)
+        return -3;
+    fputs(text, f);
+    rewind(f);
+    int rc = attn_wisdom_parse(f, w, err, len);
+    fclose(f);
+    return rc;
+}
+
+void test_wisdom(void)
+{
+    attn_wisdom *w = calloc(1, sizeof *w), *back = calloc(1, sizeof *back);
+    char key[320], err[256];
+    if (!w || !back) {
+        CHECK(0, "out of memory");
+        free(w), free(back);
+        return;
+    }
+    attn_machine_key(key, sizeof key);
+    uint64_t me = attn_machine_hash(key);
+
+    t_case("wisdom: machine key names CPU, features, caches, version and flags");
+    CHECK(strstr(key, "vendor=") && strstr(key, "l2=") && strstr(key, "version=")
+          && strstr(key, "flags=") && !strchr(key, '\n'), "key '%s'", key);
+    CHECK(attn_machine_hash(key) == me && attn_machine_hash("other") != me, "hash not stable");
+
+    t_case("wisdom: records round-trip through the file format");
+    uint64_t them = attn_machine_hash("vendor=other");
+    attn_wisdom_record a = sample(me, 9, "avx512"), b = sample(them, 9, "neon");
+    b.n_params = 0;
+    CHECK(attn_wisdom_put(w, &a, key) == 0 && attn_wisdom_put(w, &b, "vendor=other") == 0, "put");
+    a.param_value[0] = 96;   /* same machine and bucket: replaces */
+    CHECK(attn_wisdom_put(w, &a, key) == 0 && w->n == 2, "replace: %d records", w->n);
+    FILE *f = tmpfile();
+    CHECK(f && attn_wisdom_write(f, w) == 0, "write");
+    if (f) {
+        rewind(f);
+        CHECK(attn_wisdom_parse(f, back, err, sizeof err) == 0, "parse: %s", err);
+        fclose(f);
+    }
+    CHECK(back->n == 2 && back->n_machines == 2, "%d records, %d machines", back->n,
+          back->n_machines);
+    const attn_wisdom_record *got = attn_wisdom_find(back, me, &a.bucket);
+    CHECK(got && strcmp(got->kernel, "avx512") == 0 && got->n_params == 2
+          && got->param_value[0] == 96 && strcmp(got->param_name[1], "stream_from") == 0
+          && got->time_ns == 1234.5 && got->max_err == 0.004 && strcmp(got->level, "measure") == 0,
+          "record changed on the way");
+
+    t_case("wisdom: another machine's records are kept but not found for this one");
+    attn_bucket other = b.bucket;
+    CHECK(attn_wisdom_find(back, me, &other) != NULL, "same bucket, this machine");
+    other.len_log2 = 10;
+    CHECK(attn_wisdom_find(back, me, &other) == NULL, "a bucket never tuned was found");
+    CHECK(attn_wisdom_find(back, them, &b.bucket) != NULL, "the other machine's record lost");
+
+    t_case("wisdom: damaged files are refused as a whole, with a reason");
+    char m[400];
+    snprintf(m, sizeof m, "machine %016llx %s\n", (unsigned long long)me, key);
+    const char *rec = "record %016llx sdpa 9 64 causal 2 avx512 bq=48 1 1 0.1 measure now\n";
+    char good_rec[200];
+    snprintf(good_rec, sizeof good_rec, rec, (unsigned long long)me);
+    struct { const char *what; char text[1200]; } bad[8];
+    int nb = 0;
+    snprintf(bad[nb].text, sizeof bad[0].text, "%s", ""); bad[nb++].what = "empty";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 2\n"); bad[nb++].what = "schema";
+    snprintf(bad[nb].text, sizeof bad[0].text, "hello\n"); bad[nb++].what = "not wisdom";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%s", good_rec);
+    bad[nb++].what = "undeclared machine";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%s%.60s", m, good_rec);
+    bad[nb++].what = "truncated";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%srecord %016llx sdpa 9 64 "
+             "causal 2 avx512 bq=x 1 1 0.1 measure now\n", m, (unsigned long long)me);
+    bad[nb++].what = "bad parameter";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\nmachine 0000000000000001 %s\n",
+             key);
+    bad[nb++].what = "machine hash mismatch";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%srecord %016llx sdpa 9 64 "
+             "sideways 2 avx512 - 1 1 0.1 measure now\n", m, (unsigned long long)me);
+    bad[nb++].what = "unknown mask";
+    for (int i = 0; i < nb; i++) {
+        err[0] = '\0';
+        CHECK(parse_text(bad[i].text, back, err, sizeof err) == -1 && err[0],
+              "%s: accepted", bad[i].what);
+    }
+    char ok[1200];
+    snprintf(ok, sizeof ok, "# comment\nattnbench-wisdom 1\n%s%s", m, good_rec);
+    CHECK(parse_text(ok, back, err, sizeof err) == 0 && back->n == 1, "a good file: %s", err);
+    CHECK(attn_wisdom_read("/nonexistent/wisdom", back, err, sizeof err) == -2, "missing file");
+
+    t_case("wisdom: buckets");
+    attn_bucket k;
+    attn_mask causal = { .causal = 1 }, pad = { .causal = 1, .key_padding = (const uint8_t *)"" };
+    attn_bucket_of(&k, ATTN_OP_SDPA, 512, 512, 64, NULL, 1);
+    CHECK(k.len_log2 == 9 && k.mask_class == ATTN_MASK_CLASS_NONE, "512: %d", k.len_log2);
+    attn_bucket_of(&k, ATTN_OP_MHA, 300, 513, 64, &causal, 2);
+    CHECK(k.len_log2 == 10 && k.mask_class == ATTN_MASK_CLASS_CAUSAL && k.threads == 2, "513");
+    attn_bucket_of(&k, ATTN_OP_ENCODER, 1, 1, 64, &pad, 1);
+    CHECK(k.len_log2 == 0 && k.mask_class == ATTN_MASK_CLASS_PADDED, "1, padded");
+    free(w);
+    free(back);
+}
