@@ -14,11 +14,26 @@
 #include <unistd.h>
 
 #include "compose.h"
+#include "wisdom.h"
+
+/* A kernel, resolved (every slot filled), with its parameter values. */
+typedef struct attn_choice {
+    attn_kernel kernel;
+    int params[ATTN_MAX_PARAMS];
+} attn_choice;
 
 struct attn_ctx {
-    attn_kernel kernel;          /* resolved: every slot filled */
+    attn_choice base;            /* named, ATTN_KERNEL, or the first runnable row */
+    const char *base_source;     /* "named", "ATTN_KERNEL" or "features" */
     int n_threads;
-    int params[ATTN_MAX_PARAMS]; /* the kernel's parameter values */
+    /* An "auto" context: this machine's tuned choices (wisdom.h), each for
+     * a bucket of calls at this thread count; used instead of base. */
+    int n_tuned;
+    attn_choice *tuned;
+    attn_bucket *tuned_bucket;
+    char wisdom_status[320];     /* what loading the wisdom found */
+    const attn_choice *last;     /* the choice of the last call, and why */
+    const char *last_source;
     void *workspace;             /* grown on demand, reused across calls */
     size_t workspace_bytes;
 };
@@ -58,11 +73,13 @@ int attn_kernel_supported(const char *name)
 /* NULL/"auto" defers to ATTN_KERNEL, then to the first runnable row of
  * kernels.def (most capable first). A name, given or from the environment,
  * must exist and run here: never a silent fallback. */
-static const attn_kernel *select_kernel(const char *name)
+static const attn_kernel *select_kernel(const char *name, const char **source)
 {
+    *source = "named";
     if (!name || strcmp(name, "auto") == 0) {
         const char *env = getenv("ATTN_KERNEL");
         name = (env && *env && strcmp(env, "auto") != 0) ? env : NULL;
+        *source = name ? "ATTN_KERNEL" : "features";
     }
     if (name) {
         const attn_kernel *k = attn_registry_find(name);
@@ -123,22 +140,130 @@ static int param_index(const attn_kernel *k, const char *name)
     return -1;
 }
 
+/* Parameters set by hand apply to the base choice (an "auto" context's
+ * tuned choices keep the values they were tuned with). */
 attn_status attn_ctx_set_param(attn_ctx *ctx, const char *name, int value)
 {
-    int i = ctx ? param_index(&ctx->kernel, name) : -1;
-    if (i < 0 || value < ctx->kernel.params[i].min || value > ctx->kernel.params[i].max)
+    int i = ctx ? param_index(&ctx->base.kernel, name) : -1;
+    if (i < 0 || value < ctx->base.kernel.params[i].min || value > ctx->base.kernel.params[i].max)
         return ATTN_ERR_INVALID_ARG;
-    ctx->params[i] = value;
+    ctx->base.params[i] = value;
     return ATTN_OK;
 }
 
 attn_status attn_ctx_get_param(const attn_ctx *ctx, const char *name, int *value)
 {
-    int i = ctx ? param_index(&ctx->kernel, name) : -1;
+    int i = ctx ? param_index(&ctx->base.kernel, name) : -1;
     if (i < 0 || !value)
         return ATTN_ERR_INVALID_ARG;
-    *value = ctx->params[i];
+    *value = ctx->base.params[i];
     return ATTN_OK;
+}
+
+/* ---- Wisdom --------------------------------------------------------------------- */
+
+/* A record's kernel and parameters as a choice; 0 when the kernel does not
+ * run here or a parameter is unknown or out of range (the record is then
+ * not used: never trusted blindly). */
+static int choice_of_record(const attn_wisdom_record *r, attn_choice *c)
+{
+    const attn_kernel *k = attn_registry_find(r->kernel);
+    if (!attn_registry_runnable(k))
+        return 0;
+    attn_registry_resolve(k, &c->kernel);
+    default_params(&c->kernel, c->params);
+    for (int p = 0; p < r->n_params; p++) {
+        int i = param_index(&c->kernel, r->param_name[p]);
+        if (i < 0 || r->param_value[p] < c->kernel.params[i].min
+            || r->param_value[p] > c->kernel.params[i].max)
+            return 0;
+        c->params[i] = r->param_value[p];
+    }
+    return 1;
+}
+
+/* Loads this machine's tuned choices at this thread count. Failures leave
+ * the context untuned and say why in wisdom_status (the library never
+ * prints; `attnbench info` shows it). */
+static void load_wisdom(attn_ctx *c)
+{
+    char path[4096], err[160], key[320];
+    if (attn_wisdom_default_path(path, sizeof path) != 0) {
+        snprintf(c->wisdom_status, sizeof c->wisdom_status, "no wisdom path (no HOME)");
+        return;
+    }
+    attn_wisdom *w = malloc(sizeof *w);
+    if (!w) {
+        snprintf(c->wisdom_status, sizeof c->wisdom_status, "out of memory reading %.120s", path);
+        return;
+    }
+    int rc = attn_wisdom_read(path, w, err, sizeof err);
+    if (rc != 0) {
+        snprintf(c->wisdom_status, sizeof c->wisdom_status, "%s: %s", rc == -2 ? "none" : "ignored",
+                 err);
+        free(w);
+        return;
+    }
+    attn_machine_key(key, sizeof key);
+    uint64_t me = attn_machine_hash(key);
+    int mine = 0, others = 0;
+    for (int i = 0; i < w->n; i++)
+        w->rec[i].machine == me ? mine++ : others++;
+    c->tuned = calloc((size_t)(mine ? mine : 1), sizeof *c->tuned);
+    c->tuned_bucket = calloc((size_t)(mine ? mine : 1), sizeof *c->tuned_bucket);
+    if (!c->tuned || !c->tuned_bucket) {
+        snprintf(c->wisdom_status, sizeof c->wisdom_status, "out of memory reading %.120s", path);
+        free(w);
+        return;
+    }
+    int unusable = 0;
+    for (int i = 0; i < w->n; i++) {
+        const attn_wisdom_record *r = &w->rec[i];
+        if (r->machine != me || r->bucket.threads != c->n_threads)
+            continue;
+        if (!choice_of_record(r, &c->tuned[c->n_tuned])) {
+            unusable++;
+            continue;
+        }
+        c->tuned_bucket[c->n_tuned++] = r->bucket;
+    }
+    snprintf(c->wisdom_status, sizeof c->wisdom_status,
+             "%.100s: %d records for this machine (%d at %d threads in use%s), %d of other machines",
+             path, mine, c->n_tuned, c->n_threads, unusable ? ", some unusable here" : "", others);
+    free(w);
+}
+
+/* The choice for one call: a tuned one for its bucket, else the base. */
+static const attn_choice *choose(attn_ctx *ctx, int op, int q_len, int kv_len, int head_dim,
+                                 const attn_mask *mask)
+{
+    ctx->last = &ctx->base;
+    ctx->last_source = ctx->base_source;
+    if (ctx->n_tuned) {
+        attn_bucket b;
+        attn_bucket_of(&b, op, q_len, kv_len, head_dim, mask, ctx->n_threads);
+        for (int i = 0; i < ctx->n_tuned; i++)
+            if (attn_bucket_equal(&ctx->tuned_bucket[i], &b)) {
+                ctx->last = &ctx->tuned[i];
+                ctx->last_source = "wisdom";
+                break;
+            }
+    }
+    return ctx->last;
+}
+
+const char *attn_ctx_wisdom_status(const attn_ctx *ctx)
+{
+    return ctx ? ctx->wisdom_status : NULL;
+}
+
+const char *attn_ctx_last_choice(const attn_ctx *ctx, const char **source)
+{
+    if (!ctx || !ctx->last)
+        return NULL;
+    if (source)
+        *source = ctx->last_source;
+    return ctx->last->kernel.name;
 }
 
 /* ---- Context ---------------------------------------------------------------- */
@@ -147,19 +272,26 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
 {
     if (!ctx || n_threads < 0)
         return ATTN_ERR_INVALID_ARG;
-    const attn_kernel *k = select_kernel(kernel);
+    const char *source;
+    const attn_kernel *k = select_kernel(kernel, &source);
     if (!k)
         return ATTN_ERR_UNSUPPORTED;
     attn_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return ATTN_ERR_NO_MEMORY;
-    attn_registry_resolve(k, &c->kernel);
+    attn_registry_resolve(k, &c->base.kernel);
+    c->base_source = source;
     c->n_threads = n_threads > 0 ? n_threads : available_cores();
-    default_params(&c->kernel, c->params);
+    default_params(&c->base.kernel, c->base.params);
+    if (strcmp(source, "features") == 0)
+        load_wisdom(c);
+    else
+        snprintf(c->wisdom_status, sizeof c->wisdom_status, "not used: the kernel was %s",
+                 strcmp(source, "named") == 0 ? "named" : "forced by ATTN_KERNEL");
 #ifdef _OPENMP
     /* Start the thread team now, with the caller's CPU affinity, so that no
      * call pays for thread creation (OpenMP keeps the team between calls). */
-    if (c->kernel.parallel && c->n_threads > 1) {
+    if (c->n_threads > 1) {
         /* A body the compiler cannot drop: an empty region is optimized away. */
         volatile int started = 0;
 #pragma omp parallel num_threads(c->n_threads)
@@ -179,12 +311,14 @@ void attn_ctx_destroy(attn_ctx *ctx)
     if (!ctx)
         return;
     free(ctx->workspace);
+    free(ctx->tuned);
+    free(ctx->tuned_bucket);
     free(ctx);
 }
 
 const char *attn_ctx_kernel(const attn_ctx *ctx)
 {
-    return ctx ? ctx->kernel.name : NULL;
+    return ctx ? ctx->base.kernel.name : NULL;
 }
 
 /* Grows the workspace to at least bytes; on failure the old one is kept. */
@@ -206,9 +340,9 @@ static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
 }
 
 /* What the primitives see: threads, params, and (once allocated) the workspace. */
-static attn_exec exec_of(const attn_ctx *ctx)
+static attn_exec exec_of(const attn_ctx *ctx, const attn_choice *c)
 {
-    attn_exec ex = { ctx->n_threads, ctx->params, ctx->workspace, ctx->workspace_bytes };
+    attn_exec ex = { ctx->n_threads, c->params, ctx->workspace, ctx->workspace_bytes };
     return ex;
 }
 
@@ -275,12 +409,13 @@ attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
         .q = q, .k = k, .v = v, .out = out,
         .q_st = q_st, .k_st = kv_st, .v_st = kv_st, .out_st = q_st, .mask = mask,
     };
-    attn_exec ex = exec_of(ctx);
-    attn_status st = reserve_workspace(ctx, attn_sdpa_workspace(&ctx->kernel, &ex, &p));
+    const attn_choice *c = choose(ctx, ATTN_OP_SDPA, s->q_len, s->kv_len, s->head_dim, mask);
+    attn_exec ex = exec_of(ctx, c);
+    attn_status st = reserve_workspace(ctx, attn_sdpa_workspace(&c->kernel, &ex, &p));
     if (st != ATTN_OK)
         return st;
-    ex = exec_of(ctx);
-    attn_sdpa_run(&ctx->kernel, &ex, &p);
+    ex = exec_of(ctx, c);
+    attn_sdpa_run(&c->kernel, &ex, &p);
     return ATTN_OK;
 }
 
@@ -305,12 +440,13 @@ attn_status attn_mha(attn_ctx *ctx, int d_model, int n_heads, float scale,
         .n_heads = n_heads, .scale = attn_resolve_scale(scale, d_model / n_heads),
         .w = w, .x_q = x_q, .x_kv = x_kv, .mask = mask, .y = y,
     };
-    attn_exec ex = exec_of(ctx);
-    attn_status st = reserve_workspace(ctx, attn_mha_workspace(&ctx->kernel, &ex, &a));
+    const attn_choice *c = choose(ctx, ATTN_OP_MHA, q_len, kv_len, d_model / n_heads, mask);
+    attn_exec ex = exec_of(ctx, c);
+    attn_status st = reserve_workspace(ctx, attn_mha_workspace(&c->kernel, &ex, &a));
     if (st != ATTN_OK)
         return st;
-    ex = exec_of(ctx);
-    attn_mha_run(&ctx->kernel, &ex, &a);
+    ex = exec_of(ctx, c);
+    attn_mha_run(&c->kernel, &ex, &a);
     return ATTN_OK;
 }
 
@@ -339,11 +475,13 @@ attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
     attn_encoder_args a = {
         .c = c, .w = w, .batch = batch, .seq_len = seq_len, .x = x, .mask = mask, .y = y,
     };
-    attn_exec ex = exec_of(ctx);
-    attn_status st = reserve_workspace(ctx, attn_encoder_workspace(&ctx->kernel, &ex, &a));
+    const attn_choice *ch = choose(ctx, ATTN_OP_ENCODER, seq_len, seq_len,
+                                   c->d_model / c->n_heads, mask);
+    attn_exec ex = exec_of(ctx, ch);
+    attn_status st = reserve_workspace(ctx, attn_encoder_workspace(&ch->kernel, &ex, &a));
     if (st != ATTN_OK)
         return st;
-    ex = exec_of(ctx);
-    attn_encoder_run(&ctx->kernel, &ex, &a);
+    ex = exec_of(ctx, ch);
+    attn_encoder_run(&ch->kernel, &ex, &a);
     return ATTN_OK;
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "attn.h"
 #include "kernel.h"
 
 #define ATTN_WISDOM_SCHEMA 1
@@ -84,5 +85,11 @@ const attn_wisdom_record *attn_wisdom_find(const attn_wisdom *w, uint64_t machin
 /* The wisdom path: $ATTN_WISDOM, else $XDG_CACHE_HOME/attnbench/wisdom,
  * else $HOME/.cache/attnbench/wisdom. 0, or -1 when none can be formed. */
 int attn_wisdom_default_path(char *buf, size_t len);
+
+/* For the harness (`attnbench info`, run's JSON): what loading the wisdom
+ * found for this context, and which kernel ran the context's last call and
+ * why ("wisdom", "features", "named", "ATTN_KERNEL"); NULL before a call. */
+const char *attn_ctx_wisdom_status(const attn_ctx *ctx);
+const char *attn_ctx_last_choice(const attn_ctx *ctx, const char **source);
 
 #endif /* ATTN_WISDOM_H */

@@ -59,6 +59,8 @@ void t_skip(const char *fmt, ...)
 int main(int argc, char **argv)
 {
     const char *fixture_dir = argc > 1 ? argv[1] : "tests/fixtures";
+    /* Hermetic: "auto" contexts must not pick up the user's tuning. */
+    setenv("ATTN_WISDOM", "/nonexistent/attnbench-tests/wisdom", 1);
 
     test_api();
     test_errors();

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "wisdom.h"
@@ -43,6 +44,103 @@ static int parse_text(const char *text, attn_wisdom *w, char *err, size_t len)
     int rc = attn_wisdom_parse(f, w, err, len);
     fclose(f);
     return rc;
+}
+
+/* Writes text to path; 0 on success. */
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* An "auto" context applies this machine's record for a call's bucket, and
+ * ignores damaged files, other machines' records and unusable records. */
+static void test_auto_context(const char *key, uint64_t me)
+{
+    char dir[] = "/tmp/attn-wisdom-XXXXXX", path[64], text[2000];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/wisdom", dir);
+    const char *saved = getenv("ATTN_WISDOM"), *forced = getenv("ATTN_KERNEL");
+    char saved_copy[4096] = "";
+    if (saved)
+        snprintf(saved_copy, sizeof saved_copy, "%s", saved);
+    setenv("ATTN_WISDOM", path, 1);
+    unsetenv("ATTN_KERNEL");
+
+    enum { B = 1, H = 2, L = 16, DH = 8 };
+    static float q[B * H * L * DH], k[B * H * L * DH], v[B * H * L * DH], o[B * H * L * DH];
+    for (int i = 0; i < B * H * L * DH; i++)
+        q[i] = k[i] = v[i] = (float)(i % 7) * 0.25f;
+    attn_sdpa_shape sh = { B, H, L, L, DH, 0.0f };
+    const char *src = NULL, *used;
+    attn_ctx *ctx = NULL;
+    /* A record for exactly this call's bucket (sdpa, L <= 2^4, Dh 8, no
+     * mask, 1 thread), for the blocked kernel with bq 7, and one for
+     * another machine that must not apply. */
+    snprintf(text, sizeof text,
+             "attnbench-wisdom 1\nmachine %016llx %s\nmachine %016llx vendor=other\n"
+             "record %016llx sdpa 4 8 none 1 blocked bq=7 10 20 0.01 measure now\n"
+             "record %016llx sdpa 4 8 none 1 naive - 10 20 0.01 measure now\n",
+             (unsigned long long)me, key, (unsigned long long)attn_machine_hash("vendor=other"),
+             (unsigned long long)me, (unsigned long long)attn_machine_hash("vendor=other"));
+
+    t_case("wisdom: an auto context runs the tuned kernel for the call's bucket");
+    CHECK(write_file(path, text) == 0, "write %s", path);
+    CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
+    CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
+    used = attn_ctx_last_choice(ctx, &src);
+    CHECK(used && strcmp(used, "blocked") == 0 && strcmp(src, "wisdom") == 0,
+          "ran %s (%s); wisdom: %s", used, src, attn_ctx_wisdom_status(ctx));
+    attn_mask causal = { .causal = 1 };
+    CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, &causal, o), ATTN_OK);   /* another bucket */
+    used = attn_ctx_last_choice(ctx, &src);
+    CHECK(used && strcmp(src, "features") == 0, "causal ran %s (%s)", used, src);
+    attn_ctx_destroy(ctx);
+
+    t_case("wisdom: a named kernel ignores the wisdom");
+    CHECK_STATUS(attn_ctx_create(&ctx, "naive", 1), ATTN_OK);
+    CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
+    used = attn_ctx_last_choice(ctx, &src);
+    CHECK(used && strcmp(used, "naive") == 0 && strcmp(src, "named") == 0, "%s (%s)", used, src);
+    attn_ctx_destroy(ctx);
+
+    t_case("wisdom: a damaged file changes nothing but the status");
+    text[strlen(text) - 8] = '\0';   /* cut the last record short: no newline */
+    CHECK(write_file(path, text) == 0, "write %s", path);
+    CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
+    CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
+    used = attn_ctx_last_choice(ctx, &src);
+    CHECK(used && strcmp(src, "features") == 0 && strstr(attn_ctx_wisdom_status(ctx), "ignored"),
+          "ran %s (%s); wisdom: %s", used, src, attn_ctx_wisdom_status(ctx));
+    attn_ctx_destroy(ctx);
+
+    t_case("wisdom: a record whose parameter is out of range is not used");
+    snprintf(text, sizeof text,
+             "attnbench-wisdom 1\nmachine %016llx %s\n"
+             "record %016llx sdpa 4 8 none 1 blocked bq=999999 10 20 0.01 measure now\n",
+             (unsigned long long)me, key, (unsigned long long)me);
+    CHECK(write_file(path, text) == 0, "write %s", path);
+    CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
+    CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
+    attn_ctx_last_choice(ctx, &src);
+    CHECK(strcmp(src, "features") == 0 && strstr(attn_ctx_wisdom_status(ctx), "unusable"),
+          "%s; wisdom: %s", src, attn_ctx_wisdom_status(ctx));
+    attn_ctx_destroy(ctx);
+
+    unlink(path);
+    rmdir(dir);
+    if (saved)
+        setenv("ATTN_WISDOM", saved_copy, 1);
+    else
+        unsetenv("ATTN_WISDOM");
+    if (forced)
+        setenv("ATTN_KERNEL", forced, 1);
 }
 
 void test_wisdom(void)
@@ -134,6 +232,7 @@ void test_wisdom(void)
     CHECK(k.len_log2 == 10 && k.mask_class == ATTN_MASK_CLASS_CAUSAL && k.threads == 2, "513");
     attn_bucket_of(&k, ATTN_OP_ENCODER, 1, 1, 64, &pad, 1);
     CHECK(k.len_log2 == 0 && k.mask_class == ATTN_MASK_CLASS_PADDED, "1, padded");
+    test_auto_context(key, me);
     free(w);
     free(back);
 }
