@@ -48,6 +48,7 @@ typedef struct ab_result {
     double peak_gflops;       /* measured peak for isa and threads; 0 unknown */
     int unstable;             /* real-time CV above AB_UNSTABLE_CV */
     double extra_rss;         /* bytes of resident memory one call adds (--memory); NaN: not measured */
+    char chosen_by[16];       /* why this kernel ran: wisdom, features, named, ATTN_KERNEL */
     char error[200];          /* non-empty: the benchmark did not run */
 } ab_result;
 

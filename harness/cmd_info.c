@@ -3,6 +3,7 @@
  * each figure came from.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -12,6 +13,7 @@
 #include "machine.h"
 #include "peak.h"
 #include "select.h"
+#include "wisdom.h"
 #include "topology.h"
 
 static void print_size(size_t bytes, char *buf, size_t len)
@@ -129,6 +131,48 @@ static void print_counters(void)
     }
 }
 
+/* What `attnbench tune` stored for this machine, and which bucket an auto
+ * context would run with which kernel. */
+static void print_wisdom(void)
+{
+    char path[4096], err[256], key[320];
+    printf("Wisdom      ");
+    if (attn_wisdom_default_path(path, sizeof path) != 0) {
+        printf("no path (set ATTN_WISDOM or HOME)\n");
+        return;
+    }
+    attn_wisdom *w = malloc(sizeof *w);
+    if (!w) {
+        printf("out of memory\n");
+        return;
+    }
+    int rc = attn_wisdom_read(path, w, err, sizeof err);
+    if (rc == -2) {
+        printf("none yet at %s (`attnbench tune` writes it); auto uses CPU features\n", path);
+    } else if (rc != 0) {
+        printf("IGNORED, %s; auto uses CPU features\n", err);
+    } else {
+        attn_machine_key(key, sizeof key);
+        uint64_t me = attn_machine_hash(key);
+        int mine = 0;
+        for (int i = 0; i < w->n; i++)
+            mine += w->rec[i].machine == me;
+        printf("%s: %d records for this machine, %d of other machines (kept, not applied)\n",
+               path, mine, w->n - mine);
+        for (int i = 0; i < w->n; i++) {
+            const attn_wisdom_record *r = &w->rec[i];
+            if (r->machine != me)
+                continue;
+            char bucket[80];
+            attn_bucket_format(&r->bucket, bucket, sizeof bucket);
+            printf("  %-34s -> %-8s (%s, %.2fx the untuned time, %s)\n", bucket, r->kernel,
+                   r->level, r->time_ns > 0 && r->default_time_ns > 0 ? r->default_time_ns / r->time_ns
+                                                                       : 1.0, r->when);
+        }
+    }
+    free(w);
+}
+
 int ab_cmd_info(int argc, char **argv)
 {
     int refresh = 0, no_peaks = 0, n_pos;
@@ -168,5 +212,6 @@ int ab_cmd_info(int argc, char **argv)
         printf("\"auto\" picks %s\n", k[0]->name);
     else
         printf("%s\n", err);
+    print_wisdom();
     return AB_EXIT_OK;
 }

@@ -19,6 +19,7 @@
 #include "progress.h"
 #include "report.h"
 #include "select.h"
+#include "wisdom.h"
 
 #define SEED 20261122u
 #define MAX_SHAPES 64
@@ -77,6 +78,24 @@ static int apply_params(attn_ctx *ctx, const param_setting *ps, int n, char *err
         }
     }
     return 0;
+}
+
+/* Which kernel ran and why ("wisdom", "features", "named", "ATTN_KERNEL");
+ * for an auto context the kernel may differ from the row it was created
+ * as, and the name, ISA and peak of the result follow it. */
+static void note_choice(const attn_ctx *ctx, ab_result *r, const ab_peaks *peaks)
+{
+    const char *source = NULL, *ran = attn_ctx_last_choice(ctx, &source);
+    if (!ran)
+        return;
+    snprintf(r->chosen_by, sizeof r->chosen_by, "%s", source);
+    if (strcmp(ran, r->kernel) == 0)
+        return;
+    const attn_kernel *k = attn_registry_find(ran);
+    snprintf(r->kernel, sizeof r->kernel, "%s", ran);
+    r->isa = ab_isa_of_requirements(k ? k->requires : 0);
+    r->peak_gflops = peaks ? ab_peak_gflops(peaks, r->isa, r->threads) : 0.0;
+    ab_run_name(r->kernel, &r->shape, r->threads, r->run_name, sizeof r->run_name);
 }
 
 /* The resident bytes one call on a fresh context adds (its workspace and
@@ -319,6 +338,7 @@ int ab_cmd_run(int argc, char **argv)
             }
         }
     }
+    int want_auto = kernel && strcmp(kernel, "auto") == 0;
     /* Named kernels are timed on every shape; "all" skips very slow calls. */
     if (max_call < 0.0)
         max_call = !kernel || strcmp(kernel, "all") == 0 ? 0.5 : 0.0;
@@ -439,7 +459,9 @@ int ab_cmd_run(int argc, char **argv)
                     pinned = 0;
                 ab_workload w;
                 attn_ctx *ctx = NULL;
-                attn_status st = attn_ctx_create(&ctx, kernels[ki]->name, n_threads);
+                /* --kernel auto: an auto context, which may run a tuned kernel. */
+                const char *ctx_name = want_auto ? "auto" : kernels[ki]->name;
+                attn_status st = attn_ctx_create(&ctx, ctx_name, n_threads);
                 if (topo.n_caches && ab_pin_to_core(&topo, 0, perr, sizeof perr) != 0)
                     pinned = 0;
                 if (st != ATTN_OK) {
@@ -457,9 +479,11 @@ int ab_cmd_run(int argc, char **argv)
                                  n_skipped ? "\n" : "", r->run_name, r->real[0]);
                         n_skipped++;
                         n--;
-                    } else if (memory && !r->error[0]) {
-                        r->extra_rss = call_memory(kernels[ki]->name, n_threads, settings,
-                                                   n_settings, &w);
+                    } else {
+                        note_choice(ctx, r, have_peaks ? &peaks : NULL);
+                        if (memory && !r->error[0])
+                            r->extra_rss = call_memory(ctx_name, n_threads, settings, n_settings,
+                                                       &w);
                     }
                     ab_workload_free(&w);
                 }
@@ -475,6 +499,13 @@ int ab_cmd_run(int argc, char **argv)
         printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
                "(--kernel K) to time %s:\n%s\n", n_skipped, n_skipped == 1 ? "" : "s", max_call,
                n_skipped == 1 ? "it" : "them", skipped);
+    if (want_auto) {
+        int tuned = 0;
+        for (int i = 0; i < n; i++)
+            tuned += strcmp(results[i].chosen_by, "wisdom") == 0;
+        printf("note: --kernel auto: %d of %d benchmarks ran the kernel the wisdom chose, the "
+               "others the CPU-feature default (attnbench info lists the wisdom)\n", tuned, n);
+    }
     if (!pinned)
         printf("note: threads could not be pinned to cores\n");
     if (machine.emulated[0])

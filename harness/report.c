@@ -208,6 +208,7 @@ static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r,
             ev[e] = r->events[e][rep];
         json_counters(j, c, r, r->real[rep], ev);
         ab_json_string(j, "kernel", r->kernel);
+        ab_json_string(j, "chosen_by", r->chosen_by);
         ab_json_string(j, "shape", shape);
         ab_json_end_object(j);
     }
@@ -246,6 +247,7 @@ static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r,
         }
         ab_json_bool(j, "unstable", r->unstable);
         ab_json_string(j, "kernel", r->kernel);
+        ab_json_string(j, "chosen_by", r->chosen_by);
         ab_json_string(j, "shape", shape);
         ab_json_end_object(j);
     }

@@ -59,5 +59,31 @@ grep -q "1 benchmark skipped" "$TMP/out" && ! grep -q '^naive ' "$TMP/out" && ok
 expect_rc 0 run --kernel naive --max-call-time 0 $FAST
 grep -q '^naive ' "$TMP/out" && ! grep -q "skipped" "$TMP/out" && ok || bad "--max-call-time 0 skipped"
 
+# tune: writes wisdom that a later `run --kernel auto` uses and says so; a
+# damaged file changes nothing but a warning; export and import move records.
+W="$TMP/wisdom"
+TS="op=sdpa,B=1,H=2,L=32,Dh=8"
+expect_rc 0 tune --wisdom "$W" --shape "$TS" --threads 1 --level estimate
+grep -q '^attnbench-wisdom 1' "$W" && grep -q '^record ' "$W" && ok || bad "tune wrote no record"
+ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions 1 \
+    --min-time 0.001 --json "$TMP/auto.json" >"$TMP/out" 2>&1
+grep -q '"chosen_by": "wisdom"' "$TMP/auto.json" && grep -q "1 of 1 benchmarks ran the kernel the wisdom chose" "$TMP/out" \
+    && ok || bad "run --kernel auto did not use the wisdom: $(cat "$TMP/out")"
+expect_rc 0 tune --wisdom "$W" --export "$TMP/exported"
+expect_rc 0 tune --wisdom "$TMP/imported" --import "$TMP/exported"
+cmp -s "$W" "$TMP/imported" && ok || bad "export + import changed the records"
+echo "garbage" >>"$W"
+ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions 1 \
+    --min-time 0.001 --json "$TMP/auto2.json" >"$TMP/out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q '"chosen_by": "features"' "$TMP/auto2.json" && ok \
+    || bad "a damaged wisdom file broke run (rc $rc): $(cat "$TMP/out")"
+ATTN_WISDOM="$W" "$AB" info --no-peaks >"$TMP/out" 2>&1
+grep -q "Wisdom      IGNORED" "$TMP/out" && ok || bad "info does not report the damaged wisdom"
+expect_rc 0 tune --wisdom "$W" --shape "$TS" --threads 1 --level estimate
+[ -f "$W.damaged" ] && grep -q "not valid wisdom" "$TMP/err" && ok \
+    || bad "tune over a damaged file: $(cat "$TMP/err")"
+expect_rc 2 tune --level sloppy --shape "$TS"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

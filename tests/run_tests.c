@@ -75,6 +75,7 @@ int main(int argc, char **argv)
     test_einsum();
     test_params();
     test_wisdom();
+    test_tune();
     close_case();
 
     if (n_skipped)

@@ -1,0 +1,349 @@
+/* tune.c — the tuner (tune.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stats.h"
+#include "timer.h"
+#include "tune.h"
+#include "verify.h"
+#include "workload.h"
+
+#define SEED 20261122u
+#define CHECK_LEN 67           /* the reduced length of a bucket's check shape */
+#define MAX_CANDIDATES 256
+#define AB_TUNE_MARGIN 0.02    /* a challenger must be 2% faster than the incumbent */
+
+static int out_of_time(const ab_tune_opts *o)
+{
+    return o->deadline > 0.0 && ab_now() > o->deadline;
+}
+
+static int same_candidate(const ab_candidate *a, const ab_candidate *b)
+{
+    return a->kernel == b->kernel
+        && memcmp(a->params, b->params, sizeof a->params) == 0;
+}
+
+/* A context running c at the given thread count; NULL when it cannot. */
+static attn_ctx *context_of(const ab_candidate *c, int threads)
+{
+    attn_ctx *ctx = NULL;
+    if (attn_ctx_create(&ctx, c->kernel->name, threads) != ATTN_OK)
+        return NULL;
+    for (int i = 0; i < c->kernel->n_params; i++)
+        if (attn_ctx_set_param(ctx, c->kernel->params[i].name, c->params[i]) != ATTN_OK) {
+            attn_ctx_destroy(ctx);
+            return NULL;
+        }
+    return ctx;
+}
+
+/* The check: c against naive on the bucket's reduced shape. 1 passes. */
+static int check_candidate(ab_candidate *c, const ab_shape *s, int threads)
+{
+    ab_shape small = *s;
+    small.q_len = small.q_len < CHECK_LEN ? small.q_len : CHECK_LEN;
+    small.kv_len = small.kv_len < CHECK_LEN ? small.kv_len : CHECK_LEN;
+    small.batch = small.batch < 2 ? small.batch : 2;
+    ab_workload w;
+    if (ab_workload_init(&w, &small, SEED, 4) != 0)
+        return 0;
+    attn_ctx *ref_ctx = NULL, *ctx = context_of(c, threads);
+    float *ref = ab_alloc_floats(w.out_len, 0), *y = ab_alloc_floats(w.out_len, 4);
+    int ok = 0;
+    if (ctx && ref && y && attn_ctx_create(&ref_ctx, "naive", 1) == ATTN_OK
+        && ab_workload_run(ref_ctx, &w, ref) == ATTN_OK && ab_workload_run(ctx, &w, y) == ATTN_OK) {
+        ab_verdict v = ab_verify(small.op, y, ref, w.out_len, w.max_abs_v);
+        c->max_err = v.tol > 0 ? v.max_err / v.tol : INFINITY;
+        ok = v.ok;
+    }
+    attn_ctx_destroy(ctx);
+    attn_ctx_destroy(ref_ctx);
+    ab_free(ref);
+    ab_free(y);
+    ab_workload_free(&w);
+    return ok;
+}
+
+int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o)
+{
+    ab_workload w;
+    if (n <= 0)
+        return 0;
+    if (ab_workload_init(&w, s, SEED, 0) != 0)
+        return -1;
+    float *out = ab_alloc_floats(w.out_len, 0);
+    attn_ctx **ctx = calloc((size_t)n, sizeof *ctx);
+    long *iters = calloc((size_t)n, sizeof *iters);
+    int rc = out && ctx && iters ? 0 : -1;
+    /* Contexts first, each warmed up and calibrated to min_time per batch. */
+    for (int i = 0; rc == 0 && i < n; i++) {
+        c[i].n_times = 0;
+        c[i].median = INFINITY;
+        ctx[i] = context_of(&c[i], o->threads);
+        if (!ctx[i] || ab_workload_run(ctx[i], &w, out) != ATTN_OK) {
+            rc = -1;
+            break;
+        }
+        double t0 = ab_now();
+        if (ab_workload_run(ctx[i], &w, out) != ATTN_OK)
+            rc = -1;
+        double one = ab_now() - t0;
+        iters[i] = one > 0 ? (long)ceil(o->min_time / one) : 1000;
+        iters[i] = iters[i] < 1 ? 1 : iters[i] > 100000 ? 100000 : iters[i];
+    }
+    /* A candidate over 10× slower per call than the fastest is not worth
+     * rounds of timing (the slow einsum orders on big shapes). */
+    double fastest = INFINITY;
+    for (int i = 0; rc == 0 && i < n; i++)
+        fastest = fmin(fastest, o->min_time / (double)iters[i]);
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (o->min_time / (double)iters[i] > 10.0 * fastest && iters[i] == 1)
+            iters[i] = 0;
+    /* Rounds: every candidate once per round, in the same order. */
+    int rounds = o->rounds < 64 ? o->rounds : 64;
+    for (int r = 0; rc == 0 && r < rounds; r++) {
+        for (int i = 0; rc == 0 && i < n; i++) {
+            if (iters[i] == 0)
+                continue;
+            double t0 = ab_now();
+            for (long k = 0; k < iters[i]; k++)
+                if (ab_workload_run(ctx[i], &w, out) != ATTN_OK) {
+                    rc = -1;
+                    break;
+                }
+            c[i].times[c[i].n_times++] = (ab_now() - t0) / (double)iters[i];
+        }
+        if (out_of_time(o) && r >= 2)
+            break;   /* three rounds are enough for a median when time is up */
+    }
+    for (int i = 0; rc == 0 && i < n; i++) {
+        ab_stats st;
+        if (ab_stats_compute(c[i].times, c[i].n_times, &st) == 0)
+            c[i].median = st.median;
+    }
+    for (int i = 0; ctx && i < n; i++)
+        attn_ctx_destroy(ctx[i]);
+    free(ctx);
+    free(iters);
+    ab_free(out);
+    ab_workload_free(&w);
+    return rc;
+}
+
+static void defaults_of(const attn_kernel *k, int *params)
+{
+    memset(params, 0, sizeof(int) * ATTN_MAX_PARAMS);
+    for (int i = 0; i < k->n_params; i++) {
+        attn_param_info info;
+        if (attn_kernel_param_info(k->name, i, &info) == ATTN_OK)
+            params[i] = info.default_value;
+    }
+}
+
+/* c with parameter i scaled by f (clamped to its range); 0 when that gives
+ * the same value. */
+static int vary(const ab_candidate *c, int i, double f, ab_candidate *out)
+{
+    const attn_param *p = &c->kernel->params[i];
+    long v = lround(c->params[i] * f);
+    v = v < p->min ? p->min : v > p->max ? p->max : v;
+    if (v == c->params[i])
+        return 0;
+    *out = *c;
+    out->params[i] = (int)v;
+    return 1;
+}
+
+/* Checks, then times the candidates new[0..n) together with the current
+ * best (re-timed in the same rounds, so they compare fairly); the best of
+ * them replaces r->best. */
+static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tune_opts *o,
+                     ab_tune_result *r, int *done, int total)
+{
+    ab_candidate pool[MAX_CANDIDATES + 1];
+    int m = 0;
+    for (int i = 0; i < n && m < MAX_CANDIDATES; i++) {
+        if (out_of_time(o)) {
+            r->out_of_time = 1;
+            break;
+        }
+        r->checked++;
+        if (!check_candidate(&fresh[i], s, o->threads)) {
+            r->rejected++;
+            fprintf(stderr, "attnbench tune: %s with these parameters failed the check "
+                    "(max error %.3g of the bound); not timed\n", fresh[i].kernel->name,
+                    fresh[i].max_err);
+            continue;
+        }
+        pool[m++] = fresh[i];
+    }
+    if (m == 0)
+        return;
+    if (isfinite(r->best.median))
+        pool[m++] = r->best;     /* re-timed in the same rounds as the new ones */
+    if (ab_tune_time(pool, m, s, o) != 0)
+        return;
+    r->timed += m;
+    for (int i = 0; i < n; i++)          /* the caller may want the others' times */
+        for (int j = 0; j < m; j++)
+            if (same_candidate(&fresh[i], &pool[j]))
+                fresh[i] = pool[j];
+    int bi = 0, incumbent = -1;
+    for (int i = 0; i < m; i++) {
+        if (pool[i].median < pool[bi].median)
+            bi = i;
+        if (same_candidate(&pool[i], &r->base))
+            r->base = pool[i];
+        if (isfinite(r->best.median) && same_candidate(&pool[i], &r->best))
+            incumbent = i;
+    }
+    /* A challenger must win by more than the noise of a shared machine,
+     * or parameters would drift on chance (or on ones the op never uses). */
+    if (incumbent >= 0 && pool[bi].median > pool[incumbent].median * (1.0 - AB_TUNE_MARGIN))
+        bi = incumbent;
+    if (isfinite(pool[bi].median))
+        r->best = pool[bi];
+    *done += n;
+    if (o->progress)
+        o->progress(o->progress_arg, *done, total, &r->best);
+}
+
+/* One sweep over the parameters of start's kernel: each at the given
+ * factors, compared with the best so far. 1 when the best changed. */
+static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps,
+                           const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r, int *done,
+                           int *total)
+{
+    int improved = 0;
+    for (int i = 0; i < start->kernel->n_params && !r->out_of_time; i++) {
+        ab_candidate grid[4], before = r->best;
+        int g = 0;
+        for (int k = 0; k < n_steps; k++)
+            g += vary(start, i, steps[k], &grid[g]);
+        *total += g;
+        round_of(grid, g, s, o, r, done, *total);
+        if (!same_candidate(&before, &r->best)) {
+            improved = 1;
+            if (r->best.kernel == start->kernel)
+                *start = r->best;   /* go on from the improved point */
+        }
+        r->out_of_time |= out_of_time(o);
+    }
+    return improved;
+}
+
+int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->best.median = r->base.median = INFINITY;
+    ab_candidate first[64];
+    int n = 0, done = 0;
+    /* The untuned choice: what an auto context without wisdom runs. */
+    attn_ctx *probe = NULL;
+    if (attn_ctx_create(&probe, "auto", o->threads) != ATTN_OK) {
+        snprintf(r->error, sizeof r->error, "no kernel runs here");
+        return -1;
+    }
+    const char *base_name = attn_ctx_kernel(probe);
+    attn_ctx_destroy(probe);
+    for (int i = 0; i < attn_kernel_count() && n < 64; i++) {
+        const attn_kernel *k = attn_registry_get(i);
+        if (!attn_registry_runnable(k) || strcmp(k->name, "naive") == 0)
+            continue;
+        first[n].kernel = k;
+        defaults_of(k, first[n].params);
+        first[n].median = INFINITY;
+        if (strcmp(k->name, base_name) == 0)
+            r->base = first[n];
+        n++;
+    }
+    if (!r->base.kernel) {
+        snprintf(r->error, sizeof r->error, "the default kernel %s is not a candidate", base_name);
+        return -1;
+    }
+    if (o->level == AB_TUNE_ESTIMATE) {
+        r->best = r->base;
+        r->checked = 1;
+        if (!check_candidate(&r->best, s, o->threads)) {
+            snprintf(r->error, sizeof r->error, "the default kernel %s failed the check",
+                     base_name);
+            return -1;
+        }
+        return 0;
+    }
+    int total = n;
+    /* Every kernel at its defaults. */
+    round_of(first, n, s, o, r, &done, total);
+    if (!isfinite(r->best.median)) {
+        snprintf(r->error, sizeof r->error, "no candidate passed the check and ran");
+        return -1;
+    }
+    /* The coarse grid (each parameter at ½× and 2×) around the winning
+     * kernel, and around the runner-up kernel if it came within 10%: kernels
+     * this close at their defaults may swap places once tuned. */
+    static const double coarse[] = { 0.5, 2.0 }, fine[] = { 0.5, 0.75, 1.25, 2.0 };
+    const ab_candidate *runner_up = NULL;
+    for (int i = 0; i < n; i++)
+        if (first[i].kernel != r->best.kernel && isfinite(first[i].median)
+            && (!runner_up || first[i].median < runner_up->median))
+            runner_up = &first[i];
+    ab_candidate second = runner_up && runner_up->median < 1.10 * r->best.median ? *runner_up
+                        : r->best;
+    if (second.kernel != r->best.kernel)
+        coordinate_pass(&second, coarse, 2, s, o, r, &done, &total);
+    int passes = o->level == AB_TUNE_PATIENT ? 8 : 1;
+    for (int pass = 0; pass < passes && !r->out_of_time; pass++) {
+        ab_candidate start = r->best;
+        int improved = coordinate_pass(&start, pass == 0 ? coarse : fine, pass == 0 ? 2 : 4, s, o,
+                                       r, &done, &total);
+        if (pass > 0 && !improved)
+            break;   /* patient: a full sweep that changed nothing */
+    }
+    if (!isfinite(r->base.median)) {
+        /* The base lost early: time it once more beside the winner. */
+        ab_candidate pair[2] = { r->best, r->base };
+        if (ab_tune_time(pair, 2, s, o) == 0) {
+            r->best = pair[0];
+            r->base = pair[1];
+        }
+    }
+    return 0;
+}
+
+void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)
+{
+    static const int ops[AB_OP_COUNT] = { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER };
+    /* Only which parts of a mask are set matters to the bucket. */
+    attn_mask causal = { .causal = 1 }, padded = { .key_padding = (const uint8_t *)"" };
+    const attn_mask *m = s->mask == AB_MASK_NONE ? NULL : s->mask == AB_MASK_CAUSAL ? &causal
+                       : &padded;
+    attn_bucket_of(b, ops[s->op], s->q_len, s->kv_len, s->head_dim, m, threads);
+}
+
+void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_opts *o,
+                    uint64_t machine, attn_wisdom_record *rec)
+{
+    static const char *const levels[] = { "estimate", "measure", "patient" };
+    memset(rec, 0, sizeof *rec);
+    rec->machine = machine;
+    ab_tune_bucket(s, o->threads, &rec->bucket);
+    snprintf(rec->kernel, sizeof rec->kernel, "%s", r->best.kernel->name);
+    rec->n_params = r->best.kernel->n_params;
+    for (int i = 0; i < rec->n_params; i++) {
+        snprintf(rec->param_name[i], sizeof rec->param_name[i], "%s",
+                 r->best.kernel->params[i].name);
+        rec->param_value[i] = r->best.params[i];
+    }
+    rec->time_ns = isfinite(r->best.median) ? r->best.median * 1e9 : 0.0;
+    rec->default_time_ns = isfinite(r->base.median) ? r->base.median * 1e9 : 0.0;
+    rec->max_err = r->best.max_err;
+    snprintf(rec->level, sizeof rec->level, "%s", levels[o->level]);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(rec->when, sizeof rec->when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

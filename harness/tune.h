@@ -1,0 +1,71 @@
+/*
+ * tune.h — the tuner behind `attnbench tune`: for one bucket of calls (the
+ * shape that stands for it, and a thread count), the fastest kernel and
+ * parameters that pass the oracle check.
+ *
+ * Candidates are every runnable kernel but naive with its default
+ * parameters, then, per level:
+ *   estimate  no timing: the feature-priority kernel with its defaults;
+ *   measure   a coarse grid: each parameter of the best kernels at ½× and 2×
+ *             its default, one at a time;
+ *   patient   measure, then coordinate descent around the best (×½, ×¾, ×1¼,
+ *             ×2 on each parameter in turn) until no step helps.
+ * Each candidate is first checked against naive on a reduced shape of the
+ * bucket (same op, head width and mask; length cut to 67) — a wrong one is
+ * never timed nor stored. Candidates are timed interleaved: each round
+ * times one calibrated batch of every live candidate, so a drift of the
+ * machine hits all of them alike; the median over rounds decides.
+ */
+#ifndef AB_TUNE_H
+#define AB_TUNE_H
+
+#include "suites.h"
+#include "wisdom.h"
+
+typedef enum { AB_TUNE_ESTIMATE, AB_TUNE_MEASURE, AB_TUNE_PATIENT } ab_tune_level;
+
+typedef struct ab_candidate {
+    const attn_kernel *kernel;
+    int params[ATTN_MAX_PARAMS];
+    double max_err;              /* of the check, as a fraction of the bound */
+    double times[64];            /* seconds per call, one per round */
+    int n_times;
+    double median;               /* of times; +inf until timed */
+} ab_candidate;
+
+typedef struct ab_tune_opts {
+    ab_tune_level level;
+    int threads;
+    int rounds;                  /* interleaved rounds per comparison */
+    double min_time;             /* seconds per timed batch */
+    double deadline;             /* ab_now() value at which to stop (0: none) */
+    /* Called with (arg, done, total, best so far or NULL); NULL for none. */
+    void (*progress)(void *arg, int done, int total, const ab_candidate *best);
+    void *progress_arg;
+} ab_tune_opts;
+
+typedef struct ab_tune_result {
+    ab_candidate best;
+    ab_candidate base;           /* the untuned (feature-priority) choice */
+    int checked, rejected, timed;
+    int out_of_time;             /* the deadline cut the search short */
+    char error[200];             /* non-empty: nothing could be chosen */
+} ab_tune_result;
+
+/* Tunes the bucket of shape s. 0, or -1 with r->error. */
+int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r);
+
+/* Times the candidates interleaved (o->rounds rounds) on shape s, filling
+ * their times and medians. Exposed for the test that compares the tuner
+ * with an exhaustive search. 0, or -1 on a failed call. */
+int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o);
+
+/* The bucket of shape s at this thread count. */
+void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b);
+
+/* The wisdom record of a result for shape s (bucket, kernel, parameter
+ * names and values, times, max error, level, now). */
+void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_opts *o,
+                    uint64_t machine, attn_wisdom_record *rec);
+
+#endif /* AB_TUNE_H */
