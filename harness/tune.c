@@ -303,13 +303,19 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
         if (pass > 0 && !improved)
             break;   /* patient: a full sweep that changed nothing */
     }
-    if (!isfinite(r->base.median)) {
-        /* The base lost early: time it once more beside the winner. */
+    /* The final word, and the speedup that is stored: the winner and the
+     * untuned choice head to head in the same rounds (their earlier times
+     * may come from rounds far apart on a machine whose speed drifts). */
+    if (!same_candidate(&r->best, &r->base)) {
         ab_candidate pair[2] = { r->best, r->base };
         if (ab_tune_time(pair, 2, s, o) == 0) {
             r->best = pair[0];
             r->base = pair[1];
+            if (!(r->best.median < r->base.median))
+                r->best = r->base;   /* it did not hold up: keep the default */
         }
+    } else {
+        r->base = r->best;
     }
     return 0;
 }
