@@ -6,6 +6,8 @@
 #   make test-neon       cross-build for AArch64 and run the tests under qemu-aarch64
 #   make CROSS=aarch64-linux-gnu-   cross-build (into build/aarch64-linux-gnu)
 #   make bench           the default benchmark suite; JSON into results/
+#   make bench-anchors   the targets' shapes beside PyTorch (python3-torch), one table
+#   make tune            tune the default suite's buckets into the wisdom (10 minutes at most)
 #   make fixtures        regenerate tests/fixtures with PyTorch (Debian python3-torch)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #   make check-install   install into build/stage and build tests/example.c
@@ -109,12 +111,15 @@ HARNESS_LIB := $(BUILD)/libharness.a
 CLI_BIN     := $(BUILD)/attnbench
 TEST_BIN    := $(BUILD)/tests/run_tests
 
-.PHONY: all test test-neon bench fixtures install uninstall check-install clean config FORCE
+.PHONY: all test test-neon bench bench-anchors tune fixtures install uninstall check-install clean config FORCE
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+# The wisdom's machine key names the build flags (a different build may tune
+# differently).
+$(BUILD)/obj/kernels/wisdom.o: LIBFLAGS += -DATTN_BUILD_OPTFLAGS='"$(strip $(OPTFLAGS) $(CFLAGS))"'
 # ISA folders: their flags, and only theirs (DESIGN.md habit 3).
 $(BUILD)/obj/kernels/avx2/%.o: kernels/avx2/%.c
 	@mkdir -p $(@D)
@@ -194,6 +199,22 @@ test-neon:
 # JSON goes to a new file under results/ (an earlier one is never replaced).
 bench: all
 	$(CLI_BIN) run --suite default --kernel all --json-dir results
+
+# The tuner on the buckets of `make bench`, within 9 minutes of search (the
+# checks and the writing fit in the 10 the README promises).
+tune: all
+	$(CLI_BIN) tune --suite default --level measure --budget 540
+
+# attnbench's auto kernel and PyTorch 1.13 (reports/pytorch_anchor.py) on
+# the `anchors` suite, one thread each, with the memory a call adds; then
+# the side-by-side table (README).
+bench-anchors: all
+	@mkdir -p results
+	$(CLI_BIN) run --suite anchors --kernel auto --threads 1 --memory \
+	  --json results/anchors-attnbench.json
+	$(PYTHON) reports/pytorch_anchor.py --suite anchors --threads 1 --memory \
+	  --json results/anchors-pytorch.json
+	$(PYTHON) reports/anchor_table.py results/anchors-attnbench.json results/anchors-pytorch.json
 
 fixtures:
 	$(PYTHON) tests/gen_fixtures.py tests/fixtures

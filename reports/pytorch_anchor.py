@@ -1,0 +1,1003 @@
+#!/usr/bin/python3
+"""pytorch_anchor.py — PyTorch 1.13 timed on attnbench's shapes, written as
+attnbench's JSON, so both can be compared and merged by the same tools.
+
+    /usr/bin/python3 reports/pytorch_anchor.py [--suite NAME | --shape SPEC ...] [--op OP]
+        [--threads N[,N2..]] [--repetitions R] [--min-time S] [--max-call-time S]
+        [--memory] [--json FILE] [--attnbench PATH]
+
+Run it with Debian's /usr/bin/python3 (python3-torch); stdlib + torch only.
+Example:
+
+    /usr/bin/python3 reports/pytorch_anchor.py --suite anchors --threads 1 --memory \\
+        --json results/anchors-pytorch.json
+
+Shapes. `--suite NAME` (default: default) takes the suite's shapes from
+`build/attnbench list --suites`, so the lists never drift from harness/suites.c;
+`--shape SPEC` (repeatable, ';' separates several) takes attnbench's syntax,
+e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal' or
+'op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=pre,act=gelu,mask=padding'.
+The parser, the shape label, and the FLOP and byte counts below are
+transcriptions of ab_shape_parse, ab_shape_label, ab_shape_flops and
+ab_shape_bytes (harness/suites.c). Every suite shape read from attnbench is
+checked against them (canonical text round-trips, GFLOP equal), and the run
+stops if they disagree. Run names are attnbench's:
+`<op>/pytorch/<shape label>/threads:<n>`.
+
+Workloads (fp32, torch.no_grad, modules in eval mode):
+  sdpa     the math form on [B][H][L][Dh]: softmax((Q·scale) Kᵀ + mask) V, with
+           the additive mask added in place and the scale folded into Q (O(L·Dh)),
+           as PyTorch 2's math backend does; 1.13 has no
+           F.scaled_dot_product_attention. Two Lq×Lk tensors are alive at the peak.
+  mha      nn.MultiheadAttention(D, H, batch_first=True), need_weights=False
+           (what TransformerEncoderLayer asks for too); self-attention passes one
+           tensor as query, key and value so that 1.13's fast path can be taken
+           (it is not with an attn_mask or an odd H). A shape's explicit scale is
+           folded into the Q projection (same work).
+  encoder  nn.TransformerEncoderLayer(D, H, F, dropout=0, activation 'gelu' /
+           'relu' / tanh-GELU as a callable (which takes 1.13 off its fast path),
+           layer_norm_eps=1e-5, batch_first=True, norm_first=norm=pre).
+Inputs are uniform like harness/workload.c's (x, Q, K, V in [-1, 1); weights
+and biases ±1/√D, W_ff2 ±1/√F; LayerNorm γ 1±0.2, β ±0.2), from torch's
+generator, not attnbench's splitmix64: same ranges, not the same numbers.
+Masks (all of attnbench's kinds):
+  causal   top-left aligned (query i sees keys 0..i); MHA/encoder: a bool
+           attn_mask / src_mask (True = masked), SDPA: -inf in the additive mask.
+  padding  exactly workload.c's pattern: batch b pads its last b·Lk/(2B) keys
+           (integer division; so with B=1 nothing is padded, but the mask is
+           still passed); MHA/encoder: key_padding_mask (PyTorch: True = ignore).
+  padall   as padding, and the last batch is all padding (PyTorch gives NaN rows
+           there, attnbench zeros; timings are unaffected).
+  keep     random keep mask per batch (p = 0.7), bias: random U[-1, 1) additive
+           bias per batch; MHA/encoder pass them as a [B·H][Lq][Lk] attn_mask.
+  all      causal + padding + one shared keep mask + one shared bias.
+
+Threads. Every benchmark runs in a fresh /usr/bin/python3 subprocess whose
+environment has OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and MKL_NUM_THREADS = N
+before torch is imported, and which calls torch.set_num_threads(N); like
+attnbench, it is bound to the first N cores (one CPU each) and, unless
+OMP_PROC_BIND is already set, OpenMP threads are pinned with
+OMP_PROC_BIND=close, OMP_PLACES=cores. The context records, per thread count,
+what torch reports and how many OS threads the process really had after timing.
+Default: all cores, as attnbench.
+
+Timing mirrors harness/bench.c: one warm-up call; iterations calibrated (×1.2
+min-time / t, at most ×10 a step) until one batch lasts min-time (default 0.2 s);
+R repetitions (default 9) of that many iterations, wall time by
+time.perf_counter (CLOCK_MONOTONIC), CPU time of all threads by
+time.process_time (CLOCK_PROCESS_CPUTIME_ID); Python's per-call overhead is part
+of PyTorch's cost. --max-call-time S skips a benchmark whose warm-up call takes
+over S seconds (default 0: never).
+
+--memory: in the same fresh process, after the warm-up call (so code pages and
+thread stacks are in), the heap is trimmed (malloc_trim), the peak RSS reset
+(/proc/self/clear_refs 5) and `extra_rss_bytes` = VmHWM after one more call −
+VmRSS before it: what one call adds beyond its inputs and weights, as
+attnbench's --memory. Unlike attnbench's (whose output buffer is the caller's)
+it includes the output tensor PyTorch allocates (B·Lq·D·4 bytes).
+
+JSON: the schema of `attnbench run --json` (Google Benchmark's): a context
+object and, per benchmark, R iteration entries and the aggregates mean,
+median, stddev, cv, min, with the same fields and counters (GFLOPS, pct_peak,
+flops, bytes, arith_intensity, extra_rss_bytes), kernel "pytorch", chosen_by
+"named" (as for any kernel named on attnbench's command line). The machine
+part of the context (CPU, caches, peaks) comes from a one-microsecond
+`attnbench run --kernel naive` probe at each thread count; pct_peak is against
+the measured FMA peak of the widest ISA the machine has (avx512 > avx2 >
+baseline; the ISA attnbench's `auto` kernel uses), named in
+context.pct_peak_isa. Without the attnbench binary, --shape still works and
+the context is what Python can see (no peaks, pct_peak null). The file is
+written atomically (temporary file in the same folder, fsync, rename).
+
+Exit status: 0; 1 when a benchmark failed, the file could not be written or
+torch is missing; 2 for bad arguments (nothing is run or written).
+"""
+import argparse
+import gc
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+
+KERNEL = "pytorch"
+SEED = 20261122                      # attnbench's workload seed (cmd_run.c)
+MAX_REPS = 100                       # AB_MAX_REPS
+MAX_THREAD_COUNTS = 16
+UNSTABLE_CV = 0.05                   # AB_UNSTABLE_CV
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_ATTNBENCH = os.path.join(HERE, os.pardir, "build", "attnbench")
+
+OPS = ("sdpa", "mha", "encoder")
+MASKS = ("none", "causal", "padding", "padall", "keep", "bias", "all")
+ACTS = ("gelu", "gelu-tanh", "relu")
+
+
+class UsageError(Exception):
+    """Bad arguments: reported on stderr, exit status 2, nothing written."""
+
+
+# ---- Shapes: a transcription of harness/suites.c --------------------------------
+
+@dataclass
+class Shape:
+    op: str
+    batch: int
+    heads: int
+    q_len: int
+    kv_len: int
+    head_dim: int
+    d_ff: int = 0
+    cross: int = 0
+    mask: str = "none"
+    norm_first: int = 0
+    act: str = "gelu"
+    scale: float = 0.0           # 0: 1/sqrt(Dh); a C float (float32) otherwise
+
+
+def _as_float32(x):
+    import struct
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _size(key, v):
+    # strtol: optional leading space and sign, digits, nothing after.
+    if not re.fullmatch(r"\s*[+-]?[0-9]+", v) or not 1 <= int(v) <= 1 << 30:
+        raise ValueError(f"shape: {key}={v} is not a size in [1, 2^30]")
+    return int(v)
+
+
+def parse_shape(text, default_op="sdpa"):
+    """ab_shape_parse: "B=1,H=12,L=512,Dh=64,mask=causal" → Shape (ValueError)."""
+    sizes = {"B": 1, "H": 1, "Dh": 64, "Lq": 0, "Lk": 0, "L": 128, "D": 0, "F": 0}
+    op, mask, act, norm_first, scale, cross = default_op, "none", "gelu", 1, 0.0, -1
+    if len(text) >= 512:
+        raise ValueError("shape: text too long")
+    for item in filter(None, text.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq or not k or not v:
+            raise ValueError(f"shape: '{item}' is not key=value")
+        if k == "op":
+            if v not in OPS:
+                raise ValueError(f"shape: unknown op '{v}' (sdpa, mha, encoder)")
+            op = v
+        elif k in sizes:
+            sizes[k] = _size(k, v)
+        elif k == "mask":
+            if v not in MASKS:
+                raise ValueError(f"shape: unknown mask '{v}' (none, causal, padding, padall, "
+                                 "keep, bias, all)")
+            mask = v
+        elif k == "norm":
+            if v not in ("pre", "post"):
+                raise ValueError(f"shape: norm must be pre or post, not '{v}'")
+            norm_first = int(v == "pre")
+        elif k == "act":
+            if v not in ACTS:
+                raise ValueError(f"shape: unknown act '{v}' (gelu, gelu-tanh, relu)")
+            act = v
+        elif k == "scale":
+            try:
+                scale = _as_float32(float(v))
+            except (ValueError, OverflowError):
+                scale = math.nan
+            if not math.isfinite(scale):
+                raise ValueError(f"shape: scale={v} is not a finite number")
+        elif k == "cross":
+            if v not in ("0", "1"):
+                raise ValueError("shape: cross must be 0 or 1")
+            cross = int(v)
+        else:
+            raise ValueError(f"shape: unknown key '{k}' (op B H L Lq Lk Dh D F mask norm act "
+                             "scale cross)")
+    h, dh = sizes["H"], sizes["Dh"]
+    if sizes["D"]:
+        if sizes["D"] % h:
+            raise ValueError(f"shape: D={sizes['D']} is not a multiple of H={h}")
+        dh = sizes["D"] // h
+    lq = sizes["Lq"] or sizes["L"]
+    lk = sizes["Lk"] or (lq if sizes["Lq"] else sizes["L"])
+    s = Shape(op, sizes["B"], h, lq, lk, dh, sizes["F"] or 4 * h * dh,
+              cross if cross >= 0 else int(lq != lk), mask, norm_first, act, scale)
+    if s.op == "mha" and not s.cross and s.q_len != s.kv_len:
+        raise ValueError("shape: self-attention needs Lq == Lk (or cross=1)")
+    if s.op == "encoder" and (s.q_len != s.kv_len or s.cross):
+        raise ValueError("shape: the encoder layer is self-attention: one L")
+    if s.op != "mha":
+        s.cross = 0
+    if s.op != "encoder":            # encoder-only fields zeroed, as in C
+        s.d_ff, s.norm_first, s.act = 0, 0, "gelu"
+    else:
+        s.scale = 0.0
+    return s
+
+
+def shape_format(s):
+    """ab_shape_format: the canonical text, accepted by parse_shape."""
+    t = f"op={s.op},B={s.batch},"
+    t += f"L={s.q_len}," if s.q_len == s.kv_len else f"Lq={s.q_len},Lk={s.kv_len},"
+    t += (f"H={s.heads},Dh={s.head_dim}" if s.op == "sdpa"
+          else f"D={s.heads * s.head_dim},H={s.heads}")
+    if s.op == "mha" and s.cross:
+        t += ",cross=1"
+    if s.op == "encoder":
+        t += f",F={s.d_ff},norm={'pre' if s.norm_first else 'post'},act={s.act}"
+    t += f",mask={s.mask}"
+    if s.op != "encoder" and s.scale != 0.0:
+        t += ",scale=%.9g" % s.scale
+    return t
+
+
+def shape_label(s):
+    """ab_shape_label: "B1_H12_L512_Dh64_causal"."""
+    t = (f"B{s.batch}_H{s.heads}_" if s.op == "sdpa"
+         else f"B{s.batch}_D{s.heads * s.head_dim}_H{s.heads}_")
+    t += f"L{s.q_len}" if s.q_len == s.kv_len else f"Lq{s.q_len}_Lk{s.kv_len}"
+    if s.op == "sdpa":
+        t += f"_Dh{s.head_dim}"
+    if s.op == "mha" and s.cross:
+        t += "_cross"
+    if s.op == "encoder":
+        t += f"_F{s.d_ff}_{'pre' if s.norm_first else 'post'}_{s.act}"
+    if s.mask != "none":
+        t += f"_{s.mask}"
+    if s.op != "encoder" and s.scale != 0.0:
+        t += "_scale%g" % s.scale
+    return t
+
+
+def run_name(s, threads):
+    """ab_run_name: "<op>/<kernel>/<shape label>/threads:<n>"."""
+    return f"{s.op}/{KERNEL}/{shape_label(s)}/threads:{threads}"
+
+
+def shape_flops(s):
+    """ab_shape_flops: 2 per multiply-add of the matrix products, masks dense."""
+    b, lq, lk, h, dh = float(s.batch), float(s.q_len), float(s.kv_len), float(s.heads), float(s.head_dim)
+    d = h * dh
+    if s.op == "sdpa":
+        return 4.0 * b * h * lq * lk * dh
+    if s.op == "mha":
+        return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d)
+    return b * (8.0 * lq * d * d + 4.0 * lq * lq * d + 4.0 * lq * d * s.d_ff)
+
+
+def shape_bytes(s):
+    """ab_shape_bytes: inputs, weights and output once (fp32), masks at their width."""
+    b, lq, lk, h, dh = float(s.batch), float(s.q_len), float(s.kv_len), float(s.heads), float(s.head_dim)
+    d, f = h * dh, float(s.d_ff)
+    if s.op == "sdpa":
+        floats = b * h * dh * (2.0 * lq + 2.0 * lk)
+    elif s.op == "mha":
+        floats = b * lq * d * 2.0 + (b * lk * d if s.cross else 0.0) + 4.0 * d * d + 4.0 * d
+    else:
+        floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d
+    mask = {"padding": b * lk, "padall": b * lk, "keep": b * lq * lk, "bias": 4.0 * b * lq * lk,
+            "all": b * lk + lq * lk + 4.0 * lq * lk}.get(s.mask, 0.0)
+    return 4.0 * floats + mask
+
+
+# ---- attnbench: suites and machine context ---------------------------------------
+
+def read_suites(binary):
+    """{name: [canonical shape text]} from `attnbench list --suites`, each shape
+    checked against this file's transcription of suites.c."""
+    try:
+        p = subprocess.run([binary, "list", "--suites"], capture_output=True, text=True,
+                           timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise RuntimeError(f"cannot run {binary} list --suites ({e}); build it first: make")
+    if p.returncode != 0:
+        raise RuntimeError(f"{binary} list --suites failed: {p.stderr.strip()}")
+    suites, current = {}, None
+    for line in p.stdout.splitlines():
+        m = re.match(r"suite (\S+): ", line)
+        if m:
+            current = suites.setdefault(m.group(1), [])
+            continue
+        m = re.match(r"  (op=\S+)\s+(\S+) GFLOP$", line)
+        if m and current is not None:
+            text, gflop = m.groups()
+            s = parse_shape(text)
+            if shape_format(s) != text or "%.3g" % (shape_flops(s) / 1e9) != gflop:
+                raise RuntimeError(
+                    f"this script's copy of harness/suites.c has drifted: '{text}' ({gflop} GFLOP) "
+                    f"reads back as '{shape_format(s)}' ({shape_flops(s) / 1e9:.3g} GFLOP)")
+            current.append(text)
+    if not suites:
+        raise RuntimeError(f"{binary} list --suites listed no suite")
+    return suites
+
+
+def attnbench_context(binary, threads):
+    """The context attnbench writes at this thread count (machine, caches,
+    peaks), from a tiny naive run; (None, reason) when it cannot be had."""
+    if not os.access(binary, os.X_OK):
+        return None, f"{binary} not found (make)"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "probe.json")
+        cmd = [binary, "run", "--kernel", "naive", "--shape", "op=sdpa,B=1,H=1,L=1,Dh=1",
+               "--threads", str(threads), "--repetitions", "1", "--min-time", "0.0001",
+               "--json", path]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            if p.returncode != 0:
+                return None, f"attnbench probe failed: {p.stderr.strip()}"
+            with open(path) as f:
+                return json.load(f)["context"], None
+        except (OSError, ValueError, KeyError, subprocess.SubprocessError) as e:
+            return None, f"attnbench probe failed: {e}"
+
+
+def widest_isa_peak(ctx):
+    """(isa, GFLOP/s) of the widest ISA in the context's peaks, or (None, 0)."""
+    peaks = (ctx or {}).get("peak_gflops") or {}
+    for isa in ("avx512", "avx2", "neon", "sse2"):
+        if peaks.get(isa):
+            return isa, float(peaks[isa])
+    return None, 0.0
+
+
+def python_machine_context():
+    """What Python can see when attnbench cannot be asked."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                info.setdefault(k.strip(), v.strip())
+    except OSError:
+        pass
+    u = os.uname()
+    return {
+        "host_name": u.nodename, "num_cpus": os.cpu_count(),
+        "mhz_per_cpu": round(float(info.get("cpu MHz", 0) or 0)),
+        "cpu_vendor": info.get("vendor_id", ""), "cpu_model": info.get("model name", ""),
+        "os": f"{u.sysname} {u.release} {u.machine}",
+    }
+
+
+def core_cpus():
+    """One allowed CPU per core (the first), cores in order of their first CPU."""
+    first = {}
+    for cpu in sorted(os.sched_getaffinity(0)):
+        key = ("cpu", cpu)
+        try:
+            ids = []
+            for name in ("physical_package_id", "die_id", "core_id"):
+                p = f"/sys/devices/system/cpu/cpu{cpu}/topology/{name}"
+                if os.path.exists(p):
+                    with open(p) as f:
+                        ids.append(int(f.read()))
+            key = tuple(ids) or key
+        except (OSError, ValueError):
+            pass
+        first.setdefault(key, cpu)
+    return list(first.values())
+
+
+# ---- The worker: one benchmark in a fresh process ------------------------------
+
+def _rss(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return -1
+
+
+def make_workload(torch, s):
+    """A no-argument callable running the shape's PyTorch operation once."""
+    nn, F = torch.nn, torch.nn.functional
+    g = torch.Generator().manual_seed(SEED)
+    b, h, lq, lk, dh = s.batch, s.heads, s.q_len, s.kv_len, s.head_dim
+    d = h * dh
+
+    def filled(shape, center, amp):            # uniform in [center − amp, center + amp)
+        return (torch.rand(shape, generator=g) * 2.0 - 1.0) * amp + center
+
+    # The mask's parts (harness/workload.c make_mask).
+    causal = s.mask in ("causal", "all")
+    real = None                                 # [B][Lk], True = a real token
+    if s.mask in ("padding", "padall", "all"):
+        limit = torch.tensor([lk - i * lk // (2 * b) for i in range(b)])
+        real = torch.arange(lk)[None, :] < limit[:, None]
+        if s.mask == "padall":
+            real[b - 1] = False
+    rows = (b, lq, lk) if s.mask in ("keep", "bias") else (lq, lk)
+    keep = torch.rand(rows, generator=g) < 0.7 if s.mask in ("keep", "all") else None
+    bias = filled(rows, 0.0, 1.0) if s.mask in ("bias", "all") else None
+    upper = torch.ones(lq, lk, dtype=torch.bool).triu(1)       # key j > query i
+
+    def neg_inf_where(masked):
+        return torch.zeros(masked.shape).masked_fill(masked, -math.inf)
+
+    if s.op == "sdpa":
+        q, k, v = filled((b, h, lq, dh), 0, 1), filled((b, h, lk, dh), 0, 1), filled((b, h, lk, dh), 0, 1)
+        scale = s.scale if s.scale != 0.0 else 1.0 / math.sqrt(dh)
+        per_batch = (lambda t: t.view(b, 1, lq, lk) if t.dim() == 3 else t)
+        parts = ([neg_inf_where(upper)] if causal else []) \
+            + ([neg_inf_where(~real).view(b, 1, 1, lk)] if real is not None else []) \
+            + ([per_batch(neg_inf_where(~keep))] if keep is not None else []) \
+            + ([per_batch(bias)] if bias is not None else [])
+        mask = sum(parts[1:], parts[0]) if parts else None      # broadcasts to [B][H][Lq][Lk]
+
+        def call():
+            scores = torch.matmul(q * scale, k.transpose(-2, -1))
+            if mask is not None:
+                scores.add_(mask)
+            return torch.matmul(torch.softmax(scores, dim=-1), v)
+        return call
+
+    # MHA and the encoder: PyTorch's mask arguments.
+    key_padding = ~real if real is not None else None          # True = ignore
+    attn_mask = None
+    if keep is None and bias is None:
+        attn_mask = upper if causal else None
+    else:
+        attn_mask = bias.clone() if bias is not None else None
+        if keep is not None:
+            attn_mask = ~keep if attn_mask is None else attn_mask.masked_fill(~keep, -math.inf)
+        if causal:
+            attn_mask = (attn_mask | upper if attn_mask.dtype == torch.bool
+                         else attn_mask.masked_fill(upper, -math.inf))
+        if attn_mask.dim() == 3:                                # [B·H][Lq][Lk], batch-major
+            attn_mask = attn_mask.repeat_interleave(h, dim=0)
+
+    wamp = 1.0 / math.sqrt(d)
+
+    def init_attention(mha):
+        mha.in_proj_weight.copy_(filled((3 * d, d), 0, wamp))
+        mha.in_proj_bias.copy_(filled((3 * d,), 0, wamp))
+        mha.out_proj.weight.copy_(filled((d, d), 0, wamp))
+        mha.out_proj.bias.copy_(filled((d,), 0, wamp))
+        if s.scale != 0.0:                      # scores · scale: fold into Q's projection
+            mha.in_proj_weight[:d] *= s.scale * math.sqrt(dh)
+            mha.in_proj_bias[:d] *= s.scale * math.sqrt(dh)
+
+    if s.op == "mha":
+        mha = nn.MultiheadAttention(d, h, batch_first=True)
+        init_attention(mha)
+        mha.eval().requires_grad_(False)
+        x_q = filled((b, lq, d), 0, 1)
+        x_kv = filled((b, lk, d), 0, 1) if s.cross else x_q
+        return lambda: mha(x_q, x_kv, x_kv, key_padding_mask=key_padding, attn_mask=attn_mask,
+                           need_weights=False)[0]
+
+    act = {"gelu": "gelu", "relu": "relu",
+           "gelu-tanh": lambda x: F.gelu(x, approximate="tanh")}[s.act]
+    layer = nn.TransformerEncoderLayer(d, h, s.d_ff, dropout=0.0, activation=act,
+                                       layer_norm_eps=1e-5, batch_first=True,
+                                       norm_first=bool(s.norm_first))
+    init_attention(layer.self_attn)
+    for ln in (layer.norm1, layer.norm2):
+        ln.weight.copy_(filled((d,), 1.0, 0.2))
+        ln.bias.copy_(filled((d,), 0.0, 0.2))
+    layer.linear1.weight.copy_(filled((s.d_ff, d), 0, wamp))
+    layer.linear1.bias.copy_(filled((s.d_ff,), 0, wamp))
+    layer.linear2.weight.copy_(filled((d, s.d_ff), 0, 1.0 / math.sqrt(s.d_ff)))
+    layer.linear2.bias.copy_(filled((d,), 0, wamp))
+    layer.eval().requires_grad_(False)
+    x = filled((b, lq, d), 0, 1)
+    return lambda: layer(x, src_mask=attn_mask, src_key_padding_mask=key_padding)
+
+
+def call_memory(call):
+    """Bytes of resident memory one call adds (bench's call_memory), or
+    (None, reason)."""
+    import ctypes
+    gc.collect()
+    try:                        # freed heap pages back to the OS first
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")        # reset the peak RSS (VmHWM) to the current RSS
+    except OSError as e:
+        return None, f"cannot reset the peak RSS (/proc/self/clear_refs: {e.strerror})"
+    before = _rss("VmRSS")
+    out = call()
+    peak = _rss("VmHWM")
+    del out
+    return (peak - before, None) if 0 <= before <= peak else (None, "RSS not readable")
+
+
+def mapped_libraries(words):
+    """Real paths of the mapped shared objects whose name contains one of words."""
+    found = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                if path.startswith("/") and any(w in os.path.basename(path) for w in words):
+                    found.add(os.path.realpath(path))
+    except OSError:
+        pass
+    return sorted(found)
+
+
+def time_calls(call, iters):
+    c0, t0 = time.process_time(), time.perf_counter()
+    for _ in range(iters):
+        call()
+    t1 = time.perf_counter()
+    return t1 - t0, time.process_time() - c0
+
+
+def worker(job):
+    """Runs one benchmark; the environment (thread counts) was set by the parent."""
+    n = job["threads"]
+    res = {"status": "error", "error": ""}
+    try:
+        os.sched_setaffinity(0, job["cpus"])
+        res["affinity"] = True
+    except (OSError, ValueError):
+        res["affinity"] = False
+    try:
+        import torch
+    except Exception as e:                      # missing or broken torch
+        res["error"] = f"cannot import torch: {e}"
+        return res
+    torch.set_num_threads(n)
+    torch.set_grad_enabled(False)
+    cfg = torch.__config__.show()
+    res["torch"] = {
+        "torch_version": torch.__version__,
+        "python_version": sys.version.split()[0],
+        "torch_parallel_backend": (re.findall(r"ATen parallel backend: (.*)",
+                                              torch.__config__.parallel_info()) or [""])[0].strip(),
+        "torch_cpu_capability": (re.findall(r"CPU capability usage: (\S+)", cfg) or [""])[0],
+        "torch_build_type": (re.findall(r"BUILD_TYPE=([^,]+)", cfg) or [""])[0],
+        "torch_compiler": (re.findall(r"^\s*- (GCC [^\n]*|clang [^\n]*)", cfg, re.M) or [""])[0],
+    }
+    s = Shape(**job["shape"])
+    try:
+        call = make_workload(torch, s)
+        # Warm-up: the first call allocates and faults its pages in.
+        first, _ = time_calls(call, 1)
+        if job["max_call_time"] > 0 and first > job["max_call_time"]:
+            res.update(status="skipped", warmup=first)
+            return res
+        if job["memory"]:
+            res["extra_rss"], res["memory_note"] = call_memory(call)
+        # Calibrate (bench.c): grow the count until one batch lasts min_time.
+        iters, min_time = 1, job["min_time"]
+        while True:
+            t, _ = time_calls(call, iters)
+            if t >= min_time or iters >= 1_000_000_000:
+                break
+            grow = min(1.2 * min_time / t, 10.0) if t > 0 else 10.0
+            iters = max(math.ceil(iters * grow), iters + 1)
+        real, cpu = [], []
+        for _ in range(job["repetitions"]):
+            t, c = time_calls(call, iters)
+            real.append(t / iters)
+            cpu.append(c / iters)
+    except Exception as e:                      # e.g. out of memory
+        res["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:199]
+        return res
+    res.update(status="ok", iterations=iters, real=real, cpu=cpu)
+    res["threads_seen"] = {"torch_num_threads": torch.get_num_threads(),
+                           "torch_num_interop_threads": torch.get_num_interop_threads(),
+                           "os_threads": len(os.listdir("/proc/self/task"))}
+    res["blas"] = mapped_libraries(("blas",))
+    return res
+
+
+def worker_main():
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle
+    job = json.loads(sys.stdin.read())
+    res = worker(job)
+    with os.fdopen(job["result_fd"], "w") as f:
+        json.dump(res, f)
+    return 0
+
+
+def run_benchmark(shape, threads, cpus, args):
+    """Runs one benchmark in a fresh process with N-thread environment."""
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = str(threads)
+    if "OMP_PROC_BIND" not in os.environ:       # attnbench's pinning (harness/main.c)
+        env["OMP_PROC_BIND"] = "close"
+        env.setdefault("OMP_PLACES", "cores")
+    r, w = os.pipe()
+    job = {"shape": asdict(shape), "threads": threads, "cpus": cpus[:threads],
+           "min_time": args.min_time, "repetitions": args.repetitions,
+           "max_call_time": args.max_call_time, "memory": args.memory, "result_fd": w}
+    try:
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"], env=env,
+                             stdin=subprocess.PIPE, stdout=sys.stderr.fileno(), pass_fds=(w,),
+                             text=True)
+    except OSError as e:
+        os.close(r)
+        return {"status": "error", "error": f"cannot start {sys.executable}: {e.strerror or e}"}
+    finally:
+        os.close(w)
+    try:
+        p.stdin.write(json.dumps(job))
+        p.stdin.close()
+        with os.fdopen(r, "r") as f:
+            data = f.read()
+        code = p.wait()
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+    if data:
+        return json.loads(data)
+    why = (f"killed by signal {-code}" + (" (out of memory?)" if code == -9 else "")
+           if code < 0 else f"exited with status {code}")
+    return {"status": "error", "error": f"the benchmark process {why}"}
+
+
+# ---- Results: statistics, table, JSON ------------------------------------------
+
+def stats(x):
+    """ab_stats_compute: min, median, mean, stddev (n − 1), cv."""
+    n, srt = len(x), sorted(x)
+    mean = sum(x) / n
+    ss = sum((v - mean) ** 2 for v in x)
+    sd = math.sqrt(ss / (n - 1)) if n > 1 else 0.0
+    return {"min": srt[0], "median": srt[n // 2] if n % 2 else 0.5 * (srt[n // 2 - 1] + srt[n // 2]),
+            "mean": mean, "stddev": sd, "cv": sd / abs(mean) if mean else 0.0}
+
+
+def num(x):
+    """A number as attnbench writes it (%.10g; null when not finite)."""
+    if x is None or not math.isfinite(x):
+        return None
+    v = float("%.10g" % x)
+    return int(v) if v.is_integer() and abs(v) < 1e15 else v
+
+
+def format_time(s):
+    """ab_format_time."""
+    if s is None or not math.isfinite(s) or s < 0:
+        return "-"
+    if s < 1e-6:
+        return "%.0f ns" % (s * 1e9)
+    if s < 1e-3:
+        return "%.3g us" % (s * 1e6)
+    if s < 1.0:
+        return "%.3g ms" % (s * 1e3)
+    return "%.3g s" % s
+
+
+def gflops(r, seconds):
+    return r["flops"] / seconds / 1e9 if seconds > 0 else math.nan
+
+
+def pct_peak(r, seconds):
+    return 100.0 * gflops(r, seconds) / r["peak"] if r["peak"] > 0 else math.nan
+
+
+def print_table(results):
+    """ab_report_table."""
+    kw = max([10] + [len(KERNEL)])
+    sw = max([36] + [len(shape_label(r["shape"])) for r in results])
+    print("%-*s %-8s %-*s %3s %10s %9s %7s %6s  %s" % (kw, "kernel", "op", sw, "shape", "thr",
+                                                       "median", "GFLOP/s", "%peak", "CV", ""))
+    for r in results:
+        label = shape_label(r["shape"])
+        if r["error"]:
+            print("%-*s %-8s %-*s %3d  FAILED: %s" % (kw, KERNEL, r["shape"].op, sw, label,
+                                                      r["threads"], r["error"]))
+            continue
+        med = r["real_stats"]["median"]
+        pct = pct_peak(r, med)
+        line = "%-*s %-8s %-*s %3d %10s %9.2f %7s %5.1f%%  %s" % (
+            kw, KERNEL, r["shape"].op, sw, label, r["threads"], format_time(med), gflops(r, med),
+            "-" if math.isnan(pct) else "%.1f%%" % pct, 100.0 * r["real_stats"]["cv"],
+            "UNSTABLE (CV > 5%)" if r["unstable"] else "")
+        if r["extra_rss"] is not None:
+            line += "%smemory +%.1f MiB" % ("  " if r["unstable"] else "", r["extra_rss"] / 1048576.0)
+        print(line)
+
+
+def counters(r, seconds):
+    c = {"GFLOPS": num(gflops(r, seconds)), "pct_peak": num(pct_peak(r, seconds)),
+         "flops": num(r["flops"]), "bytes": num(r["bytes"]),
+         "arith_intensity": num(r["flops"] / r["bytes"] if r["bytes"] > 0 else math.nan)}
+    if r["extra_rss"] is not None:
+        c["extra_rss_bytes"] = num(r["extra_rss"])
+    return c
+
+
+def json_entries(r, family):
+    """report.c json_result: R iteration entries and 5 aggregates (or one error)."""
+    head = {"name": r["run_name"], "family_index": family, "per_family_instance_index": 0,
+            "run_name": r["run_name"], "run_type": "iteration", "repetitions": len(r["real"]),
+            "threads": r["threads"]}
+    # chosen_by: why this kernel ran (attnbench: wisdom, features, named, ATTN_KERNEL).
+    tail = {"kernel": KERNEL, "chosen_by": "named", "shape": shape_format(r["shape"])}
+    if r["error"]:
+        return [dict(head, error_occurred=True, error_message=r["error"])]
+    out = []
+    for rep, (real, cpu) in enumerate(zip(r["real"], r["cpu"])):
+        out.append(dict(head, repetition_index=rep, iterations=r["iterations"],
+                        real_time=num(real * 1e9), cpu_time=num(cpu * 1e9), time_unit="ns",
+                        **counters(r, real), **tail))
+    rs, cs = r["real_stats"], r["cpu_stats"]
+    for a in ("mean", "median", "stddev", "cv", "min"):
+        e = dict(head, name=f"{r['run_name']}_{a}", run_type="aggregate", aggregate_name=a,
+                 aggregate_unit="percentage" if a == "cv" else "time",
+                 iterations=r["iterations"],
+                 real_time=num(rs[a] if a == "cv" else rs[a] * 1e9),   # cv: a fraction
+                 cpu_time=num(cs[a] if a == "cv" else cs[a] * 1e9), time_unit="ns")
+        if a not in ("stddev", "cv"):
+            e.update(counters(r, rs[a]))
+        e["unstable"] = r["unstable"]
+        e.update(tail)
+        out.append(e)
+    return out
+
+
+def build_context(probe, args, max_threads, pinned, pct_isa, workers):
+    """report.c json_context's fields, the machine part from attnbench's probe."""
+    base = probe or python_machine_context()
+    first = next((w for w in workers if w.get("torch")), {})
+    torch_info = first.get("torch", {})
+    build = torch_info.get("torch_build_type", "")
+    ctx = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+           "host_name": base.get("host_name", os.uname().nodename),
+           "executable": "pytorch_anchor.py"}
+    for k in ("num_cpus", "mhz_per_cpu", "cpu_scaling_enabled", "caches"):
+        if k in base:
+            ctx[k] = base[k]
+    ctx["load_avg"] = [num(x) for x in os.getloadavg()]
+    ctx["library_build_type"] = ("release" if "rel" in build.lower()
+                                 else build.lower() or "unknown")
+    for k in ("attnbench_version", "cpu_vendor", "cpu_model", "hypervisor", "emulated", "os",
+              "isa_usable", "cpufreq_governor", "physical_cores", "topology_source"):
+        if k in base:
+            ctx[k] = base[k]
+    user_bind = "OMP_PROC_BIND" in os.environ       # else run_benchmark set close/cores
+    ctx.update(threads=max_threads, threads_pinned=pinned,
+               omp_proc_bind=os.environ["OMP_PROC_BIND"] if user_bind else "close",
+               omp_places=os.environ.get("OMP_PLACES", None if user_bind else "cores"),
+               min_time=num(args.min_time), repetitions=args.repetitions)
+    if "git_commit" in base:
+        ctx["git_commit"] = base["git_commit"]          # the attnbench that gave shapes and peaks
+    if torch_info.get("torch_compiler"):
+        ctx["compiler"] = torch_info["torch_compiler"] + " (PyTorch's build)"
+    for k in ("peak_gflops", "triad_gbs", "peaks_measured_at"):
+        if k in base:
+            ctx[k] = base[k]
+    # PyTorch's own context.
+    ctx.update(torch_info)
+    blas = sorted({b for w in workers for b in w.get("blas", [])})
+    ctx["blas_library"] = ", ".join(blas)
+    ctx["blas_is_reference"] = any("/blas/" in b and "openblas" not in b for b in blas)
+    ctx["pct_peak_isa"] = pct_isa
+    ctx["thread_env"] = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"]
+    seen = {}
+    for w in workers:
+        t = w.get("threads_seen")
+        if t:
+            cur = seen.setdefault(w["threads"], dict(threads=w["threads"], **t))
+            cur["os_threads"] = max(cur["os_threads"], t["os_threads"])
+    ctx["threads_seen"] = [seen[k] for k in sorted(seen)]
+    ctx["sdpa_form"] = "softmax((Q*scale) @ K^T + mask) @ V, eager, fp32"
+    ctx["mha_need_weights"] = False
+    ctx["input_seed"] = SEED
+    if args.memory:
+        ctx["extra_rss_includes_output"] = True
+    return ctx
+
+
+def write_atomically(path, text):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:                                         # the rename itself, durably
+        dfd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+# ---- The command line ------------------------------------------------------------
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse_args(argv):
+    p = Parser(prog="pytorch_anchor.py", add_help=True,
+               description="PyTorch 1.13 on attnbench's shapes, written as attnbench's JSON "
+                           "(kernel 'pytorch'). See the docstring for the details.")
+    p.add_argument("--suite", metavar="NAME", help="an attnbench suite (default: default)")
+    p.add_argument("--shape", metavar="SPEC", action="append",
+                   help="attnbench shape(s), e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal'; "
+                        "';' separates several; repeatable")
+    p.add_argument("--op", metavar="OP", help="sdpa, mha or encoder: filters the suite, "
+                                              "default op of --shape")
+    p.add_argument("--threads", metavar="N", help="threads (default: all cores); a list N1,N2 runs each")
+    p.add_argument("--repetitions", metavar="R", default="9", help="repetitions (default 9)")
+    p.add_argument("--min-time", metavar="S", default="0.2",
+                   help="seconds each repetition lasts at least (default 0.2)")
+    p.add_argument("--max-call-time", metavar="S", default="0",
+                   help="skip a benchmark whose warm-up call takes over S seconds; 0: never (default)")
+    p.add_argument("--memory", action="store_true",
+                   help="also measure the resident memory one call adds (extra_rss_bytes)")
+    p.add_argument("--json", metavar="FILE", help="write attnbench's JSON to FILE (atomically)")
+    p.add_argument("--attnbench", metavar="PATH", default=DEFAULT_ATTNBENCH,
+                   help="the attnbench binary (default: build/attnbench beside reports/)")
+    a = p.parse_args(argv)
+
+    def number(name, text, lo, hi, kind):
+        try:
+            v = kind(text)
+        except ValueError:
+            v = None
+        if v is None or not math.isfinite(v) or not lo <= v <= hi:
+            raise UsageError(f"--{name}: '{text}' is not a{'n integer' if kind is int else ' number'} "
+                             f"in [{lo:g}, {hi:g}]")
+        return v
+    a.repetitions = number("repetitions", a.repetitions, 1, MAX_REPS, int)
+    a.min_time = number("min-time", a.min_time, 1e-4, 3600, float)
+    a.max_call_time = number("max-call-time", a.max_call_time, 0, 3600, float)
+    if a.op is not None and a.op not in OPS:
+        raise UsageError(f"--op: unknown op '{a.op}' (sdpa, mha, encoder)")
+    if a.shape and a.suite:
+        raise UsageError("give --shape or --suite, not both")
+    if a.json is not None:
+        d = os.path.dirname(os.path.abspath(a.json))
+        if not a.json or os.path.isdir(a.json):
+            raise UsageError(f"--json: '{a.json}' is a directory, not a file")
+        if not os.path.isdir(d):
+            raise UsageError(f"--json: the directory {d} does not exist")
+    return a
+
+
+def parse_threads(text, n_cores):
+    counts = []
+    for item in text.split(","):
+        if not re.fullmatch(r"\s*[+-]?[0-9]+", item) or not 1 <= int(item) <= 4096:
+            raise UsageError(f"--threads: '{text}' is not a count (1..4096) or a list of them")
+        counts.append(int(item))
+    if len(counts) > MAX_THREAD_COUNTS:
+        raise UsageError(f"--threads: more than {MAX_THREAD_COUNTS} counts")
+    for n in counts:
+        if n > n_cores:
+            raise UsageError(f"--threads {n}: this process may use {n_cores} cores")
+    return counts
+
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+        cpus = core_cpus()
+        threads = parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
+        if args.shape:
+            shapes = []
+            for text in args.shape:
+                shapes += [parse_shape(t, args.op or "sdpa") for t in filter(None, text.split(";"))]
+            if not shapes:
+                raise UsageError("--shape: no shape given")
+        else:
+            suites = read_suites(args.attnbench)
+            name = args.suite or "default"
+            if name not in suites:
+                raise UsageError(f"--suite: unknown suite '{name}' ({', '.join(suites)})")
+            shapes = [s for s in map(parse_shape, suites[name]) if not args.op or s.op == args.op]
+    except UsageError as e:
+        print(f"pytorch_anchor.py: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:              # a shape that does not parse
+        print(f"pytorch_anchor.py: --shape: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:            # attnbench missing or drifted
+        print(f"pytorch_anchor.py: {e}", file=sys.stderr)
+        return 1
+
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        print(f"pytorch_anchor.py: PyTorch is not importable by {sys.executable}; install "
+              "Debian's python3-torch and run this with /usr/bin/python3", file=sys.stderr)
+        return 1
+
+    # The machine's context and peaks, from attnbench at each thread count.
+    probes, probe_note = {}, None
+    for n in sorted(set(threads)):
+        probes[n], why = attnbench_context(args.attnbench, n)
+        probe_note = probe_note or why
+    if probe_note:
+        print(f"pytorch_anchor.py: no attnbench context ({probe_note}); machine fields from "
+              "Python, no peaks", file=sys.stderr)
+    pct_isa = widest_isa_peak(probes[max(threads)])[0]
+
+    results, workers, skipped = [], [], []
+    total, progress = len(shapes) * len(threads), sys.stderr.isatty()
+    for si, s in enumerate(shapes):
+        for ti, n in enumerate(threads):
+            name = run_name(s, n)
+            if progress:
+                print(f"\r\033[K[{si * len(threads) + ti + 1}/{total}] {name}", end="",
+                      file=sys.stderr, flush=True)
+            try:
+                w = run_benchmark(s, n, cpus, args)
+            except KeyboardInterrupt:
+                print("\npytorch_anchor.py: interrupted; nothing written", file=sys.stderr)
+                return 130
+            w["threads"] = n
+            workers.append(w)
+            if w["status"] == "skipped":
+                skipped.append(f"  {name} ({w['warmup']:.1f} s)")
+                continue
+            r = {"shape": s, "threads": n, "run_name": name, "error": w.get("error", ""),
+                 "flops": shape_flops(s), "bytes": shape_bytes(s),
+                 "peak": widest_isa_peak(probes[n])[1] if pct_isa else 0.0,
+                 "extra_rss": w.get("extra_rss"), "real": w.get("real", []),
+                 "cpu": w.get("cpu", []), "iterations": w.get("iterations", 0)}
+            if w["status"] == "ok":
+                r["real_stats"], r["cpu_stats"] = stats(r["real"]), stats(r["cpu"])
+                r["unstable"] = r["real_stats"]["cv"] > UNSTABLE_CV
+            elif not r["error"]:
+                r["error"] = "failed"
+            results.append(r)
+    if progress:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
+
+    print_table(results)
+    if skipped:
+        print(f"note: {len(skipped)} benchmark{'' if len(skipped) == 1 else 's'} skipped, one call "
+              f"taking over {args.max_call_time:g} s:\n" + "\n".join(skipped))
+    pinned = (all(w.get("affinity") for w in workers)
+              and os.environ.get("OMP_PROC_BIND", "close") not in ("false", "FALSE"))
+    if not pinned:
+        print("note: threads could not be pinned to cores")
+    notes = {w.get("memory_note") for w in workers} - {None}
+    for note in sorted(notes):
+        print(f"note: --memory: {note}; extra_rss_bytes not measured")
+    ctx = build_context(probes[max(threads)], args, max(threads), pinned, pct_isa, workers)
+    if ctx["blas_is_reference"]:
+        print(f"note: PyTorch's GEMMs run on the reference (netlib) BLAS {ctx['blas_library']}; "
+              "install libopenblas0-pthread for a meaningful anchor (ANCHORS.md used OpenBLAS)")
+    for t in ctx["threads_seen"]:
+        if t["torch_num_threads"] != t["threads"]:
+            print(f"note: asked for {t['threads']} threads, torch uses {t['torch_num_threads']}")
+    if pct_isa:
+        print(f"peaks: from attnbench ({ctx.get('peaks_measured_at', '?')}); % of peak is "
+              f"against {pct_isa} at the threads used")
+
+    failed = any(r["error"] for r in results)
+    if args.json:
+        doc = {"context": ctx, "benchmarks": [e for i, r in enumerate(results)
+                                              for e in json_entries(r, i)]}
+        try:
+            write_atomically(args.json, json.dumps(doc, indent=2) + "\n")
+        except OSError as e:
+            print(f"pytorch_anchor.py: {args.json}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.json}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--worker"]:
+        sys.exit(worker_main())
+    sys.exit(main(sys.argv[1:]))
