@@ -220,6 +220,8 @@ static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps
 {
     int improved = 0;
     for (int i = 0; i < start->kernel->n_params && !r->out_of_time; i++) {
+        if (s->op == AB_OP_SDPA && start->kernel->params[i].gemm_only)
+            continue;   /* SDPA alone never reads it: nothing to tune */
         ab_candidate grid[4], before = r->best;
         int g = 0;
         for (int k = 0; k < n_steps; k++)

@@ -117,6 +117,7 @@ typedef struct attn_param {
     const char *name;
     const char *help;
     int min, max;
+    int gemm_only;                     /* 1: only the gemm reads it (SDPA alone does not) */
 } attn_param;
 
 typedef void (*attn_gemm_fn)(const attn_exec *ex, const attn_gemm_problem *p);

@@ -2,9 +2,9 @@
 #include "simd_kernel.h"
 
 const attn_param attn_simd_params[SK_N_PARAMS] = {
-    [SK_MC] = { "mc", "GEMM rows per packed A block (kept in L2); rounded down to MR", 1, 8192 },
-    [SK_KC] = { "kc", "GEMM depth per block (a B micro-panel kept in L1)", 8, 4096 },
-    [SK_NC] = { "nc", "GEMM columns per packed B panel (kept in L2); rounded down to NR", 1, 65536 },
+    [SK_MC] = { "mc", "GEMM rows per packed A block (kept in L2); rounded down to MR", 1, 8192, 1 },
+    [SK_KC] = { "kc", "GEMM depth per block (a B micro-panel kept in L1)", 8, 4096, 1 },
+    [SK_NC] = { "nc", "GEMM columns per packed B panel (kept in L2); rounded down to NR", 1, 65536, 1 },
     [SK_BQ] = { "bq", "attention query rows per tile; rounded down to MR", 1, 4096 },
     [SK_BK] = { "bk", "attention keys per tile when streaming; rounded down to NR", 1, 65536 },
     [SK_STREAM_FROM] = { "stream_from", "stream keys (flash) from this Lk up; below, one tile of all keys",
