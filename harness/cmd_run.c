@@ -338,7 +338,7 @@ int ab_cmd_run(int argc, char **argv)
             }
         }
     }
-    int want_auto = kernel && strcmp(kernel, "auto") == 0;
+    int want_auto = kernel && strcmp(kernel, "auto") == 0, wisdom_warned = 0;
     /* Named kernels are timed on every shape; "all" skips very slow calls. */
     if (max_call < 0.0)
         max_call = !kernel || strcmp(kernel, "all") == 0 ? 0.5 : 0.0;
@@ -462,6 +462,13 @@ int ab_cmd_run(int argc, char **argv)
                 /* --kernel auto: an auto context, which may run a tuned kernel. */
                 const char *ctx_name = want_auto ? "auto" : kernels[ki]->name;
                 attn_status st = attn_ctx_create(&ctx, ctx_name, n_threads);
+                if (st == ATTN_OK && want_auto && !wisdom_warned
+                    && strncmp(attn_ctx_wisdom_status(ctx), "ignored", 7) == 0) {
+                    /* One line, once: the library itself never prints. */
+                    fprintf(stderr, "attnbench run: wisdom %s; auto uses CPU features\n",
+                            attn_ctx_wisdom_status(ctx));
+                    wisdom_warned = 1;
+                }
                 if (topo.n_caches && ab_pin_to_core(&topo, 0, perr, sizeof perr) != 0)
                     pinned = 0;
                 if (st != ATTN_OK) {

@@ -78,6 +78,8 @@ ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions
 rc=$?
 [ $rc -eq 0 ] && grep -q '"chosen_by": "features"' "$TMP/auto2.json" && ok \
     || bad "a damaged wisdom file broke run (rc $rc): $(cat "$TMP/out")"
+[ "$(grep -c "attnbench run: wisdom ignored" "$TMP/out")" -eq 1 ] && ok \
+    || bad "run did not warn once about the damaged wisdom: $(cat "$TMP/out")"
 ATTN_WISDOM="$W" "$AB" info --no-peaks >"$TMP/out" 2>&1
 grep -q "Wisdom      IGNORED" "$TMP/out" && ok || bad "info does not report the damaged wisdom"
 expect_rc 0 tune --wisdom "$W" --shape "$TS" --threads 1 --level estimate
