@@ -222,10 +222,20 @@ static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps
     for (int i = 0; i < start->kernel->n_params && !r->out_of_time; i++) {
         if (s->op == AB_OP_SDPA && start->kernel->params[i].gemm_only)
             continue;   /* SDPA alone never reads it: nothing to tune */
-        ab_candidate grid[4], before = r->best;
+        ab_candidate grid[8], before = r->best;
         int g = 0;
-        for (int k = 0; k < n_steps; k++)
-            g += vary(start, i, steps[k], &grid[g]);
+        const attn_param *p = &start->kernel->params[i];
+        if (p->max - p->min < 8) {
+            /* A choice among a few values (the thread split): try each. */
+            for (int v = p->min; v <= p->max; v++)
+                if (v != start->params[i]) {
+                    grid[g] = *start;
+                    grid[g++].params[i] = v;
+                }
+        } else {
+            for (int k = 0; k < n_steps; k++)
+                g += vary(start, i, steps[k], &grid[g]);
+        }
         *total += g;
         round_of(grid, g, s, o, r, done, *total);
         if (!same_candidate(&before, &r->best)) {

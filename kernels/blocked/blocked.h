@@ -26,7 +26,10 @@
 #define BLK_BCAST 4
 
 /* Indices into the kernel's params (kernel.c lists names and ranges). */
-enum { BLK_MC, BLK_KC, BLK_NC, BLK_BQ, BLK_N_PARAMS };
+enum { BLK_MC, BLK_KC, BLK_NC, BLK_SPLIT, BLK_BQ, BLK_N_PARAMS };
+
+/* BLK_SPLIT: how the threads share a GEMM's C. */
+enum { BLK_SPLIT_AUTO, BLK_SPLIT_COLUMNS, BLK_SPLIT_ROWS };
 
 /* C = alpha·A·op(B) (+ epilogue), A [m][k] with row stride lda; B either
  * [n][k] (b_is_nk: the nn.Linear layout, or K in QKᵀ) or [k][n], row stride

@@ -228,9 +228,10 @@ size_t blk_gemm_scratch(const blk_arch *arch, int n, int k, int n_threads, const
     return bytes;
 }
 
-/* Threads split C: by column panels when there are plenty (each thread then
- * packs only its part of B, the larger operand for these shapes), else by
- * row tiles. */
+/* Threads split C by column panels or by row tiles (the split parameter);
+ * auto: column panels when there are plenty (each thread then packs only its
+ * part of B, the larger operand for these shapes), else row tiles. Either
+ * way each element of C is computed by one thread in the same order. */
 void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
 {
     blk_gemm g = {
@@ -248,7 +249,10 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         float *pack = (float *)ex->scratch + (size_t)t * per_thread;
-        if (panels >= 2 * nt || tiles < (size_t)nt) {
+        int split = ex->params[BLK_SPLIT];
+        if (split == BLK_SPLIT_AUTO)
+            split = panels >= 2 * nt || tiles < (size_t)nt ? BLK_SPLIT_COLUMNS : BLK_SPLIT_ROWS;
+        if (split == BLK_SPLIT_COLUMNS) {
             int c0 = panels * t / nt, c1 = panels * (t + 1) / nt;
             int n0 = c0 * NR, n1 = min_int(c1 * NR, p->n);
             if (n0 < n1)

@@ -9,6 +9,7 @@ static const attn_param params[BLK_N_PARAMS] = {
     [BLK_MC] = { "mc", "GEMM rows per A block (kept in L2); rounded down to 6", BLK_MR, 8192 },
     [BLK_KC] = { "kc", "GEMM depth per block (A and B micro-panels kept in L1)", 8, 4096 },
     [BLK_NC] = { "nc", "GEMM columns per B panel (kept in L3); rounded down to 8", BLK_NR, 65536 },
+    [BLK_SPLIT] = { "split", "GEMM thread split: 0 auto, 1 column panels, 2 row tiles", 0, 2, 1 },
     [BLK_BQ] = { "bq", "attention query rows per task (bq x Lk scores kept in L2)", 1, 4096 },
 };
 

@@ -5,6 +5,7 @@ const attn_param attn_simd_params[SK_N_PARAMS] = {
     [SK_MC] = { "mc", "GEMM rows per packed A block (kept in L2); rounded down to MR", 1, 8192, 1 },
     [SK_KC] = { "kc", "GEMM depth per block (a B micro-panel kept in L1)", 8, 4096, 1 },
     [SK_NC] = { "nc", "GEMM columns per packed B panel (kept in L2); rounded down to NR", 1, 65536, 1 },
+    [SK_SPLIT] = { "split", "GEMM thread split: 0 auto, 1 column panels, 2 row tiles", 0, 2, 1 },
     [SK_BQ] = { "bq", "attention query rows per tile; rounded down to MR", 1, 4096 },
     [SK_BK] = { "bk", "attention keys per tile when streaming; rounded down to NR", 1, 65536 },
     [SK_STREAM_FROM] = { "stream_from", "stream keys (flash) from this Lk up; below, one tile of all keys",
@@ -33,6 +34,7 @@ void attn_simd_default_params(int mr, int nr, int *v)
     v[SK_KC] = 384;
     v[SK_MC] = clamp(l2 / 4 / (long)(sizeof(float) * v[SK_KC]) / mr * mr, mr, 4096);
     v[SK_NC] = clamp(l2 / 2 / (long)(sizeof(float) * v[SK_KC]) / nr * nr, nr, 8192);
+    v[SK_SPLIT] = 0;
     v[SK_BQ] = 4 * mr;
     v[SK_BK] = 8 * nr;
     /* Stream once one key tile of all keys would need S and P blocks

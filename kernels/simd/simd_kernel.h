@@ -8,11 +8,11 @@
 
 #include "../blocked/blocked.h"
 
-/* Parameters, in order. The first four are the blocked GEMM's (same
- * indices, read by the shared blocking loops). */
+/* Parameters, in order. The first five keep the blocked kernel's indices:
+ * mc, kc, nc and split are read by the shared blocking loops. */
 enum {
-    SK_MC = BLK_MC, SK_KC = BLK_KC, SK_NC = BLK_NC,
-    SK_BQ = BLK_BQ,     /* attention: query rows per tile */
+    SK_MC = BLK_MC, SK_KC = BLK_KC, SK_NC = BLK_NC, SK_SPLIT = BLK_SPLIT,
+    SK_BQ = BLK_BQ,     /* attention: query rows per tile (blocked: per task) */
     SK_BK,              /* attention: keys per tile when streaming */
     SK_STREAM_FROM,     /* attention: stream (flash) when Lk >= this, else one key tile */
     SK_N_PARAMS
