@@ -17,6 +17,7 @@ static const struct command {
     { "list", ab_cmd_list, "every kernel, whether it runs here and why not; the suites" },
     { "check", ab_cmd_check, "every runnable kernel against the naive oracle on the check suite" },
     { "run", ab_cmd_run, "benchmark kernels on shapes or suites; table, JSON, CSV" },
+    { "compare", ab_cmd_compare, "BASE.json NEW.json: per-benchmark ratio, confidence interval, Mann-Whitney verdict" },
     { "tune", ab_cmd_tune, "find and store the best kernel and parameters per bucket (wisdom)" },
 };
 

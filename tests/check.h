@@ -36,6 +36,7 @@ void test_threads(void);    /* every parallel kernel: results independent of the
 void test_einsum(void);     /* kernels/einsum engine */
 void test_params(void);     /* kernel parameters: API, and correctness at odd tile sizes */
 void test_wisdom(void);     /* kernels/wisdom.c: the tuning store */
+void test_compare(void);    /* harness/compare.c: the statistics of attnbench compare */
 void test_tune(void);       /* harness/tune.c: the pick against an exhaustive search */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */

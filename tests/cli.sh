@@ -87,5 +87,28 @@ expect_rc 0 tune --wisdom "$W" --shape "$TS" --threads 1 --level estimate
     || bad "tune over a damaged file: $(cat "$TMP/err")"
 expect_rc 2 tune --level sloppy --shape "$TS"
 
+# compare: Google Benchmark JSON from any program; exit 0 unchanged, 1 on a
+# regression (effect and significance), 2 on unusable input.
+gbench() {   # gbench FILE FACTOR: benchmark "x" with 12 repetitions around 100 ns × FACTOR
+    {
+        printf '{"context": {}, "benchmarks": ['
+        for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
+            printf '%s{"name": "x", "run_type": "iteration", "real_time": %s, "time_unit": "ns"}' \
+                "$([ $i -gt 0 ] && echo ,)" "$(awk -v f="$2" -v i=$i 'BEGIN { print (100 + (i % 4)) * f }')"
+        done
+        printf ', {"name": "x_median", "run_type": "aggregate", "real_time": 1, "time_unit": "ns"}]}\n'
+    } >"$1"
+}
+gbench "$TMP/a.json" 1
+gbench "$TMP/b.json" 1.2
+expect_rc 0 compare "$TMP/a.json" "$TMP/a.json"
+expect_rc 1 compare "$TMP/a.json" "$TMP/b.json"
+grep -q "REGRESSION" "$TMP/out" && ok || bad "compare: no REGRESSION line: $(cat "$TMP/out")"
+expect_rc 0 compare "$TMP/b.json" "$TMP/a.json"
+grep -q "improvement" "$TMP/out" && ok || bad "compare: no improvement line"
+echo "not json" >"$TMP/bad.json"
+expect_rc 2 compare "$TMP/a.json" "$TMP/bad.json"
+expect_rc 2 compare "$TMP/a.json"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -76,6 +76,7 @@ int main(int argc, char **argv)
     test_params();
     test_wisdom();
     test_tune();
+    test_compare();
     close_case();
 
     if (n_skipped)

@@ -1,4 +1,4 @@
-/* json_parse.c — a strict recursive-descent JSON parser for the tests. */
+/* json_parse.c — a strict recursive-descent JSON parser (compare, and the tests). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
- * json_parse.h — a strict RFC 8259 JSON parser for the tests, so that the
- * JSON the harness writes is checked by code that shares nothing with the
- * writer.
+ * json_parse.h — a strict RFC 8259 JSON parser: `attnbench compare` reads
+ * benchmark files with it, and the tests check the JSON the harness writes
+ * with it — code that shares nothing with the writer (json.c).
  */
 #ifndef ATTN_TEST_JSON_PARSE_H
 #define ATTN_TEST_JSON_PARSE_H
