@@ -262,8 +262,10 @@ static void probe_pmu(pmu_probe *p)
 #endif
 }
 
-/* Why hardware counters cannot be opened, from a failed probe. */
-static void explain_pmu(const pmu_probe *p, const char *papi_vendor, char *out, size_t len)
+/* Why hardware counters cannot be opened, from a failed probe. papi_soft:
+ * whether PAPI can still count software events (its component is enabled). */
+static void explain_pmu(const pmu_probe *p, const char *papi_vendor, int papi_soft, char *out,
+                        size_t len)
 {
     char hv[64], sig[64], hv_text[140];
     int virt = hypervisor_name(papi_vendor, hv, sizeof hv, sig, sizeof sig);
@@ -282,11 +284,13 @@ static void explain_pmu(const pmu_probe *p, const char *papi_vendor, char *out, 
         /* The kernel has no hardware PMU driver bound: typical of virtual
          * machines whose hypervisor does not virtualise the PMU. */
         if (virt)
-            put(out, len, "no hardware PMU exposed to this virtual machine (hypervisor: %s): "
-                "only software events such as perf::TASK-CLOCK can be counted", hv_text);
+            put(out, len, "no hardware PMU exposed to this virtual machine (hypervisor: %s)%s",
+                hv_text, papi_soft ? ": only software events such as perf::TASK-CLOCK can be "
+                "counted" : "");
         else
             put(out, len, "no hardware PMU exposed to this machine (perf_event_open of CPU "
-                "cycles: %s): only software events can be counted", strerror(p->err));
+                "cycles: %s)%s", strerror(p->err),
+                papi_soft ? ": only software events can be counted" : "");
         break;
     case EACCES:
     case EPERM:
@@ -732,20 +736,31 @@ static void backend_describe(const ab_counters *probe, char *summary, size_t sum
         put(diagnosis, diag_len, "PAPI was built without its perf_event component");
         return;
     }
-    if (info->disabled) {
-        put(diagnosis, diag_len, "PAPI's perf_event component is disabled: %s",
-            info->disabled_reason[0] ? info->disabled_reason : papi_text(info->disabled));
-        return;
-    }
     pmu_probe pmu;
     probe_pmu(&pmu);
+    if (info->disabled) {
+        /* PAPI's reason alone ("libpfm4 no default PMU found") names the
+         * symptom; the kernel's answer names the cause (a VM without a PMU,
+         * a CPU libpfm4 does not know, perf_event_paranoid). With the
+         * component disabled even PAPI's software events are gone. */
+        char cause[400];
+        if (pmu.err == 0)
+            put(cause, sizeof cause, "the kernel opens hardware counters, so libpfm4 does not "
+                "know this CPU");
+        else
+            explain_pmu(&pmu, papi_vendor, 0, cause, sizeof cause);
+        put(diagnosis, diag_len, "PAPI's perf_event component is disabled (%s), so no event "
+            "can be counted through PAPI; %s",
+            info->disabled_reason[0] ? info->disabled_reason : papi_text(info->disabled), cause);
+        return;
+    }
     if (pmu.err == 0)
         /* The kernel counts cycles but PAPI does not map its presets here
          * (e.g. libpfm4 does not know this CPU). */
         put(diagnosis, diag_len, "the kernel opens hardware counters but PAPI cannot count "
             "PAPI_TOT_CYC: %s", probe ? probe->ev[0].why : "out of memory");
     else
-        explain_pmu(&pmu, papi_vendor, diagnosis, diag_len);
+        explain_pmu(&pmu, papi_vendor, 1, diagnosis, diag_len);
 }
 
 /* ================================================================================ */
@@ -790,7 +805,7 @@ static void backend_describe(const ab_counters *probe, char *summary, size_t sum
     probe_pmu(&pmu);
     if (pmu.err != 0) {
         char why[WHY_LEN * 2];
-        explain_pmu(&pmu, NULL, why, sizeof why);
+        explain_pmu(&pmu, NULL, 1, why, sizeof why);
         append(diagnosis, diag_len, "; besides, %s", why);
     }
 }
