@@ -8,6 +8,7 @@
 #   make bench           the default benchmark suite; JSON into results/
 #   make bench-anchors   the targets' shapes beside PyTorch (python3-torch), one table
 #   make tune            tune the default suite's buckets into the wisdom (10 minutes at most)
+#   make tune-eval       the tuner's picks against an exhaustive search, in real time
 #   make fixtures        regenerate tests/fixtures with PyTorch (Debian python3-torch)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #   make check-install   install into build/stage and build tests/example.c
@@ -111,7 +112,7 @@ HARNESS_LIB := $(BUILD)/libharness.a
 CLI_BIN     := $(BUILD)/attnbench
 TEST_BIN    := $(BUILD)/tests/run_tests
 
-.PHONY: all test test-neon bench bench-anchors tune fixtures install uninstall check-install clean config FORCE
+.PHONY: all test test-neon bench bench-anchors tune tune-eval fixtures install uninstall check-install clean config FORCE
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
@@ -204,6 +205,13 @@ bench: all
 # checks and the writing fit in the 10 the README promises).
 tune: all
 	$(CLI_BIN) tune --suite default --level measure --budget 540
+
+# How close the tuner's pick comes to an exhaustive search of its
+# neighbourhood, in real time on this machine (a benchmark, not a test: the
+# README quotes it). The wisdom goes to a scratch file.
+tune-eval: all
+	$(CLI_BIN) tune --threads 1 --level measure --evaluate --wisdom $(BUILD)/tune-eval.wisdom \
+	  --shape 'op=sdpa,B=1,H=4,L=128,Dh=32,mask=causal;op=mha,B=1,L=128,D=256,H=4'
 
 # attnbench's auto kernel and PyTorch 1.13 (reports/pytorch_anchor.py) on
 # the `anchors` suite, one thread each, with the memory a call adds; then

@@ -112,7 +112,7 @@ int ab_cmd_tune(int argc, char **argv)
 {
     const char *suite_name = NULL, *shape_text = NULL, *level_name = "measure", *wisdom = NULL;
     const char *export_path = NULL, *import_path = NULL;
-    int threads = 0, rounds = 7, n_pos;
+    int threads = 0, rounds = 7, evaluate = 0, n_pos;
     double budget = 600, min_time = 0.05;
     const ab_flag flags[] = {
         { "suite", AB_FLAG_STRING, &suite_name, "NAME", "tune every bucket of a suite (default: default)", 0, 0 },
@@ -125,11 +125,13 @@ int ab_cmd_tune(int argc, char **argv)
         { "wisdom", AB_FLAG_STRING, &wisdom, "FILE", "the wisdom file (default: $ATTN_WISDOM, else ~/.cache/attnbench/wisdom)", 0, 0 },
         { "export", AB_FLAG_STRING, &export_path, "FILE", "write every record of the wisdom to FILE and stop", 0, 0 },
         { "import", AB_FLAG_STRING, &import_path, "FILE", "merge FILE's records into the wisdom and stop", 0, 0 },
+        { "evaluate", AB_FLAG_BOOL, &evaluate, NULL, "time each pick against an exhaustive search of its neighbourhood", 0, 0 },
     };
     int rc = ab_cli_command(
         "tune",
         "attnbench tune [--suite NAME | --shape SPEC] [--level estimate|measure|patient]\n"
-        "                      [--budget S] [--threads N] [--wisdom FILE] [--export FILE | --import FILE]",
+        "                      [--budget S] [--threads N] [--wisdom FILE] [--evaluate]\n"
+        "                      [--export FILE | --import FILE]",
         "For each bucket (op, length up to a power of 2, head width, mask kind, threads) of the\n"
         "shapes: checks every kernel (and parameter variant) against naive on a reduced shape,\n"
         "times those that pass interleaved, and stores the fastest in the wisdom, which \"auto\"\n"
@@ -270,6 +272,12 @@ int ab_cmd_tune(int argc, char **argv)
             snprintf(speedup, sizeof speedup, "%.2fx", rec.default_time_ns / rec.time_ns);
         printf("%-36s %-8s %-44s %10s %10s %8s %.3g%s\n", bucket, rec.kernel, params, tuned, dflt,
                speedup, rec.max_err, res.out_of_time ? "  (out of time: best so far)" : "");
+        ab_candidate winner;
+        int n_ex = 0;
+        if (evaluate && ab_tune_evaluate(&shapes[i], &o, &res.best, &winner, &n_ex) == 0)
+            printf("%-36s exhaustive search (%d candidates): best %s at %.3g ms; the pick at "
+                   "%.3g ms is %.3fx its time\n", "", n_ex, winner.kernel->name,
+                   winner.median * 1e3, res.best.median * 1e3, res.best.median / winner.median);
         fflush(stdout);
     }
     int st = found->n ? wisdom_merge(path, found, err, sizeof err) : 0;

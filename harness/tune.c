@@ -134,6 +134,18 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
     return rc;
 }
 
+/* The check and the timing, through the options' probe when there is one. */
+static int check_of(const ab_tune_opts *o, ab_candidate *c, const ab_shape *s)
+{
+    return o->probe ? o->probe->check(o->probe->arg, c, s, o->threads)
+                    : check_candidate(c, s, o->threads);
+}
+
+static int time_of(const ab_tune_opts *o, ab_candidate *c, int n, const ab_shape *s)
+{
+    return o->probe ? o->probe->time(o->probe->arg, c, n, s, o) : ab_tune_time(c, n, s, o);
+}
+
 static void defaults_of(const attn_kernel *k, int *params)
 {
     memset(params, 0, sizeof(int) * ATTN_MAX_PARAMS);
@@ -158,6 +170,27 @@ static int vary(const ab_candidate *c, int i, double f, ab_candidate *out)
     return 1;
 }
 
+/* The neighbours of c along parameter i: at each of the steps (factors),
+ * or, for a choice among a few values (the thread split), at each value.
+ * At most 8; returns how many. */
+static int neighbours(const ab_candidate *c, int i, const double *steps, int n_steps,
+                      ab_candidate *out)
+{
+    const attn_param *p = &c->kernel->params[i];
+    int g = 0;
+    if (p->max - p->min < 8) {
+        for (int v = p->min; v <= p->max; v++)
+            if (v != c->params[i]) {
+                out[g] = *c;
+                out[g++].params[i] = v;
+            }
+    } else {
+        for (int k = 0; k < n_steps && k < 8; k++)
+            g += vary(c, i, steps[k], &out[g]);
+    }
+    return g;
+}
+
 /* Checks, then times the candidates new[0..n) together with the current
  * best (re-timed in the same rounds, so they compare fairly); the best of
  * them replaces r->best. */
@@ -172,7 +205,7 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
             break;
         }
         r->checked++;
-        if (!check_candidate(&fresh[i], s, o->threads)) {
+        if (!check_of(o, &fresh[i], s)) {
             r->rejected++;
             fprintf(stderr, "attnbench tune: %s with these parameters failed the check "
                     "(max error %.3g of the bound); not timed\n", fresh[i].kernel->name,
@@ -185,7 +218,7 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
         return;
     if (isfinite(r->best.median))
         pool[m++] = r->best;     /* re-timed in the same rounds as the new ones */
-    if (ab_tune_time(pool, m, s, o) != 0)
+    if (time_of(o, pool, m, s) != 0)
         return;
     r->timed += m;
     for (int i = 0; i < n; i++)          /* the caller may want the others' times */
@@ -223,19 +256,7 @@ static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps
         if (s->op == AB_OP_SDPA && start->kernel->params[i].gemm_only)
             continue;   /* SDPA alone never reads it: nothing to tune */
         ab_candidate grid[8], before = r->best;
-        int g = 0;
-        const attn_param *p = &start->kernel->params[i];
-        if (p->max - p->min < 8) {
-            /* A choice among a few values (the thread split): try each. */
-            for (int v = p->min; v <= p->max; v++)
-                if (v != start->params[i]) {
-                    grid[g] = *start;
-                    grid[g++].params[i] = v;
-                }
-        } else {
-            for (int k = 0; k < n_steps; k++)
-                g += vary(start, i, steps[k], &grid[g]);
-        }
+        int g = neighbours(start, i, steps, n_steps, grid);
         *total += g;
         round_of(grid, g, s, o, r, done, *total);
         if (!same_candidate(&before, &r->best)) {
@@ -280,7 +301,7 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
     if (o->level == AB_TUNE_ESTIMATE) {
         r->best = r->base;
         r->checked = 1;
-        if (!check_candidate(&r->best, s, o->threads)) {
+        if (!check_of(o, &r->best, s)) {
             snprintf(r->error, sizeof r->error, "the default kernel %s failed the check",
                      base_name);
             return -1;
@@ -317,19 +338,67 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
     }
     /* The final word, and the speedup that is stored: the winner and the
      * untuned choice head to head in the same rounds (their earlier times
-     * may come from rounds far apart on a machine whose speed drifts). */
-    if (!same_candidate(&r->best, &r->base)) {
+     * may come from rounds far apart on a machine whose speed drifts). A
+     * default without a time failed the check (or was not worth timing): it
+     * is never timed here either, and the record has no speedup. */
+    if (same_candidate(&r->best, &r->base)) {
+        r->base = r->best;
+    } else if (isfinite(r->base.median)) {
         ab_candidate pair[2] = { r->best, r->base };
-        if (ab_tune_time(pair, 2, s, o) == 0) {
+        if (time_of(o, pair, 2, s) == 0) {
             r->best = pair[0];
             r->base = pair[1];
             if (!(r->best.median < r->base.median))
                 r->best = r->base;   /* it did not hold up: keep the default */
         }
-    } else {
-        r->base = r->best;
     }
     return 0;
+}
+
+int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pick,
+                     ab_candidate *winner, int *n_candidates)
+{
+    ab_candidate *all = malloc(MAX_CANDIDATES * sizeof *all);
+    if (!all)
+        return -1;
+    int n = 0;
+    all[n++] = *pick;
+    for (int i = 0; i < attn_kernel_count(); i++) {
+        const attn_kernel *k = attn_registry_get(i);
+        if (!attn_registry_runnable(k) || strcmp(k->name, "naive") == 0)
+            continue;
+        ab_candidate c = { .kernel = k };
+        defaults_of(k, c.params);
+        if (n < MAX_CANDIDATES && check_of(o, &c, s))
+            all[n++] = c;
+        for (int p = 0; p < k->n_params; p++) {
+            if (s->op == AB_OP_SDPA && k->params[p].gemm_only)
+                continue;
+            static const double coarse[] = { 0.5, 2.0 };
+            ab_candidate grid[8];
+            int g = neighbours(&c, p, coarse, 2, grid);
+            for (int j = 0; j < g && n < MAX_CANDIDATES; j++)
+                if (check_of(o, &grid[j], s))
+                    all[n++] = grid[j];
+        }
+    }
+    int rc = time_of(o, all, n, s);
+    int bi = 0;
+    for (int i = 1; rc == 0 && i < n; i++)
+        if (all[i].median < all[bi].median)
+            bi = i;
+    /* The fastest of many noisy medians is biased low (the winner's curse):
+     * the pick and the exhaustive winner meet again, head to head. */
+    ab_candidate pair[2] = { *pick, all[bi] };
+    if (rc == 0)
+        rc = time_of(o, pair, 2, s);
+    if (rc == 0) {
+        *pick = pair[0];
+        *winner = pair[1];
+        *n_candidates = n;
+    }
+    free(all);
+    return rc;
 }
 
 void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)

@@ -33,6 +33,21 @@ typedef struct ab_candidate {
     double median;               /* of times; +inf until timed */
 } ab_candidate;
 
+struct ab_tune_opts;
+
+/* How candidates are checked and timed. The tuner uses the real check
+ * against naive and ab_tune_time unless the options name a probe: the tests
+ * give it a cost model, so that the search itself is tested exactly,
+ * without the noise of timing on a shared machine. */
+typedef struct ab_tune_probe {
+    /* 1 when c passes; sets c->max_err. */
+    int (*check)(void *arg, ab_candidate *c, const ab_shape *s, int threads);
+    /* As ab_tune_time. */
+    int (*time)(void *arg, ab_candidate *c, int n, const ab_shape *s,
+                const struct ab_tune_opts *o);
+    void *arg;
+} ab_tune_probe;
+
 typedef struct ab_tune_opts {
     ab_tune_level level;
     int threads;
@@ -42,6 +57,7 @@ typedef struct ab_tune_opts {
     /* Called with (arg, done, total, best so far or NULL); NULL for none. */
     void (*progress)(void *arg, int done, int total, const ab_candidate *best);
     void *progress_arg;
+    const ab_tune_probe *probe;  /* NULL: the real check and timing */
 } ab_tune_opts;
 
 typedef struct ab_tune_result {
@@ -56,9 +72,16 @@ typedef struct ab_tune_result {
 int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r);
 
 /* Times the candidates interleaved (o->rounds rounds) on shape s, filling
- * their times and medians. Exposed for the test that compares the tuner
- * with an exhaustive search. 0, or -1 on a failed call. */
+ * their times and medians. 0, or -1 on a failed call. */
 int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o);
+
+/* How a pick compares with an exhaustive neighbourhood search: every
+ * runnable kernel but naive at its defaults and at ½× and 2× of each
+ * parameter (each value of a few-valued one), checked, timed interleaved
+ * with the pick; then the pick and the fastest of them head to head. On
+ * return pick and winner hold the head-to-head times. 0, or -1. */
+int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pick,
+                     ab_candidate *winner, int *n_candidates);
 
 /* The bucket of shape s at this thread count. */
 void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b);
