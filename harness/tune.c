@@ -18,7 +18,8 @@
 
 static int out_of_time(const ab_tune_opts *o)
 {
-    return o->deadline > 0.0 && ab_now() > o->deadline;
+    return o->deadline > 0.0
+        && (o->probe ? o->probe->now(o->probe->arg) : ab_now()) > o->deadline;
 }
 
 static int same_candidate(const ab_candidate *a, const ab_candidate *b)

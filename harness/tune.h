@@ -45,6 +45,8 @@ typedef struct ab_tune_probe {
     /* As ab_tune_time. */
     int (*time)(void *arg, ab_candidate *c, int n, const ab_shape *s,
                 const struct ab_tune_opts *o);
+    /* The clock the deadline is read on, as ab_now(). */
+    double (*now)(void *arg);
     void *arg;
 } ab_tune_probe;
 
@@ -53,7 +55,7 @@ typedef struct ab_tune_opts {
     int threads;
     int rounds;                  /* interleaved rounds per comparison */
     double min_time;             /* seconds per timed batch */
-    double deadline;             /* ab_now() value at which to stop (0: none) */
+    double deadline;             /* ab_now() (or probe->now()) value at which to stop (0: none) */
     /* Called with (arg, done, total, best so far or NULL); NULL for none. */
     void (*progress)(void *arg, int done, int total, const ab_candidate *best);
     void *progress_arg;
