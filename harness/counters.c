@@ -2,7 +2,8 @@
  * counters.c — hardware and software event counters through PAPI.
  *
  * Two back ends share the bookkeeping below: PAPI (ATTN_HAVE_PAPI) and a
- * stub that reports every event as unavailable. A Linux perf_event_open()
+ * stub that reports every event as unavailable; after either, the kernel's
+ * software events that are still unavailable are opened directly. A Linux perf_event_open()
  * probe, independent of PAPI, explains why hardware events are missing when
  * they are (no PMU in a virtual machine, perf_event_paranoid, seccomp...).
  *
@@ -24,11 +25,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #ifdef __linux__
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #endif
 
@@ -53,9 +57,11 @@ typedef struct ab_event {
     int pass;            /* the pass counting it, -1 when unavailable */
     int code;            /* PAPI event code */
     int cidx;            /* PAPI component index */
+    int fd;              /* a software event opened with perf_event_open, or -1 */
 } ab_event;
 
 typedef struct ab_pass {
+    int direct;          /* 1: the events' own perf_event_open fds, not a PAPI set */
     int set;             /* PAPI event set */
     int cidx;            /* its component */
     int n;               /* events in the set, in the order added */
@@ -337,6 +343,7 @@ static ab_counters *alloc_counters(const char *const *names, int n)
     }
     for (int e = 0; e < n; e++) {
         c->ev[e].pass = -1;
+        c->ev[e].fd = -1;
         c->ev[e].name = dup_string(names[e] ? names[e] : "");
         if (!c->ev[e].name) {
             for (int k = 0; k < e; k++)
@@ -352,6 +359,9 @@ static ab_counters *alloc_counters(const char *const *names, int n)
 
 static void free_counters(ab_counters *c)
 {
+    for (int e = 0; e < c->n; e++)
+        if (c->ev[e].fd >= 0)
+            close(c->ev[e].fd);
     for (int p = 0; p < c->npass; p++) {
         free(c->pass[p].idx);
         free(c->pass[p].vals);
@@ -361,6 +371,127 @@ static void free_counters(ab_counters *c)
     free(c->pass);
     free(c->ev);
     free(c);
+}
+
+/* ---- software events straight from the kernel -------------------------------- */
+/* PAPI reaches the kernel's software events through its perf_event
+ * component. When that component is disabled (libpfm4 knows no PMU of this
+ * CPU: seen on a Zen 5 KVM guest) or PAPI is not built in, the same events
+ * are opened here with perf_event_open. They need no PMU and are never
+ * scarce, so all of them share one pass; like PAPI's they count user space
+ * and the threads created while counting (inherit). */
+static const struct { const char *name; unsigned long long config; } SOFTWARE_EVENTS[] = {
+#ifdef __linux__
+    {"perf::TASK-CLOCK", PERF_COUNT_SW_TASK_CLOCK},
+    {"perf::CPU-CLOCK", PERF_COUNT_SW_CPU_CLOCK},
+    {"perf::PAGE-FAULTS", PERF_COUNT_SW_PAGE_FAULTS},
+    {"perf::MINOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MIN},
+    {"perf::MAJOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+    {"perf::CONTEXT-SWITCHES", PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"perf::CPU-MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS},
+#endif
+    {NULL, 0},
+};
+
+/* Opens the software events among the unavailable ones of c, into one
+ * direct pass. An event that cannot be opened keeps its reason, with the
+ * kernel's answer appended. */
+static void direct_open(ab_counters *c)
+{
+#ifdef __linux__
+    ab_pass *ps = NULL;
+    for (int e = 0; e < c->n; e++) {
+        ab_event *ev = &c->ev[e];
+        int k = 0;
+        while (SOFTWARE_EVENTS[k].name && strcasecmp(SOFTWARE_EVENTS[k].name, ev->name) != 0)
+            k++;
+        if (!ev->why || !SOFTWARE_EVENTS[k].name)
+            continue;
+        if (!ps) {
+            ps = &c->pass[c->npass];
+            ps->idx = calloc((size_t)c->n, sizeof *ps->idx);
+            if (!ps->idx) {
+                set_why(c, e, "out of memory");
+                return;
+            }
+            ps->direct = 1;
+            c->npass++;
+        }
+        struct perf_event_attr attr;
+        memset(&attr, 0, sizeof attr);
+        attr.size = sizeof attr;
+        attr.type = PERF_TYPE_SOFTWARE;
+        attr.config = SOFTWARE_EVENTS[k].config;
+        attr.disabled = 1;
+        attr.inherit = 1;
+        attr.exclude_kernel = 1;  /* PAPI's default domain; allowed at paranoid 2 */
+        attr.exclude_hv = 1;
+        long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+            char before[WHY_LEN];
+            put(before, sizeof before, "%s", ev->why);
+            set_why(c, e, "%s; perf_event_open: %s", before, strerror(errno));
+            continue;
+        }
+        ev->fd = (int)fd;
+        ev->why = NULL;
+        ev->pass = (int)(ps - c->pass);
+        ps->idx[ps->n++] = e;
+    }
+    if (ps && ps->n == 0) {
+        free(ps->idx);
+        memset(ps, 0, sizeof *ps);
+        c->npass--;
+    } else if (ps) {
+        c->inherit = c->npass == 1 ? 1 : c->inherit;
+    }
+#else
+    (void)c;
+#endif
+}
+
+static int direct_start(ab_counters *c, int pass)
+{
+#ifdef __linux__
+    const ab_pass *ps = &c->pass[pass];
+    for (int k = 0; k < ps->n; k++) {
+        int fd = c->ev[ps->idx[k]].fd;
+        if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+            put(c->err, sizeof c->err, "perf_event_open counters (pass %d): %s", pass,
+                strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+#else
+    put(c->err, sizeof c->err, "pass %d: no perf_event_open here", pass);
+    return -1;
+#endif
+}
+
+static int direct_stop(ab_counters *c, int pass, long long *values)
+{
+#ifdef __linux__
+    const ab_pass *ps = &c->pass[pass];
+    int rc = 0;
+    for (int k = 0; k < ps->n; k++)
+        (void)ioctl(c->ev[ps->idx[k]].fd, PERF_EVENT_IOC_DISABLE, 0);
+    for (int k = 0; k < ps->n; k++) {
+        uint64_t v = 0;
+        if (read(c->ev[ps->idx[k]].fd, &v, sizeof v) != (ssize_t)sizeof v) {
+            put(c->err, sizeof c->err, "reading %s: %s", c->ev[ps->idx[k]].name,
+                strerror(errno));
+            rc = -1;
+        } else if (values) {
+            values[ps->idx[k]] = (long long)v;
+        }
+    }
+    return rc;
+#else
+    (void)values;
+    put(c->err, sizeof c->err, "pass %d: no perf_event_open here", pass);
+    return -1;
+#endif
 }
 
 /* ================================================================================ */
@@ -655,7 +786,8 @@ static void backend_open(ab_counters *c)
 static void backend_close(ab_counters *c)
 {
     for (int p = 0; p < c->npass; p++)
-        papi_free_set(&c->pass[p].set);  /* stops a running set first */
+        if (!c->pass[p].direct)
+            papi_free_set(&c->pass[p].set);  /* stops a running set first */
     c->running = -1;
 }
 
@@ -722,13 +854,6 @@ static void backend_describe(const ab_counters *probe, char *summary, size_t sum
     char hv[64], sig[64];
     if (hypervisor_name(papi_vendor, hv, sizeof hv, sig, sizeof sig))
         append(summary, summary_len, ", %s virtual machine", hv);
-    if (probe && probe->npass > 0) {
-        if (probe->inherit)
-            append(summary, summary_len, ", counts include threads created while counting");
-        else
-            append(summary, summary_len, ", threads created while counting are NOT counted (%s)",
-                   probe->inherit_note);
-    }
 
     if (hw_ok)
         return;
@@ -819,6 +944,7 @@ ab_counters *ab_counters_open(const char *const *names, int n)
     if (!c)
         return NULL;
     backend_open(c);
+    direct_open(c);
     return c;
 }
 
@@ -849,6 +975,13 @@ const char *ab_counters_unavailable(const ab_counters *c, int event)
     return c->ev[event].why;
 }
 
+const char *ab_counters_via(const ab_counters *c, int event)
+{
+    if (!c || event < 0 || event >= c->n || c->ev[event].why)
+        return NULL;
+    return c->ev[event].fd >= 0 ? "perf_event_open" : "PAPI";
+}
+
 int ab_counters_passes(const ab_counters *c)
 {
     return c ? c->npass : 0;
@@ -877,7 +1010,7 @@ int ab_counters_start(ab_counters *c, int pass)
             c->running);
         return -1;
     }
-    if (backend_start(c, pass) != 0)
+    if ((c->pass[pass].direct ? direct_start(c, pass) : backend_start(c, pass)) != 0)
         return -1;
     c->running = pass;
     return 0;
@@ -892,7 +1025,7 @@ int ab_counters_stop(ab_counters *c, int pass, long long *values)
         return -1;
     }
     c->running = -1;  /* whatever PAPI_stop says, the pass is over */
-    return backend_stop(c, pass, values);
+    return c->pass[pass].direct ? direct_stop(c, pass, values) : backend_stop(c, pass, values);
 }
 
 const char *ab_counters_error(const ab_counters *c)
@@ -909,6 +1042,13 @@ int ab_counters_describe(char *summary, size_t summary_len, char *diagnosis, siz
     /* Every probe event is tried alone, exactly as a benchmark would. */
     ab_counters *c = ab_counters_open(PROBE_NAMES, N_PROBES);
     backend_describe(c, summary, summary_len, diagnosis, diag_len);
+    if (c && c->npass > 0) {
+        if (c->inherit)
+            append(summary, summary_len, ", counts include threads created while counting");
+        else
+            append(summary, summary_len, ", threads created while counting are NOT counted (%s)",
+                   c->inherit_note);
+    }
 
     int n = 0;
     if (probes)
@@ -917,6 +1057,7 @@ int ab_counters_describe(char *summary, size_t summary_len, char *diagnosis, siz
             const char *why = c ? c->ev[n].why : "out of memory";
             p->name = PROBE_NAMES[n];
             p->available = why == NULL;
+            p->via = ab_counters_via(c, n);
             put(p->why, sizeof p->why, "%s", why ? why : "");
         }
     ab_counters_close(c);

@@ -7,7 +7,10 @@
  * events that can be counted are packed into as few event sets as the
  * hardware allows, and each set is measured in its own pass — never
  * multiplexed silently. Without PAPI (built without ATTN_HAVE_PAPI) every
- * event is unavailable with the reason "PAPI not built in".
+ * event is unavailable with the reason "PAPI not built in", but for the
+ * kernel's software events (perf::TASK-CLOCK, perf::PAGE-FAULTS, ...), which
+ * are then opened with perf_event_open directly, as they are when PAPI's
+ * perf_event component is disabled.
  *
  * Counting covers the thread that called ab_counters_open (start and stop
  * must be called from it too) and, where the component allows PAPI_INHERIT,
@@ -33,6 +36,11 @@ const char *ab_counters_name(const ab_counters *c, int event);
  * owned by c). */
 const char *ab_counters_unavailable(const ab_counters *c, int event);
 
+/* How an available event is counted: "PAPI", or "perf_event_open" for a
+ * kernel software event that PAPI cannot count here (its perf_event
+ * component disabled, or PAPI not built in); NULL when unavailable. */
+const char *ab_counters_via(const ab_counters *c, int event);
+
 /* Number of passes needed to count every available event (0 when none is). */
 int ab_counters_passes(const ab_counters *c);
 /* 1 when the event is counted in the given pass. */
@@ -52,6 +60,7 @@ const char *ab_counters_error(const ab_counters *c);
 typedef struct ab_counter_probe {
     const char *name;     /* event name */
     int available;        /* 1 when it can be counted here */
+    const char *via;      /* then how (ab_counters_via) */
     char why[160];        /* when not: the reason */
 } ab_counter_probe;
 
