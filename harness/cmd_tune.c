@@ -125,7 +125,7 @@ int ab_cmd_tune(int argc, char **argv)
         { "wisdom", AB_FLAG_STRING, &wisdom, "FILE", "the wisdom file (default: $ATTN_WISDOM, else ~/.cache/attnbench/wisdom)", 0, 0 },
         { "export", AB_FLAG_STRING, &export_path, "FILE", "write every record of the wisdom to FILE and stop", 0, 0 },
         { "import", AB_FLAG_STRING, &import_path, "FILE", "merge FILE's records into the wisdom and stop", 0, 0 },
-        { "evaluate", AB_FLAG_BOOL, &evaluate, NULL, "time each pick against an exhaustive search of its neighbourhood", 0, 0 },
+        { "evaluate", AB_FLAG_BOOL, &evaluate, NULL, "time each pick against an exhaustive search of its neighbourhood; exit 1 when it is over 5% slower", 0, 0 },
     };
     int rc = ab_cli_command(
         "tune",
@@ -274,10 +274,14 @@ int ab_cmd_tune(int argc, char **argv)
                speedup, rec.max_err, res.out_of_time ? "  (out of time: best so far)" : "");
         ab_candidate winner;
         int n_ex = 0;
-        if (evaluate && ab_tune_evaluate(&shapes[i], &o, &res.best, &winner, &n_ex) == 0)
+        if (evaluate && ab_tune_evaluate(&shapes[i], &o, &res.best, &winner, &n_ex) == 0) {
+            double ratio = res.best.median / winner.median;
             printf("%-36s exhaustive search (%d candidates): best %s at %.3g ms; the pick at "
-                   "%.3g ms is %.3fx its time\n", "", n_ex, winner.kernel->name,
-                   winner.median * 1e3, res.best.median * 1e3, res.best.median / winner.median);
+                   "%.3g ms is %.3fx its time%s\n", "", n_ex, winner.kernel->name,
+                   winner.median * 1e3, res.best.median * 1e3, ratio,
+                   ratio > 1.05 ? ": MORE THAN 5% SLOWER" : "");
+            failed += ratio > 1.05;
+        }
         fflush(stdout);
     }
     int st = found->n ? wisdom_merge(path, found, err, sizeof err) : 0;
