@@ -107,9 +107,9 @@ static inline void blk_epilogue_tile(const blk_gemm *g, size_t i0, int j0, int m
     }
 }
 
-/* Floats of packing space one thread needs for blk_gemm_range on a gemm of
- * width n and depth k with these params. */
-size_t blk_pack_floats(const blk_arch *arch, const int *params, int n, int k);
+/* Floats of packing space one thread needs for blk_gemm_range on m rows of
+ * a gemm of width n and depth k with these params. */
+size_t blk_pack_floats(const blk_arch *arch, const int *params, size_t m, int n, int k);
 
 /* Computes rows [m0, m1) and columns [n0, n1) of g on the calling thread,
  * with packing space pack (blk_pack_floats of it). */
@@ -119,7 +119,8 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
 /* The gemm primitive and its scratch for any arch: the context's threads
  * split C (column panels when there are plenty, else row tiles). */
 void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p);
-size_t blk_gemm_scratch(const blk_arch *arch, int n, int k, int n_threads, const int *params);
+size_t blk_gemm_scratch(const blk_arch *arch, size_t m, int n, int k, int n_threads,
+                        const int *params);
 
 /* The blocked kernel's own arch: plain C for the baseline ISA. */
 const blk_arch *blk_arch_portable(void);

@@ -174,45 +174,72 @@ static int nc_of(const blk_arch *arch, const int *params)
     return nc > 0 ? nc : arch->nr;
 }
 
-size_t blk_pack_floats(const blk_arch *arch, const int *params, int n, int k)
+/* Packed A of one depth block is kept for every column panel: at most this
+ * many bytes of it per thread (it lives in L3), so A is packed once per
+ * depth block instead of once per column panel (with the encoder's shapes
+ * the old order packed each A element 3-10 times: ~6% of the layer's time). */
+#define BLK_A_KEEP_BYTES ((size_t)4 << 20)
+
+/* Rows of A packed at once for a range of m rows: all of them, or the
+ * largest multiple of mc that keeps within BLK_A_KEEP_BYTES. */
+static size_t a_rows_of(const blk_arch *arch, const int *params, size_t m, int kc)
+{
+    size_t mc = (size_t)mc_of(arch, params);
+    size_t row_bytes = (size_t)kc * (size_t)arch->a_bcast * sizeof(float);
+    size_t keep = BLK_A_KEEP_BYTES / row_bytes / mc * mc;
+    keep = keep > mc ? keep : mc;
+    size_t rows = (m + (size_t)arch->mr - 1) / (size_t)arch->mr * (size_t)arch->mr;
+    return rows < keep ? rows : keep;
+}
+
+size_t blk_pack_floats(const blk_arch *arch, const int *params, size_t m, int n, int k)
 {
     int kc = min_int(params[BLK_KC], k), nc = min_int(nc_of(arch, params), round_up(n, arch->nr));
-    size_t a = (size_t)mc_of(arch, params) * (size_t)arch->a_bcast * (size_t)kc;
+    size_t a = a_rows_of(arch, params, m, kc) * (size_t)arch->a_bcast * (size_t)kc;
     /* B's pack starts 64-byte aligned, so full-vector loads of it never split a line. */
     return (a + 15) / 16 * 16 + (size_t)kc * (size_t)nc;
 }
 
+/* Loop order: blocks of rows whose packed A is kept (usually all), depth
+ * blocks (A packed once), column panels (B packed once per row block: once
+ * in all when A is kept whole), mc blocks of the kept A, then the register
+ * tiles, B's micro-panel outer (it stays in L1 while A's panels stream). */
 void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m1, int n0, int n1,
                     const int *params, float *pack)
 {
-    const int mc = mc_of(arch, params), kc = params[BLK_KC], nc = nc_of(arch, params);
+    const int kc = params[BLK_KC], nc = nc_of(arch, params);
+    const size_t mc = (size_t)mc_of(arch, params);
     const int MR = arch->mr, NR = arch->nr;
-    size_t a_floats = (size_t)mc * (size_t)arch->a_bcast * (size_t)min_int(kc, g->k);
+    const size_t a_rows = a_rows_of(arch, params, m1 - m0, min_int(kc, g->k));
+    size_t a_floats = a_rows * (size_t)arch->a_bcast * (size_t)min_int(kc, g->k);
     float *apack = pack, *bpack = pack + (a_floats + 15) / 16 * 16;
     const int has_epilogue = g->bias || g->act != ATTN_ACT_NONE || g->residual;
 
-    for (int jc = n0; jc < n1; jc += nc) {
-        int nb = min_int(nc, n1 - jc);
+    for (size_t ia = m0; ia < m1; ia += a_rows) {
+        size_t ma = m1 - ia < a_rows ? m1 - ia : a_rows;
         for (int pc = 0; pc < g->k; pc += kc) {
             int kb = min_int(kc, g->k - pc), first = pc == 0, last = pc + kb == g->k;
-            arch->pack_b(g, jc, nb, pc, kb, bpack);
-            for (size_t ic = m0; ic < m1; ic += (size_t)mc) {
-                int mb = (int)(m1 - ic < (size_t)mc ? m1 - ic : (size_t)mc);
-                arch->pack_a(g, ic, mb, pc, kb, apack);
-                for (int jr = 0; jr < nb; jr += NR)
-                    for (int ir = 0; ir < mb; ir += MR) {
-                        size_t i = ic + (size_t)ir;
-                        int j = jc + jr, mr = min_int(MR, mb - ir), nr = min_int(NR, nb - jr);
-                        const float *ap = apack + (size_t)ir * kb * arch->a_bcast;
-                        const float *bp = bpack + (size_t)jr * kb;
-                        if (last && has_epilogue && arch->kernel_epilogue) {
-                            arch->kernel_epilogue(kb, ap, bp, g, i, j, mr, nr, first);
-                            continue;
+            arch->pack_a(g, ia, (int)ma, pc, kb, apack);
+            for (int jc = n0; jc < n1; jc += nc) {
+                int nb = min_int(nc, n1 - jc);
+                arch->pack_b(g, jc, nb, pc, kb, bpack);
+                for (size_t ic = 0; ic < ma; ic += mc) {
+                    int mb = (int)(ma - ic < mc ? ma - ic : mc);
+                    for (int jr = 0; jr < nb; jr += NR)
+                        for (int ir = 0; ir < mb; ir += MR) {
+                            size_t i = ia + ic + (size_t)ir;
+                            int j = jc + jr, mr = min_int(MR, mb - ir), nr = min_int(NR, nb - jr);
+                            const float *ap = apack + (ic + (size_t)ir) * (size_t)kb * arch->a_bcast;
+                            const float *bp = bpack + (size_t)jr * kb;
+                            if (last && has_epilogue && arch->kernel_epilogue) {
+                                arch->kernel_epilogue(kb, ap, bp, g, i, j, mr, nr, first);
+                                continue;
+                            }
+                            arch->kernel(kb, ap, bp, g->c + i * g->ldc + j, g->ldc, mr, nr, first);
+                            if (last && has_epilogue)
+                                arch->epilogue(g, i, j, mr, nr);
                         }
-                        arch->kernel(kb, ap, bp, g->c + i * g->ldc + j, g->ldc, mr, nr, first);
-                        if (last && has_epilogue)
-                            arch->epilogue(g, i, j, mr, nr);
-                    }
+                }
             }
         }
     }
@@ -220,9 +247,10 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
 
 /* ---- The primitive ------------------------------------------------------------------- */
 
-size_t blk_gemm_scratch(const blk_arch *arch, int n, int k, int n_threads, const int *params)
+size_t blk_gemm_scratch(const blk_arch *arch, size_t m, int n, int k, int n_threads,
+                        const int *params)
 {
-    size_t floats = blk_pack_floats(arch, params, n, k), bytes = sizeof(float);
+    size_t floats = blk_pack_floats(arch, params, m, n, k), bytes = sizeof(float);
     if (!attn_mul_checked(&bytes, floats, SIZE_MAX) || !attn_mul_checked(&bytes, (size_t)n_threads, SIZE_MAX))
         return SIZE_MAX;
     return bytes;
@@ -241,7 +269,8 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         .bias = p->bias, .act = p->act, .residual = p->residual,
     };
     const int MR = arch->mr, NR = arch->nr;
-    size_t per_thread = blk_pack_floats(arch, ex->params, p->n, p->k);
+    /* Sized for all m rows, what a thread of the column split packs. */
+    size_t per_thread = blk_pack_floats(arch, ex->params, p->m, p->n, p->k);
     int panels = (p->n + NR - 1) / NR;
     size_t tiles = (p->m + MR - 1) / MR;
 
@@ -270,8 +299,7 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
 
 size_t attn_gemm_scratch__blocked(size_t m, int n, int k, int n_threads, const int *params)
 {
-    (void)m;
-    return blk_gemm_scratch(&portable, n, k, n_threads, params);
+    return blk_gemm_scratch(&portable, m, n, k, n_threads, params);
 }
 
 void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p)

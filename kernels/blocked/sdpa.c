@@ -20,7 +20,7 @@ static size_t thread_floats(const attn_sdpa_problem *p, const int *params, size_
     size_t s = (size_t)bq * (size_t)p->kv_len;
     /* QKᵀ packs k = Dh deep, n = keys wide; P·V packs k = keys deep, n = Dh wide:
      * the pack for (widest, widest) covers both. */
-    size_t pack = blk_pack_floats(blk_arch_portable(), params, widest, widest);
+    size_t pack = blk_pack_floats(blk_arch_portable(), params, (size_t)bq, widest, widest);
     *s_floats = (s + 15) / 16 * 16;   /* keep the pack 64-byte aligned */
     return *s_floats + pack;
 }

@@ -27,8 +27,7 @@ void SIMD_NAME(attn_simd_activate)(int act, float *x, size_t n)
 
 static size_t SIMD_NAME(attn_gemm_scratch)(size_t m, int n, int k, int n_threads, const int *params)
 {
-    (void)m;
-    return blk_gemm_scratch(&SIMD_NAME(blk_arch), n, k, n_threads, params);
+    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, n_threads, params);
 }
 
 static void SIMD_NAME(attn_gemm)(const attn_exec *ex, const attn_gemm_problem *p)
