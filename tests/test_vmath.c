@@ -8,11 +8,14 @@
  *        at the edges (0 below, +inf above, NaN through).
  *   GELUs (erf and tanh forms): within 5e-7·max(1, |x|); erf (portable):
  *        within 5e-7 absolute.
+ * And every kernel's LayerNorm against double precision on rows with a
+ * large mean and a small spread.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
+#include "kernel.h"
 #include "rows.h"
 #include "simd/simd_kernel.h"
 #include "vmath.h"
@@ -143,6 +146,62 @@ static void test_activations(const vmath_impl *im)
     free(x), free(g1), free(g2);
 }
 
+/* Every kernel's LayerNorm against double precision, on rows whose mean is
+ * large against their spread (mean 300, values ±1 around it: a float
+ * running sum over 768 of them errs by ~1e-2 of the spread in the mean, and
+ * E[x²]−μ² by more in the variance; the mean itself, rounded to float,
+ * still leaves x−μ within 3e-5 of the spread), at widths that end in a
+ * vector tail, with eps 1e-5 (torch) and 1e-12 (BERT). Bound: SPEC §4's,
+ * 1e-4·max(1, max|y|). */
+static void test_layernorm(void)
+{
+    static const int widths[] = { 1, 7, 15, 16, 17, 33, 768 };
+    static const float epss[] = { 1e-5f, 1e-12f };
+    enum { ROWS = 3 };
+    uint64_t seed = 99;
+    float *x = t_alloc(ROWS * 768, sizeof(float), 4), *y = t_alloc(ROWS * 768, sizeof(float), 0);
+    float *g = t_alloc(768, sizeof(float), 0), *b = t_alloc(768, sizeof(float), 0);
+    t_fill(g, 768, 1.0f, &seed);
+    t_fill(b, 768, 1.0f, &seed);
+    for (int ki = 0; ki < attn_kernel_count(); ki++) {
+        const attn_kernel *k = attn_registry_get(ki);
+        if (!attn_registry_runnable(k))
+            continue;
+        t_case("layernorm [%s]: large mean, small spread, tails, eps 1e-5 and 1e-12", k->name);
+        attn_exec ex = { 1, NULL, NULL, 0 };
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+            for (int ei = 0; ei < 2; ei++) {
+                int d = widths[wi];
+                t_fill(x, (size_t)ROWS * d, 1.0f, &seed);
+                for (int i = 0; i < ROWS * d; i++)
+                    x[i] += 300.0f;
+                k->layernorm(&ex, ROWS, d, x, g, b, epss[ei], y);
+                double worst = 0, top = 1;
+                for (int r = 0; r < ROWS; r++) {
+                    const float *xr = x + (size_t)r * d;
+                    double mu = 0, var = 0;
+                    for (int j = 0; j < d; j++)
+                        mu += xr[j];
+                    mu /= d;
+                    for (int j = 0; j < d; j++)
+                        var += (xr[j] - mu) * (xr[j] - mu);
+                    var /= d;
+                    for (int j = 0; j < d; j++) {
+                        double ref = (xr[j] - mu) / sqrt(var + epss[ei]) * g[j] + b[j];
+                        worst = fmax(worst, fabs(y[(size_t)r * d + j] - ref));
+                        top = fmax(top, fabs(ref));
+                    }
+                }
+                CHECK(worst <= 1e-4 * top, "width %d, eps %g: error %.3g (bound %.3g)", d,
+                      (double)epss[ei], worst, 1e-4 * top);
+            }
+    }
+    t_free(x);
+    t_free(y);
+    t_free(g);
+    t_free(b);
+}
+
 void test_vmath(void)
 {
     static const vmath_impl impls[] = {
@@ -164,6 +223,8 @@ void test_vmath(void)
         test_exp(&impls[i]);
         test_activations(&impls[i]);
     }
+
+    test_layernorm();
 
     t_case("vmath [portable]: attn_erff within 5e-7 of erf everywhere");
     double werf = 0;
