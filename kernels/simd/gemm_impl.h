@@ -182,6 +182,50 @@ SIMD_NAME(gemm_accumulate)(int kb, const float *restrict a, const float *restric
     }
 }
 
+#if !defined(__ARM_NEON)
+/* acc = Σ_p a[·][p] ⊗ b[p][·] with A not packed: row i of the tile at
+ * a + i·lda. All MR rows must be readable (the caller's buffer holds whole
+ * MR-row tiles); the sums of rows past mr are never stored. For attention's
+ * P·V, where P is produced row by row and packing it (a transpose of
+ * bq × keys floats per key tile, for only 2·Dh FLOPs per element) took 8%
+ * of SDPA's time. Rows are addressed as MR/3 bases, each with offsets 0,
+ * lda and 2·lda (x86's index scales 4 and 8): one index register instead
+ * of MR pointers, which the compiler spilled. */
+static inline __attribute__((always_inline)) void
+SIMD_NAME(gemm_accumulate_rows)(int kb, const float *a, size_t lda, const float *restrict b,
+                                vf acc[GEMM_MR][GEMM_NV])
+{
+#if GEMM_MR % 3 != 0
+#error "gemm_accumulate_rows addresses rows in threes"
+#endif
+    const float *base[GEMM_MR / 3];
+#pragma GCC unroll 16
+    for (int i = 0; i < GEMM_MR; i++) {
+        if (i % 3 == 0)
+            base[i / 3] = a + (size_t)i * lda;
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++)
+            acc[i][v] = vf_zero();
+    }
+    for (int p = 0; p < kb; p++, b += GEMM_NR) {
+        vf bv[GEMM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++)
+            bv[v] = vf_load(b + v * SIMD_LANES);
+#pragma GCC unroll 16
+        for (int i = 0; i < GEMM_MR; i++) {
+            vf ai = vf_set1(base[i / 3][(size_t)(i % 3) * lda]);
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++)
+                acc[i][v] = vf_fmadd(ai, bv[v], acc[i][v]);
+        }
+#pragma GCC unroll 8
+        for (int g = 0; g < GEMM_MR / 3; g++)
+            base[g]++;
+    }
+}
+#endif
+
 /* The epilogue of g on one vector of row i of the tile (n valid lanes, at
  * column j of C): bias, activation, residual — in registers. */
 static inline vf SIMD_NAME(gemm_epilogue_vec)(const blk_gemm *g, vf x, size_t i, int j, int n)
@@ -256,6 +300,19 @@ static void SIMD_NAME(gemm_kernel)(int kb, const float *restrict a, const float 
     SIMD_NAME(gemm_accumulate)(kb, a, b, acc);
     SIMD_NAME(gemm_store)(acc, c, ldc, mr, nr, first, NULL, 0, 0);
 }
+
+#if !defined(__ARM_NEON)
+/* gemm_kernel with A unpacked (gemm_accumulate_rows: all MR rows readable). */
+static void SIMD_NAME(gemm_kernel_rows)(int kb, const float *a, size_t lda,
+                                        const float *restrict b, float *c, size_t ldc, int mr,
+                                        int nr, int first)
+{
+    vf acc[GEMM_MR][GEMM_NV];
+    SIMD_NAME(gemm_prefetch_c)(c, ldc, mr, nr);
+    SIMD_NAME(gemm_accumulate_rows)(kb, a, lda, b, acc);
+    SIMD_NAME(gemm_store)(acc, c, ldc, mr, nr, first, NULL, 0, 0);
+}
+#endif
 
 /* The last depth block of a tile with g's epilogue applied in registers:
  * the tile is written once, finished. */

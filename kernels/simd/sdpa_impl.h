@@ -162,13 +162,22 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
             if (k0 > 0 && alpha != 1.0f)
                 sdpa_scale_row(out + (size_t)i * ldo, dh, alpha);
         }
+#if defined(__ARM_NEON)
+        /* NEON's micro-kernel takes A by lane from packed vectors. */
         blk_gemm pg = { .a = s, .lda = (size_t)bk, .alpha = 1.0f };
         arch->pack_a(&pg, 0, rows, 0, kb, ppack);
+#define SDPA_P(ir) ppack + (size_t)(ir) * kb
+#define SDPA_PV_KERNEL(ir, ...) arch->kernel(kb, SDPA_P(ir), __VA_ARGS__)
+#else
+        (void)ppack;   /* P is read in place, row by row */
+#define SDPA_PV_KERNEL(ir, ...) \
+    SIMD_NAME(gemm_kernel_rows)(kb, s + (size_t)(ir) * bk, (size_t)bk, __VA_ARGS__)
+#endif
         for (int ir = 0; ir < rows; ir += GEMM_MR)
             for (int jc = 0; jc < dh; jc += GEMM_NR)
-                arch->kernel(kb, ppack + (size_t)ir * kb, vpack + (size_t)jc * lk_pad + (size_t)k0 * GEMM_NR,
-                             out + (size_t)ir * ldo + jc, ldo, gemm_min(GEMM_MR, rows - ir),
-                             gemm_min(GEMM_NR, dh - jc), k0 == 0);
+                SDPA_PV_KERNEL(ir, vpack + (size_t)jc * lk_pad + (size_t)k0 * GEMM_NR,
+                               out + (size_t)ir * ldo + jc, ldo, gemm_min(GEMM_MR, rows - ir),
+                               gemm_min(GEMM_NR, dh - jc), k0 == 0);
     }
     for (int i = 0; i < rows; i++) {
         float *o = out + (size_t)i * ldo;
