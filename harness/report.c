@@ -7,6 +7,7 @@
 #include "json.h"
 #include "kernel.h"
 #include "report.h"
+#include "wisdom.h"
 
 void ab_format_time(double s, char *buf, size_t len)
 {
@@ -123,6 +124,12 @@ static void json_context(ab_json *j, const ab_run_context *c)
     ab_json_string(j, "omp_places", getenv("OMP_PLACES"));
     ab_json_number(j, "min_time", c->min_time);
     ab_json_int(j, "repetitions", c->repetitions);
+    /* The machine's label across runs and commits (kernels/wisdom.h). */
+    char key[320], id[20];
+    attn_machine_hardware_key(key, sizeof key);
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)attn_machine_hash(key));
+    ab_json_string(j, "machine_key", key);
+    ab_json_string(j, "machine_id", id);
     ab_json_string(j, "git_commit", ab_build_commit());
     ab_json_string(j, "compiler", ab_build_compiler());
     ab_json_string(j, "build_flags", ab_build_flags());

@@ -35,7 +35,7 @@ static int lookup(const char *s, const char *const *names, int n)
 
 /* ---- Machine key ------------------------------------------------------------------ */
 
-void attn_machine_key(char *buf, size_t len)
+void attn_machine_hardware_key(char *buf, size_t len)
 {
     char vendor[16];
     int family, model, stepping;
@@ -52,10 +52,21 @@ void attn_machine_key(char *buf, size_t len)
         }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (used < len)
-        snprintf(buf + used, len - used, "%s l1d=%zu l2=%zu l3=%zu cpus=%ld version=%s flags=%s",
-                 first ? "-" : "", attn_cpu_cache_size(1), attn_cpu_cache_size(2),
-                 attn_cpu_cache_size(3), cores, ATTN_VERSION_STRING, ATTN_BUILD_OPTFLAGS);
-    /* The key is one line of the file: no newline may enter it. */
+        snprintf(buf + used, len - used, "%s l1d=%zu l2=%zu l3=%zu cpus=%ld", first ? "-" : "",
+                 attn_cpu_cache_size(1), attn_cpu_cache_size(2), attn_cpu_cache_size(3), cores);
+    /* The key is one line of a file: no newline may enter it. */
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+void attn_machine_key(char *buf, size_t len)
+{
+    attn_machine_hardware_key(buf, len);
+    size_t used = strnlen(buf, len);
+    if (used + 1 < len)
+        snprintf(buf + used, len - used, " version=%s flags=%s", ATTN_VERSION_STRING,
+                 ATTN_BUILD_OPTFLAGS);
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';

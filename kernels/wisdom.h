@@ -57,8 +57,13 @@ typedef struct attn_wisdom {
     char machine_key[64][320];
 } attn_wisdom;
 
-/* This machine's key and its 64-bit hash (FNV-1a). */
+/* This machine's key and its 64-bit hash (FNV-1a). The wisdom's key is the
+ * hardware key (CPU identity, usable features, cache sizes, CPU count) plus
+ * attnbench's version and build flags, which may tune differently; results
+ * are labelled by the hardware key alone, so that one machine's results
+ * across commits form one series. */
 void attn_machine_key(char *buf, size_t len);
+void attn_machine_hardware_key(char *buf, size_t len);
 uint64_t attn_machine_hash(const char *key);
 
 void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,

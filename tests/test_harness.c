@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "check.h"
+#include "wisdom.h"
 #include "cli.h"
 #include "json.h"
 #include "json_parse.h"
@@ -391,6 +392,15 @@ static void test_report(void)
     for (size_t i = 0; ctx && i < sizeof ctx_fields / sizeof ctx_fields[0]; i++)
         CHECK(jv_get(ctx, ctx_fields[i]) != NULL, "context lacks %s", ctx_fields[i]);
     CHECK(ctx && strcmp(jv_get(ctx, "host_name")->string, "host \"quoted\"") == 0, "host name");
+    /* The machine label: this machine's hardware key, and its hash as id. */
+    char hw[320], id[20];
+    attn_machine_hardware_key(hw, sizeof hw);
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)attn_machine_hash(hw));
+    const jv *mk = ctx ? jv_get(ctx, "machine_key") : NULL, *mi = ctx ? jv_get(ctx, "machine_id") : NULL;
+    CHECK(mk && mk->type == JV_STRING && strcmp(mk->string, hw) == 0 && strstr(hw, "family=")
+          && !strstr(hw, "version="), "machine_key '%s' (hardware key '%s')",
+          mk && mk->type == JV_STRING ? mk->string : "-", hw);
+    CHECK(mi && mi->type == JV_STRING && strcmp(mi->string, id) == 0, "machine_id");
     /* 2 iterations + 5 aggregates for the result, 1 error entry. */
     CHECK(b && b->n == 8, "%d entries", b ? b->n : -1);
     const char *common[] = { "name", "run_name", "run_type", "repetitions", "threads",
