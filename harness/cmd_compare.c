@@ -1,9 +1,8 @@
 /*
  * cmd_compare.c — `attnbench compare BASE.json NEW.json`: pairs benchmarks by
  * name and gives each a verdict (compare.h). Reads Google Benchmark JSON
- * from any program: the per-repetition "iteration" entries are the samples
- * (aggregates are ignored); a file without repetitions gives one sample per
- * benchmark, which can show a change but never prove one.
+ * from any program (bench_file.h); a file without repetitions gives one
+ * sample per benchmark, which can show a change but never prove one.
  * Exit status: 0 nothing regressed, 1 a regression, 2 unusable input.
  */
 #include <math.h>
@@ -13,122 +12,8 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "bench_file.h"
 #include "compare.h"
-#include "json_parse.h"
-
-#define MAX_BENCH 4096
-#define MAX_REP 1000
-
-typedef struct sample_set {
-    char name[256];
-    int n;
-    double t[MAX_REP];        /* seconds per iteration */
-} sample_set;
-
-typedef struct bench_file {
-    int n;
-    sample_set *set;
-} bench_file;
-
-static double unit_seconds(const char *unit)
-{
-    if (!unit || strcmp(unit, "ns") == 0)
-        return 1e-9;
-    if (strcmp(unit, "us") == 0)
-        return 1e-6;
-    if (strcmp(unit, "ms") == 0)
-        return 1e-3;
-    if (strcmp(unit, "s") == 0)
-        return 1.0;
-    return -1.0;
-}
-
-static char *read_all(const char *path, char *err, size_t len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, len, "%s: cannot open", path);
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (size_t r; buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-        n += r;
-        if (n + 1 == cap) {
-            char *bigger = cap < ((size_t)1 << 30) ? realloc(buf, cap * 2) : NULL;
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf)
-        snprintf(err, len, "%s: too large or out of memory", path);
-    else
-        buf[n] = '\0';
-    return buf;
-}
-
-/* The samples of every benchmark in a Google Benchmark JSON file. */
-static int load(const char *path, bench_file *bf, char *err, size_t len)
-{
-    char perr[200];
-    char *text = read_all(path, err, len);
-    if (!text)
-        return -1;
-    jv *root = jv_parse(text, perr, sizeof perr);
-    free(text);
-    const jv *benchmarks = root ? jv_get(root, "benchmarks") : NULL;
-    if (!root || !benchmarks || benchmarks->type != JV_ARRAY) {
-        snprintf(err, len, "%s: %s", path, root ? "no \"benchmarks\" array" : perr);
-        jv_free(root);
-        return -1;
-    }
-    bf->set = calloc(MAX_BENCH, sizeof *bf->set);
-    bf->n = 0;
-    int rc = bf->set ? 0 : -1;
-    for (int i = 0; rc == 0 && i < benchmarks->n; i++) {
-        const jv *b = &benchmarks->items[i];
-        const jv *type = jv_get(b, "run_type"), *name = jv_get(b, "run_name");
-        const jv *time = jv_get(b, "real_time"), *unit = jv_get(b, "time_unit");
-        const jv *error = jv_get(b, "error_occurred");
-        if (type && type->type == JV_STRING && strcmp(type->string, "aggregate") == 0)
-            continue;
-        if (error && error->type == JV_BOOL && error->number != 0)
-            continue;
-        if (!name || name->type != JV_STRING)
-            name = jv_get(b, "name");
-        double scale = unit_seconds(unit && unit->type == JV_STRING ? unit->string : NULL);
-        if (!name || name->type != JV_STRING || !time || time->type != JV_NUMBER || scale < 0) {
-            snprintf(err, len, "%s: benchmark %d lacks a name, a real_time or a known time_unit",
-                     path, i);
-            rc = -1;
-            break;
-        }
-        int k = 0;
-        while (k < bf->n && strcmp(bf->set[k].name, name->string) != 0)
-            k++;
-        if (k == bf->n) {
-            if (bf->n == MAX_BENCH) {
-                snprintf(err, len, "%s: more than %d benchmarks", path, MAX_BENCH);
-                rc = -1;
-                break;
-            }
-            snprintf(bf->set[bf->n++].name, sizeof bf->set[0].name, "%s", name->string);
-        }
-        if (bf->set[k].n < MAX_REP)
-            bf->set[k].t[bf->set[k].n++] = time->number * scale;
-    }
-    jv_free(root);
-    if (rc == 0 && bf->n == 0) {
-        snprintf(err, len, "%s: no benchmarks", path);
-        rc = -1;
-    }
-    return rc;
-}
 
 int ab_cmd_compare(int argc, char **argv)
 {
@@ -153,17 +38,18 @@ int ab_cmd_compare(int argc, char **argv)
         return AB_EXIT_USAGE;
     }
     char err[512];
-    bench_file base = { 0, NULL }, fresh = { 0, NULL };
-    if (load(pos[0], &base, err, sizeof err) != 0 || load(pos[1], &fresh, err, sizeof err) != 0) {
+    ab_bench_file base, fresh;
+    memset(&fresh, 0, sizeof fresh);
+    if (ab_bench_file_load(pos[0], &base, err, sizeof err) != 0
+        || ab_bench_file_load(pos[1], &fresh, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench compare: %s\n", err);
-        free(base.set);
-        free(fresh.set);
+        ab_bench_file_free(&base);
         return AB_EXIT_USAGE;
     }
     printf("%-64s %8s %19s %9s  %s\n", "benchmark", "new/base", "CI", "p", "verdict");
     int regressions = 0, improvements = 0, weak = 0, missing = 0;
     for (int i = 0; i < base.n; i++) {
-        const sample_set *b = &base.set[i], *f = NULL;
+        const ab_sample_set *b = &base.set[i], *f = NULL;
         for (int j = 0; j < fresh.n && !f; j++)
             if (strcmp(fresh.set[j].name, b->name) == 0)
                 f = &fresh.set[j];
@@ -197,7 +83,7 @@ int ab_cmd_compare(int argc, char **argv)
            100 * min_effect, alpha,
            weak ? "; some had fewer than 9 repetitions: the test has little power there" : "");
     (void)missing;
-    free(base.set);
-    free(fresh.set);
+    ab_bench_file_free(&base);
+    ab_bench_file_free(&fresh);
     return regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
 }

@@ -1,0 +1,37 @@
+/*
+ * bench_file.h — a Google Benchmark JSON file (attnbench's, or any other
+ * program's) read back: per benchmark, the times of its repetitions (the
+ * "iteration" entries; aggregates are ignored, and a file without
+ * repetitions gives one sample per benchmark), and what the context says of
+ * the machine and the build. `attnbench compare` and `attnbench history add`
+ * read their input with it.
+ */
+#ifndef AB_BENCH_FILE_H
+#define AB_BENCH_FILE_H
+
+#include <stddef.h>
+
+#define AB_MAX_BENCH 4096
+#define AB_MAX_REP 1000
+
+typedef struct ab_sample_set {
+    char name[256];           /* run_name (else name) */
+    int threads;              /* "threads", 0 when absent */
+    int n;
+    double t[AB_MAX_REP];     /* seconds per iteration */
+} ab_sample_set;
+
+typedef struct ab_bench_file {
+    int n;
+    ab_sample_set *set;
+    /* From the context; "" when absent (other programs write only some). */
+    char machine_key[320], machine_id[24], git_commit[64], date[48], host[128];
+} ab_bench_file;
+
+/* Reads path. 0, or -1 with a one-line reason in err (the file is unusable:
+ * unreadable, not JSON, no "benchmarks", an entry without a name, a time or
+ * a known unit). */
+int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t len);
+void ab_bench_file_free(ab_bench_file *bf);
+
+#endif /* AB_BENCH_FILE_H */
