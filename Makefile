@@ -14,8 +14,9 @@
 #   make check-install   install into build/stage and build tests/example.c
 #                        against it with pkg-config
 #
-# hwloc and PAPI are optional: found with pkg-config, disabled with
-# HWLOC=0 / PAPI=0. The library itself depends on neither.
+# hwloc, PAPI and SQLite (the results history) are optional: found with
+# pkg-config, disabled with HWLOC=0 / PAPI=0 / SQLITE=0. The library itself
+# depends on none of them.
 
 # Cross builds: `make CROSS=aarch64-linux-gnu-` uses that toolchain and
 # builds into build/aarch64-linux-gnu (hwloc / PAPI only if a pkg-config for
@@ -53,6 +54,9 @@ endif
 ifneq ($(PAPI),0)
 HAVE_PAPI := $(shell $(PKG_CONFIG) --exists papi 2>/dev/null && echo 1)
 endif
+ifneq ($(SQLITE),0)
+HAVE_SQLITE := $(shell $(PKG_CONFIG) --exists sqlite3 2>/dev/null && echo 1)
+endif
 HARNESS_DEFS :=
 HARNESS_LIBS :=
 ifeq ($(HAVE_HWLOC),1)
@@ -62,6 +66,10 @@ endif
 ifeq ($(HAVE_PAPI),1)
 HARNESS_DEFS += -DATTN_HAVE_PAPI $(shell $(PKG_CONFIG) --cflags papi)
 HARNESS_LIBS += $(shell $(PKG_CONFIG) --libs papi)
+endif
+ifeq ($(HAVE_SQLITE),1)
+HARNESS_DEFS += -DATTN_HAVE_SQLITE $(shell $(PKG_CONFIG) --cflags sqlite3)
+HARNESS_LIBS += $(shell $(PKG_CONFIG) --libs sqlite3)
 endif
 
 # The target architecture decides which ISA-specific sources are built.
@@ -262,7 +270,7 @@ check-install:
 
 config:
 	@echo "CC=$(CC) BUILD=$(BUILD) VERSION=$(VERSION)"
-	@echo "hwloc: $(if $(HAVE_HWLOC),yes,no)  PAPI: $(if $(HAVE_PAPI),yes,no)"
+	@echo "hwloc: $(if $(HAVE_HWLOC),yes,no)  PAPI: $(if $(HAVE_PAPI),yes,no)  SQLite: $(if $(HAVE_SQLITE),yes,no)"
 
 clean:
 	rm -rf build

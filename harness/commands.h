@@ -16,5 +16,6 @@ int ab_cmd_check(int argc, char **argv);
 int ab_cmd_run(int argc, char **argv);
 int ab_cmd_tune(int argc, char **argv);
 int ab_cmd_compare(int argc, char **argv);
+int ab_cmd_history(int argc, char **argv);
 
 #endif /* AB_COMMANDS_H */

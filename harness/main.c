@@ -19,6 +19,7 @@ static const struct command {
     { "run", ab_cmd_run, "benchmark kernels on shapes or suites; table, JSON, CSV" },
     { "compare", ab_cmd_compare, "BASE.json NEW.json: per-benchmark ratio, confidence interval, Mann-Whitney verdict" },
     { "tune", ab_cmd_tune, "find and store the best kernel and parameters per bucket (wisdom)" },
+    { "history", ab_cmd_history, "add results to the SQLite history; show series and their steps" },
 };
 
 static void usage(FILE *out)

@@ -37,7 +37,8 @@ void test_einsum(void);     /* kernels/einsum engine */
 void test_params(void);     /* kernel parameters: API, and correctness at odd tile sizes */
 void test_wisdom(void);     /* kernels/wisdom.c: the tuning store */
 void test_compare(void);    /* harness/compare.c: the statistics of attnbench compare */
-void test_tune(void);       /* harness/tune.c: the pick against an exhaustive search */
+void test_tune(void);       /* harness/tune.c: the search against a cost model */
+void test_history(void);    /* harness/history.c: step detection and the database */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 

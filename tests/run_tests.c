@@ -77,6 +77,7 @@ int main(int argc, char **argv)
     test_wisdom();
     test_tune();
     test_compare();
+    test_history();
     close_case();
 
     if (n_skipped)
