@@ -1,5 +1,6 @@
 /* bench.c — calibrated, repeated timing of one benchmark. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,14 +24,32 @@ double ab_result_pct_peak(const ab_result *r, double seconds)
     return r->peak_gflops > 0.0 ? 100.0 * ab_result_gflops(r, seconds) / r->peak_gflops : NAN;
 }
 
-/* Runs iters calls; returns wall seconds (and CPU seconds in *cpu), or -1
- * when a call fails. */
+/* The regression gate's test hook (tests/gate.sh, README): with
+ * ATTNBENCH_INJECT_SLOWDOWN=KERNEL:F in the environment, every batch timed
+ * for KERNEL makes F more calls (a fraction, spread evenly over the
+ * batches: a carry accumulates F per call), as a kernel F slower would
+ * take; the work is real, so instruction counts grow by F too. The return
+ * value: F for this kernel, 0 when the hook is off. */
+static double injected_slowdown(const char *kernel)
+{
+    const char *v = getenv("ATTNBENCH_INJECT_SLOWDOWN");
+    size_t n = v ? strcspn(v, ":") : 0;
+    if (!v || v[n] != ':' || strlen(kernel) != n || strncmp(v, kernel, n) != 0)
+        return 0.0;
+    double f = atof(v + n + 1);
+    return f > 0.0 && f < 10.0 ? f : 0.0;
+}
+
+/* Runs iters calls (plus the injected ones: slowdown, carry); returns wall
+ * seconds (and CPU seconds in *cpu), or -1 when a call fails. */
 static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long iters,
-                         double *cpu, attn_status *st)
+                         double slowdown, double *carry, double *cpu, attn_status *st)
 {
     double c0 = ab_cpu_now(), t0 = ab_now();
     for (long i = 0; i < iters; i++) {
         *st = ab_workload_run(ctx, w, out);
+        for (*carry += slowdown; *st == ATTN_OK && *carry >= 1.0; *carry -= 1.0)
+            *st = ab_workload_run(ctx, w, out);
         if (*st != ATTN_OK)
             return -1.0;
     }
@@ -64,7 +83,9 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
     }
 
     /* Warm-up: the first call grows the workspace and faults its pages in. */
-    double first = time_calls(ctx, w, out, 1, &cpu, &st);
+    const double slowdown = injected_slowdown(r->kernel);
+    double carry = 0.0;
+    double first = time_calls(ctx, w, out, 1, 0.0, &carry, &cpu, &st);
     if (first < 0.0)
         goto failed;
     if (o->max_call_time > 0.0 && first > o->max_call_time) {
@@ -75,9 +96,9 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
 
     /* Calibrate: grow the count until one batch lasts min_time; the batches
      * double as further warm-up. */
-    long iters = 1;
-    for (;;) {
-        double t = time_calls(ctx, w, out, iters, &cpu, &st);
+    long iters = o->iterations > 0 ? o->iterations : 1;
+    while (o->iterations <= 0) {
+        double t = time_calls(ctx, w, out, iters, slowdown, &carry, &cpu, &st);
         if (t < 0.0)
             goto failed;
         if (t >= o->min_time || iters >= 1000000000L)
@@ -103,7 +124,7 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
         int runs = passes > 0 ? passes : 1;
         for (int pass = 0; pass < runs; pass++) {
             int counting = passes > 0 && ab_counters_start(o->counters, pass) == 0;
-            double t = time_calls(ctx, w, out, iters, &cpu, &st);
+            double t = time_calls(ctx, w, out, iters, slowdown, &carry, &cpu, &st);
             if (counting && ab_counters_stop(o->counters, pass, values) == 0) {
                 for (int e = 0; e < r->n_events; e++)
                     if (ab_counters_in_pass(o->counters, e, pass))

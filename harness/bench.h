@@ -19,6 +19,8 @@
 
 typedef struct ab_bench_opts {
     double min_time;          /* seconds per repetition, at least */
+    long iterations;          /* > 0: this many per repetition, not calibrated (counting
+                               * instructions needs the same work every run) */
     int repetitions;
     ab_counters *counters;    /* NULL: none */
     /* > 0: when the warm-up call takes longer than this many seconds, the

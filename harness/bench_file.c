@@ -138,3 +138,46 @@ void ab_bench_file_free(ab_bench_file *bf)
     bf->set = NULL;
     bf->n = 0;
 }
+
+int ab_bench_files_load(const char *list, ab_bench_file *bf, char *err, size_t len)
+{
+    char path[4096];
+    const char *p = list;
+    memset(bf, 0, sizeof *bf);
+    for (int first = 1;; first = 0) {
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof path) {
+            snprintf(err, len, "'%.200s': %s", list, n ? "a path is too long" : "an empty path");
+            ab_bench_file_free(bf);
+            return -1;
+        }
+        memcpy(path, p, n);
+        path[n] = '\0';
+        ab_bench_file one;
+        if (ab_bench_file_load(path, &one, err, len) != 0) {
+            ab_bench_file_free(bf);
+            return -1;
+        }
+        if (first) {
+            *bf = one;
+        } else {
+            for (int i = 0; i < one.n; i++) {
+                int k = 0;
+                while (k < bf->n && strcmp(bf->set[k].name, one.set[i].name) != 0)
+                    k++;
+                if (k == bf->n) {
+                    if (bf->n == AB_MAX_BENCH)
+                        continue;
+                    bf->set[bf->n++] = one.set[i];
+                    continue;
+                }
+                for (int r = 0; r < one.set[i].n && bf->set[k].n < AB_MAX_REP; r++)
+                    bf->set[k].t[bf->set[k].n++] = one.set[i].t[r];
+            }
+            ab_bench_file_free(&one);
+        }
+        if (p[n] != ',')
+            return 0;
+        p += n + 1;
+    }
+}

@@ -34,4 +34,9 @@ typedef struct ab_bench_file {
 int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t len);
 void ab_bench_file_free(ab_bench_file *bf);
 
+/* Reads a comma-separated list of files as one: the repetitions of a
+ * benchmark in several files are pooled (interleaved runs of one build);
+ * the context is the first file's. 0, or -1 with err. */
+int ab_bench_files_load(const char *list, ab_bench_file *bf, char *err, size_t len);
+
 #endif /* AB_BENCH_FILE_H */

@@ -25,10 +25,12 @@ int ab_cmd_compare(int argc, char **argv)
         { "min-effect", AB_FLAG_DOUBLE, &min_effect, "F", "smallest change that counts, as a fraction (default 0.05)", 0, 10 },
     };
     int rc = ab_cli_command(
-        "compare", "attnbench compare BASE.json NEW.json [--alpha P] [--min-effect F]",
+        "compare", "attnbench compare BASE.json[,..] NEW.json[,..] [--alpha P] [--min-effect F]",
         "Pairs the benchmarks of two Google Benchmark JSON files by name and, from their\n"
         "repetitions, gives NEW/BASE (Hodges-Lehmann estimate), its confidence interval and a\n"
         "Mann-Whitney U test. A regression needs a ratio above 1 + min-effect AND p < alpha.\n"
+        "BASE and NEW may each be a comma-separated list of files (interleaved runs of one\n"
+        "build): their repetitions are pooled.\n"
         "Exit status: 0 nothing regressed, 1 a regression, 2 unusable input.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), pos, 2, &n_pos);
     if (rc >= 0)
@@ -40,8 +42,8 @@ int ab_cmd_compare(int argc, char **argv)
     char err[512];
     ab_bench_file base, fresh;
     memset(&fresh, 0, sizeof fresh);
-    if (ab_bench_file_load(pos[0], &base, err, sizeof err) != 0
-        || ab_bench_file_load(pos[1], &fresh, err, sizeof err) != 0) {
+    if (ab_bench_files_load(pos[0], &base, err, sizeof err) != 0
+        || ab_bench_files_load(pos[1], &fresh, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench compare: %s\n", err);
         ab_bench_file_free(&base);
         return AB_EXIT_USAGE;

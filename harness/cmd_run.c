@@ -255,7 +255,7 @@ int ab_cmd_run(int argc, char **argv)
     const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
     const char *threads_text = NULL, *params_text = NULL;
-    int reps = 9, refresh = 0, memory = 0, n_pos;
+    int reps = 9, refresh = 0, memory = 0, no_peaks = 0, iterations = 0, n_pos;
     double min_time = 0.2, max_call = -1.0;   /* -1: the default, which depends on --kernel */
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
@@ -273,6 +273,8 @@ int ab_cmd_run(int argc, char **argv)
         { "param", AB_FLAG_STRING, &params_text, "K=V,..", "set kernel parameters (attnbench list shows them) on each kernel that has them", 0, 0 },
         { "memory", AB_FLAG_BOOL, &memory, NULL, "also measure the resident memory one call adds (peak RSS of a fresh context)", 0, 0 },
         { "refresh-peaks", AB_FLAG_BOOL, &refresh, NULL, "re-measure the machine peaks first", 0, 0 },
+        { "no-peaks", AB_FLAG_BOOL, &no_peaks, NULL, "neither measure nor read the peaks (no % of peak; e.g. under valgrind)", 0, 0 },
+        { "iterations", AB_FLAG_INT, &iterations, "N", "exactly N calls per repetition, not calibrated to --min-time (for counting instructions)", 1, 1000000000 },
     };
     int rc = ab_cli_command(
         "run",
@@ -414,10 +416,11 @@ int ab_cmd_run(int argc, char **argv)
     }
 
     ab_peaks peaks;
-    char note[600];
-    if (!refresh && isatty(2))
+    char note[600] = "";
+    if (!refresh && !no_peaks && isatty(2))
         fprintf(stderr, "attnbench run: reading (or once measuring) the machine peaks...\r");
-    int have_peaks = ab_peaks_get(&peaks, &topo, &machine, refresh, note, sizeof note) == 0;
+    int have_peaks = !no_peaks
+                     && ab_peaks_get(&peaks, &topo, &machine, refresh, note, sizeof note) == 0;
     if (note[0])
         fprintf(stderr, "attnbench run: %s\n", note);
 
@@ -479,7 +482,10 @@ int ab_cmd_run(int argc, char **argv)
                     snprintf(r->error, sizeof r->error, "out of memory for the inputs");
                 } else {
                     progress_arg pa = { &progress, done, r->run_name };
-                    ab_bench_opts o = { min_time, reps, counters, max_call, show_progress, &pa };
+                    ab_bench_opts o = { .min_time = min_time, .iterations = iterations,
+                                        .repetitions = reps, .counters = counters,
+                                        .max_call_time = max_call, .progress = show_progress,
+                                        .progress_arg = &pa };
                     if (ab_bench_run(ctx, &w, &o, r) == 1) {
                         size_t used = strlen(skipped);
                         snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.1f s)",

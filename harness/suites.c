@@ -369,6 +369,15 @@ static const ab_shape check[] = {
     ENC(2, 24, 2, 127, 64, 1, ATTN_ACT_RELU, AB_MASK_CAUSAL),
 };
 
+/* What the CI regression gate (tests/gate.sh) times and counts: one of
+ * each op, 1-10 ms per call for the fast kernels, small enough to run
+ * under callgrind (~50x slower) in seconds. */
+static const ab_shape gate[] = {
+    SDPA(1, 4, 256, 256, 64, AB_MASK_NONE), SDPA(1, 4, 256, 256, 64, AB_MASK_CAUSAL),
+    MHA(1, 256, 4, 128, 128, AB_MASK_NONE),
+    ENC(1, 256, 4, 1024, 128, 1, ATTN_ACT_GELU_ERF, AB_MASK_PADDING),
+};
+
 #define SUITE(n, d, a) { n, d, a, (int)(sizeof a / sizeof a[0]) }
 static const ab_suite suites[] = {
     SUITE("default", "what `make bench` runs: BERT-base blocks at L 128/512, masked and not",
@@ -377,6 +386,7 @@ static const ab_suite suites[] = {
     SUITE("bert-base", "B 1, L 128 and 512, D 768, H 12, F 3072 (post-LN, GELU)", bert_base),
     SUITE("long", "SDPA, 12 heads of 64, L 1024 to 8192, causal and not", long_seq),
     SUITE("anchors", "the SIMD targets' shapes, timed beside PyTorch by make bench-anchors", anchors),
+    SUITE("gate", "what the CI regression gate times and counts: one small shape per op", gate),
 };
 static const ab_suite check_suite = SUITE("check", "edge shapes for `attnbench check`", check);
 

@@ -274,13 +274,20 @@ static void test_bench_skip(void)
     snprintf(r.kernel, sizeof r.kernel, "naive");
     r.shape = s;
     r.threads = 1;
-    ab_bench_opts o = { 1e-4, 3, NULL, 1e-12, NULL, NULL };
+    ab_bench_opts o = { .min_time = 1e-4, .repetitions = 3, .max_call_time = 1e-12 };
     int rc = ab_bench_run(ctx, &w, &o, &r);
     CHECK(rc == 1 && r.real[0] > 0.0 && r.reps == 0, "rc %d real[0] %g reps %d", rc, r.real[0],
           r.reps);
     o.max_call_time = 0.0;
     rc = ab_bench_run(ctx, &w, &o, &r);
     CHECK(rc == 0 && r.reps == 3 && r.real_stats.median > 0.0, "rc %d reps %d", rc, r.reps);
+
+    t_case("bench: --iterations fixes the calls per repetition (no calibration)");
+    o.iterations = 7;
+    o.min_time = 3600.0;   /* calibrating to this would never end */
+    rc = ab_bench_run(ctx, &w, &o, &r);
+    CHECK(rc == 0 && r.iterations == 7 && r.reps == 3, "rc %d, %ld iterations, %d reps", rc,
+          r.iterations, r.reps);
     ab_workload_free(&w);
     attn_ctx_destroy(ctx);
 }
