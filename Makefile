@@ -9,6 +9,7 @@
 #   make bench-anchors   the targets' shapes beside PyTorch (python3-torch), one table
 #   make tune            tune the default suite's buckets into the wisdom (10 minutes at most)
 #   make tune-eval       the tuner's picks against an exhaustive search, in real time
+#   make gate [BASE=ref] the regression gate: this tree against BASE (HEAD~1)
 #   make fixtures        regenerate tests/fixtures with PyTorch (Debian python3-torch)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #   make check-install   install into build/stage and build tests/example.c
@@ -120,7 +121,7 @@ HARNESS_LIB := $(BUILD)/libharness.a
 CLI_BIN     := $(BUILD)/attnbench
 TEST_BIN    := $(BUILD)/tests/run_tests
 
-.PHONY: all test test-neon bench bench-anchors tune tune-eval fixtures install uninstall check-install clean config FORCE
+.PHONY: all test test-neon bench bench-anchors tune tune-eval gate fixtures install uninstall check-install clean config FORCE
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
@@ -231,6 +232,12 @@ bench-anchors: all
 	$(PYTHON) reports/pytorch_anchor.py --suite anchors --threads 1 --memory \
 	  --json results/anchors-pytorch.json
 	$(PYTHON) reports/anchor_table.py results/anchors-attnbench.json results/anchors-pytorch.json
+
+# The CI regression gate (tests/gate.sh): interleaved A/B timing of this
+# tree's build against BASE's, and callgrind instruction counts.
+BASE ?= HEAD~1
+gate: $(CLI_BIN)
+	bash tests/gate.sh --base $(BASE) --new-bin $(CLI_BIN) $(GATE_FLAGS)
 
 fixtures:
 	$(PYTHON) tests/gen_fixtures.py tests/fixtures

@@ -27,28 +27,30 @@ double ab_result_pct_peak(const ab_result *r, double seconds)
 /* The regression gate's test hook (tests/gate.sh, README): with
  * ATTNBENCH_INJECT_SLOWDOWN=KERNEL:F in the environment, every batch timed
  * for KERNEL makes F more calls (a fraction, spread evenly over the
- * batches: a carry accumulates F per call), as a kernel F slower would
- * take; the work is real, so instruction counts grow by F too. The return
- * value: F for this kernel, 0 when the hook is off. */
-static double injected_slowdown(const char *kernel)
+ * batches: a carry accumulates F per call, in millionths so that ten calls
+ * at 0.1 make exactly one more), as a kernel F slower would take; the work
+ * is real, so instruction counts grow by F too. Returns F in millionths
+ * for this kernel, 0 when the hook is off. */
+static long injected_slowdown(const char *kernel)
 {
     const char *v = getenv("ATTNBENCH_INJECT_SLOWDOWN");
     size_t n = v ? strcspn(v, ":") : 0;
     if (!v || v[n] != ':' || strlen(kernel) != n || strncmp(v, kernel, n) != 0)
-        return 0.0;
+        return 0;
     double f = atof(v + n + 1);
-    return f > 0.0 && f < 10.0 ? f : 0.0;
+    return f > 0.0 && f < 10.0 ? lround(f * 1e6) : 0;
 }
 
-/* Runs iters calls (plus the injected ones: slowdown, carry); returns wall
- * seconds (and CPU seconds in *cpu), or -1 when a call fails. */
+/* Runs iters calls (plus the injected ones: slowdown, carry, in millionths
+ * of a call); returns wall seconds (and CPU seconds in *cpu), or -1 when a
+ * call fails. */
 static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long iters,
-                         double slowdown, double *carry, double *cpu, attn_status *st)
+                         long slowdown, long *carry, double *cpu, attn_status *st)
 {
     double c0 = ab_cpu_now(), t0 = ab_now();
     for (long i = 0; i < iters; i++) {
         *st = ab_workload_run(ctx, w, out);
-        for (*carry += slowdown; *st == ATTN_OK && *carry >= 1.0; *carry -= 1.0)
+        for (*carry += slowdown; *st == ATTN_OK && *carry >= 1000000; *carry -= 1000000)
             *st = ab_workload_run(ctx, w, out);
         if (*st != ATTN_OK)
             return -1.0;
@@ -83,9 +85,9 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
     }
 
     /* Warm-up: the first call grows the workspace and faults its pages in. */
-    const double slowdown = injected_slowdown(r->kernel);
-    double carry = 0.0;
-    double first = time_calls(ctx, w, out, 1, 0.0, &carry, &cpu, &st);
+    const long slowdown = injected_slowdown(r->kernel);
+    long carry = 0;
+    double first = time_calls(ctx, w, out, 1, 0, &carry, &cpu, &st);
     if (first < 0.0)
         goto failed;
     if (o->max_call_time > 0.0 && first > o->max_call_time) {

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# gate.sh — the CI regression gate: is the working tree's build slower than
+# BASE's? Two independent checks, each on the `gate` suite (one small shape
+# per op), 1 thread:
+#
+#  1. Time, interleaved A/B: the base and new attnbench binaries run in
+#     alternating order (ABBA...) for --rounds rounds in the same job, so a
+#     drift of this shared VM hits both sides alike; the repetitions of each
+#     side are pooled and `attnbench compare` judges them (a regression needs
+#     new/base > 1.05 AND a Mann-Whitney p < 0.01). Ratios from one job, never
+#     absolute times from separate CI runs.
+#  2. Instructions, deterministic: callgrind counts the instructions spent
+#     inside the library's entry points for a fixed number of calls
+#     (`run --iterations`), per kernel and op, on both sides; more than 2% more
+#     is a regression. This counts the portable `blocked` kernel only:
+#     valgrind cannot run AVX-512 code at all, and runs the avx2 kernel's
+#     instructions ~100x slower than blocked's (measured: 30 s per count,
+#     against 1 s); the timed check covers every kernel.
+#
+# usage: tests/gate.sh [--base REF | --base-bin PATH] [--new-bin PATH]
+#                      [--rounds R] [--inject KERNEL:F] [--no-callgrind]
+#   --base REF       git commit to compare against (default HEAD~1); built in
+#                    build/gate/base (a git worktree)
+#   --base-bin PATH  an already built base attnbench instead
+#   --new-bin PATH   the new attnbench (default build/attnbench, built by make)
+#   --inject K:F     test hook: the NEW side runs kernel K F slower
+#                    (ATTNBENCH_INJECT_SLOWDOWN, harness/bench.c)
+# Exit status: 0 no regression, 1 a regression, 2 unusable setup. A base
+# that cannot be had (no such commit, a shallow clone, or a commit older
+# than the gate) is reported and skipped with status 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+base_ref=HEAD~1 base_bin= new_bin=build/attnbench rounds=6 inject= callgrind=1
+while [ $# -gt 0 ]; do
+    case $1 in
+    --base) base_ref=$2; shift 2 ;;
+    --base-bin) base_bin=$2; shift 2 ;;
+    --new-bin) new_bin=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --inject) inject=$2; shift 2 ;;
+    --no-callgrind) callgrind=0; shift ;;
+    *) echo "gate: unknown argument '$1' (see the head of tests/gate.sh)" >&2; exit 2 ;;
+    esac
+done
+
+work=build/gate
+mkdir -p "$work"
+# Hermetic: no tuning of the user's, pinned OpenMP without attnbench's
+# re-exec (which valgrind cannot follow).
+export ATTN_WISDOM=/nonexistent/attnbench-gate/wisdom OMP_PROC_BIND=close OMP_PLACES=cores
+
+if [ -z "$base_bin" ]; then
+    if ! sha=$(git rev-parse --verify --quiet "$base_ref^{commit}"); then
+        echo "gate: skip: no base commit '$base_ref' here (shallow clone?)"
+        exit 0
+    fi
+    src=$work/base-src
+    git worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"
+    git worktree prune
+    git worktree add --detach --quiet "$src" "$sha"
+    echo "gate: building the base, $(git log -1 --format='%h %s' "$sha" | cut -c1-70)"
+    make -C "$src" -j2 --no-print-directory build/attnbench >"$work/base-build.log" 2>&1 \
+        || { echo "gate: the base does not build (see $work/base-build.log)"; exit 2; }
+    base_bin=$src/build/attnbench
+fi
+[ -x "$new_bin" ] || { echo "gate: no new binary $new_bin (run make)"; exit 2; }
+# (grep reads captured text: with pipefail, grep -q closing a pipe early
+# would fail the pipeline.)
+if ! grep -q '^suite gate:' <<<"$("$base_bin" list --suites 2>/dev/null)"; then
+    echo "gate: skip: the base predates the gate (no 'gate' suite)"
+    exit 0
+fi
+
+# The fast kernels both sides run here.
+kernels= new_list=$("$new_bin" list) base_list=$("$base_bin" list)
+for k in avx512 avx2 neon blocked; do
+    if grep -q "^$k  *yes" <<<"$new_list" && grep -q "^$k  *yes" <<<"$base_list"; then
+        kernels=${kernels:+$kernels,}$k
+    fi
+done
+[ -n "$kernels" ] || { echo "gate: no kernel runs on both sides"; exit 2; }
+
+run_side() {   # side round
+    local bin=$base_bin env=
+    if [ "$1" = new ]; then bin=$new_bin; env=$inject; fi
+    ATTNBENCH_INJECT_SLOWDOWN=$env "$bin" run --suite gate --kernel "$kernels" --threads 1 \
+        --repetitions 3 --min-time 0.05 --json "$work/$1-$2.json" >/dev/null
+}
+
+status=0
+echo "gate: timing $kernels, $rounds interleaved rounds${inject:+ (injected: $inject on the new side)}"
+rm -f "$work"/base-*.json "$work"/new-*.json
+base_files= new_files=
+for r in $(seq 1 "$rounds"); do
+    if [ $((r % 2)) -eq 1 ]; then run_side base "$r"; run_side new "$r"
+    else run_side new "$r"; run_side base "$r"; fi
+    base_files=${base_files:+$base_files,}$work/base-$r.json
+    new_files=${new_files:+$new_files,}$work/new-$r.json
+done
+rc=0
+"$new_bin" compare "$base_files" "$new_files" >"$work/compare.txt" || rc=$?
+sed 's/^/  /' "$work/compare.txt"
+case $rc in 0) ;; 1) status=1 ;; *) echo "gate: compare could not judge (status $rc)"; exit 2 ;; esac
+
+if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null 2>&1; then
+    echo "gate: counting instructions (callgrind) of the blocked kernel"
+    count() {   # bin kernel op env
+        local out=$work/cg.out
+        ATTNBENCH_INJECT_SLOWDOWN=$4 valgrind --tool=callgrind --callgrind-out-file="$out" \
+            --toggle-collect=attn_sdpa --toggle-collect=attn_mha \
+            --toggle-collect=attn_encoder_layer \
+            "$1" run --suite gate --op "$3" --kernel "$2" --threads 1 --iterations 10 \
+            --repetitions 1 --no-peaks >/dev/null 2>&1 || { echo 0; return; }
+        sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out"
+    }
+    for k in blocked; do
+        for op in sdpa mha encoder; do
+            b=$(count "$base_bin" "$k" "$op" "")
+            n=$(count "$new_bin" "$k" "$op" "$inject")
+            if [ "${b:-0}" -eq 0 ] || [ "${n:-0}" -eq 0 ]; then
+                echo "  $k $op: not counted (valgrind cannot run it here)"
+                continue
+            fi
+            verdict=$(awk -v b="$b" -v n="$n" 'BEGIN { r = n / b;
+                printf "%.4f %s", r, (r > 1.02 ? "REGRESSION" : r < 0.98 ? "improvement" : "no change") }')
+            echo "  $k $op: $n / $b instructions = $verdict"
+            case $verdict in *REGRESSION*) status=1 ;; esac
+        done
+    done
+else
+    echo "gate: instruction counts skipped (no valgrind, or --no-callgrind)"
+fi
+if [ $status -eq 0 ]; then echo "gate: no regression"; else echo "gate: REGRESSION"; fi
+exit $status
