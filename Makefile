@@ -9,6 +9,7 @@
 #   make bench-anchors   the targets' shapes beside PyTorch (python3-torch), one table
 #   make tune            tune the default suite's buckets into the wisdom (10 minutes at most)
 #   make tune-eval       the tuner's picks against an exhaustive search, in real time
+#   make report          reports/out/index.html: figures of the results/ present
 #   make gate [BASE=ref] the regression gate: this tree against BASE (HEAD~1)
 #   make fixtures        regenerate tests/fixtures with PyTorch (Debian python3-torch)
 #   make install PREFIX=/usr/local [DESTDIR=...]
@@ -121,7 +122,7 @@ HARNESS_LIB := $(BUILD)/libharness.a
 CLI_BIN     := $(BUILD)/attnbench
 TEST_BIN    := $(BUILD)/tests/run_tests
 
-.PHONY: all test test-neon bench bench-anchors tune tune-eval gate fixtures install uninstall check-install clean config FORCE
+.PHONY: all test test-neon bench bench-anchors tune tune-eval report gate fixtures install uninstall check-install clean config FORCE
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
@@ -193,6 +194,7 @@ test: all
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(TEST_BIN) tests/fixtures
 	$(CLI_BIN) check --quiet
 	sh tests/cli.sh $(CLI_BIN)
+	PYTHON=$(PYTHON) sh tests/test_report.sh $(CLI_BIN)
 
 # AArch64 under user-mode qemu (Debian: gcc-aarch64-linux-gnu qemu-user):
 # the unit tests and `attnbench check`, with `neon` as the auto kernel.
@@ -232,6 +234,11 @@ bench-anchors: all
 	$(PYTHON) reports/pytorch_anchor.py --suite anchors --threads 1 --memory \
 	  --json results/anchors-pytorch.json
 	$(PYTHON) reports/anchor_table.py results/anchors-attnbench.json results/anchors-pytorch.json
+
+# The report page from every results/*.json (and results/history.db, the
+# wisdom), or from the files named in REPORT_INPUTS.
+report:
+	$(PYTHON) reports/report.py $(REPORT_INPUTS)
 
 # The CI regression gate (tests/gate.sh): interleaved A/B timing of this
 # tree's build against BASE's, and callgrind instruction counts.

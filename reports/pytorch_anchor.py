@@ -754,8 +754,10 @@ def build_context(probe, args, max_threads, pinned, pct_isa, workers):
     ctx["load_avg"] = [num(x) for x in os.getloadavg()]
     ctx["library_build_type"] = ("release" if "rel" in build.lower()
                                  else build.lower() or "unknown")
-    for k in ("attnbench_version", "cpu_vendor", "cpu_model", "hypervisor", "emulated", "os",
-              "isa_usable", "cpufreq_governor", "physical_cores", "topology_source"):
+    # machine_key / machine_id: the report groups files by machine with them.
+    for k in ("attnbench_version", "machine_key", "machine_id", "cpu_vendor", "cpu_model",
+              "hypervisor", "emulated", "os", "isa_usable", "cpufreq_governor",
+              "physical_cores", "topology_source"):
         if k in base:
             ctx[k] = base[k]
     user_bind = "OMP_PROC_BIND" in os.environ       # else run_benchmark set close/cores
