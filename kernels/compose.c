@@ -89,16 +89,71 @@ static void gemm_qkv(const attn_kernel *k, const attn_exec *ex, gemm_region g, s
 
 /* ---- SDPA ------------------------------------------------------------------ */
 
+/* NaN and Inf in q, k or v must reach exactly the outputs that depend on
+ * them (a NaN key poisons the rows that attend it, a NaN value only its
+ * column of those rows) and no other. Fast kernels multiply whole tiles,
+ * so a masked key's probability 0 meets its NaN value (0·NaN = NaN) and
+ * leaks into rows that never attend it; so calls whose inputs are not all
+ * finite go to the oracle, which skips masked keys. The scan reads q, k
+ * and v once, O(L·Dh) against the attention's O(L²·Dh); vectorized, the
+ * gate sees no change even at L 128-256 (a scalar scan cost 10-40% there). */
+extern const attn_kernel attn_kernel__naive;
+
+/* x - x is 0 for finite x and NaN for NaN and ±Inf: an integer OR of the
+ * comparisons vectorizes (no float reduction to reorder); on x86-64 a
+ * second AVX2 copy of the loop is picked at load time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static int rows_finite(const float *x, int batch, int heads, int len, int dh,
+                       const attn_strides *st)
+{
+    for (int b = 0; b < batch; b++)
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < len; i++) {
+                const float *r = x + b * st->batch + h * st->head + i * st->row;
+                int bad = 0;
+                for (int d = 0; d < dh; d++)
+                    bad |= !(r[d] - r[d] == 0.0f);
+                if (bad)
+                    return 0;
+            }
+    return 1;
+}
+
+static int sdpa_inputs_finite(const attn_sdpa_problem *p)
+{
+    return rows_finite(p->q, p->batch, p->n_heads, p->q_len, p->head_dim, &p->q_st)
+        && rows_finite(p->k, p->batch, p->n_heads, p->kv_len, p->head_dim, &p->k_st)
+        && rows_finite(p->v, p->batch, p->n_heads, p->kv_len, p->head_dim, &p->v_st);
+}
+
+/* The kernel's SDPA scratch, or the oracle's if larger (it may run instead). */
+static size_t sdpa_scratch(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
+{
+    size_t own = k->sdpa_scratch(p, ex->n_threads, ex->params);
+    size_t oracle = attn_kernel__naive.sdpa_scratch(p, 1, NULL);
+    return own > oracle ? own : oracle;
+}
+
+static void sdpa(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
+{
+    if (sdpa_inputs_finite(p))
+        k->sdpa(ex, p);
+    else
+        attn_kernel__naive.sdpa(ex, p);
+}
+
 size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
     size_t end = 0;
-    reserve(&end, 1, k->sdpa_scratch(p, ex->n_threads, ex->params), 1);
+    reserve(&end, 1, sdpa_scratch(k, ex, p), 1);
     return end;
 }
 
 void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    k->sdpa(ex, p);
+    sdpa(k, ex, p);
 }
 
 /* ---- MHA ------------------------------------------------------------------- */
@@ -161,7 +216,7 @@ static void mha_plan(const attn_kernel *k, const attn_exec *ex, const attn_mha_a
         l->v = reserve(&end, sizeof(float), rows_kv, d);
     }
     l->o = reserve(&end, sizeof(float), rows_q, d);
-    l->sdpa_bytes = k->sdpa_scratch(&p, ex->n_threads, ex->params);
+    l->sdpa_bytes = sdpa_scratch(k, ex, &p);
     l->sdpa = reserve(&end, 1, l->sdpa_bytes, 1);
     l->end = end;
 }
@@ -195,7 +250,7 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     p.v = v;
     p.out = o;
     attn_exec sub = { ex->n_threads, ex->params, ws + l.sdpa, l.sdpa_bytes };
-    k->sdpa(&sub, &p);
+    sdpa(k, &sub, &p);
 
     gemm(k, ex, l.gemm, rows_q, d, d, o, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
 }

@@ -39,6 +39,7 @@ void test_wisdom(void);     /* kernels/wisdom.c: the tuning store */
 void test_compare(void);    /* harness/compare.c: the statistics of attnbench compare */
 void test_tune(void);       /* harness/tune.c: the search against a cost model */
 void test_history(void);    /* harness/history.c: step detection and the database */
+void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, denormals, L = 65536 */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 

@@ -78,6 +78,7 @@ int main(int argc, char **argv)
     test_tune();
     test_compare();
     test_history();
+    test_stress();
     close_case();
 
     if (n_skipped)

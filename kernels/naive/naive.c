@@ -81,7 +81,9 @@ static void attn_sdpa__naive(const attn_exec *ex, const attn_sdpa_problem *p)
             for (int d = 0; d < p->head_dim; d++)
                 dot += (double)q[d] * (double)k[d];
             score[j] = dot * p->scale + (bias ? bias[j] : 0.0);
-            if (score[j] > max)
+            /* A NaN score (NaN in q or k) makes max NaN, so the row comes
+             * out NaN: never the zeros of a fully masked row. */
+            if (score[j] > max || isnan(score[j]))
                 max = score[j];
         }
 
