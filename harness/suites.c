@@ -139,6 +139,12 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         }
         dh = d / h;
     }
+    /* D = H·Dh and the default F = 4·D must be sizes too (an int each). */
+    if ((long long)h * dh > (1LL << 30) || (!f && 4LL * h * dh > (1LL << 30))) {
+        snprintf(err, err_len, "shape: H·Dh = %lld%s is larger than 2^30", (long long)h * dh,
+                 f ? "" : " (times 4: the default F)");
+        return -1;
+    }
     r.batch = b;
     r.heads = h;
     r.head_dim = dh;

@@ -99,7 +99,9 @@ static void test_shapes(void)
     t_case("shapes: bad shape texts are refused with a reason");
     const char *bad[] = { "B=0", "B=x", "L=", "Q=3", "D=10,H=3", "mask=sometimes", "op=conv",
                           "norm=middle", "act=tanh", "scale=inf", "Lq=3,Lk=5,cross=0",
-                          "B=2147483647000" };
+                          "B=2147483647000",
+                          /* found by fuzz_cli: D = H·Dh and the default F = 4·D overflowed int */
+                          "H=4,Dh=1040746974", "H=1024,Dh=1048576", "H=1,Dh=536870912" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         CHECK(ab_shape_parse(bad[i], AB_OP_MHA, &s, err, sizeof err) == -1 && err[0],
