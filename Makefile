@@ -4,6 +4,8 @@
 #   make test            build and run every test
 #   make test SAN=1      the same under AddressSanitizer + UBSan, in build/san/
 #   make test-neon       cross-build for AArch64 and run the tests under qemu-aarch64
+#   make test-tsan       the threaded tests under ThreadSanitizer (clang, libomp)
+#   make test-valgrind   the unit tests under valgrind memcheck
 #   make CROSS=aarch64-linux-gnu-   cross-build (into build/aarch64-linux-gnu)
 #   make bench           the default benchmark suite; JSON into results/
 #   make bench-anchors   the targets' shapes beside PyTorch (python3-torch), one table
@@ -11,6 +13,7 @@
 #   make tune-eval       the tuner's picks against an exhaustive search, in real time
 #   make report          reports/out/index.html: figures of the results/ present
 #   make gate [BASE=ref] the regression gate: this tree against BASE (HEAD~1)
+#   make fuzz [FUZZ_SECONDS=N] the libFuzzer targets (clang), N seconds each
 #   make fixtures        regenerate tests/fixtures with PyTorch (Debian python3-torch)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #   make check-install   install into build/stage and build tests/example.c
@@ -122,7 +125,7 @@ HARNESS_LIB := $(BUILD)/libharness.a
 CLI_BIN     := $(BUILD)/attnbench
 TEST_BIN    := $(BUILD)/tests/run_tests
 
-.PHONY: all test test-neon bench bench-anchors tune tune-eval report gate fixtures install uninstall check-install clean config FORCE
+.PHONY: all test test-neon bench bench-anchors tune tune-eval report gate fuzz fuzz-build test-tsan test-valgrind fixtures install uninstall check-install clean config FORCE
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
@@ -194,6 +197,7 @@ test: all
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(TEST_BIN) tests/fixtures
 	$(CLI_BIN) check --quiet
 	sh tests/cli.sh $(CLI_BIN)
+	sh tests/crash.sh $(CLI_BIN)
 	PYTHON=$(PYTHON) sh tests/test_report.sh $(CLI_BIN)
 
 # AArch64 under user-mode qemu (Debian: gcc-aarch64-linux-gnu qemu-user):
@@ -245,6 +249,53 @@ report:
 BASE ?= HEAD~1
 gate: $(CLI_BIN)
 	bash tests/gate.sh --base $(BASE) --new-bin $(CLI_BIN) $(GATE_FLAGS)
+
+# ThreadSanitizer over the threaded tests (test_threads: every parallel
+# kernel at 1-3 threads; test_concurrency: contexts used from several
+# threads at once). Built with clang and its libomp: GCC's libgomp is not
+# instrumented, so TSan would report its barriers as races; libomp with the
+# Archer tool (OMP_TOOL_LIBRARIES) tells TSan what OpenMP synchronizes.
+TSAN_BUILD   := build/tsan
+ARCHER       ?= $(firstword $(wildcard /usr/lib/llvm-*/lib/libarcher.so))
+test-tsan:
+	$(MAKE) --no-print-directory CC=clang BUILD=$(TSAN_BUILD) SANFLAGS=-fsanitize=thread \
+	  OPTFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=thread" $(TSAN_BUILD)/tests/run_tests
+	OMP_TOOL_LIBRARIES=$(ARCHER) \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=tests/tsan.supp" \
+	  $(TSAN_BUILD)/tests/run_tests tests/fixtures threads,concurrency
+
+# Valgrind memcheck over the unit tests, for the kernels valgrind runs:
+# under valgrind CPUID shows no AVX-512, so that kernel is skipped as not
+# runnable; the stress group is left out (its L = 65536 cases alone would
+# take most of an hour under valgrind) and the rest runs whole (~5 minutes).
+# Definite leaks fail; libgomp's pooled threads keep their TLS ("possibly
+# lost", in glibc's pthread_create), which is not ours to free.
+VG_GROUPS := api,errors,golden,fixtures,properties,harness,vmath,threads,einsum,params,wisdom,tune,compare,history,concurrency
+test-valgrind: $(TEST_BIN)
+	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	  --show-leak-kinds=definite \
+	  --quiet $(TEST_BIN) tests/fixtures $(VG_GROUPS)
+
+# libFuzzer targets (fuzz/), built with Debian's clang, ASan and UBSan
+# into build/fuzz; `make fuzz FUZZ_SECONDS=N` runs each for N seconds from
+# its committed seed corpus (fuzz/run.sh prints executions and coverage),
+# then fuzz_report.py mutates the report's sample inputs as long.
+FUZZ_BUILD   := build/fuzz
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS := api files cli
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+fuzz-build:
+	$(MAKE) --no-print-directory CC=clang BUILD=$(FUZZ_BUILD) SANFLAGS="$(FUZZ_SAN)" \
+	  OPTFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
+	  $(FUZZ_BUILD)/libattn.a $(FUZZ_BUILD)/libharness.a
+	for t in $(FUZZ_TARGETS); do \
+	  clang $(BASEFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Ikernels -Iharness \
+	    -I$(FUZZ_BUILD)/gen $(HARNESS_DEFS) fuzz/fuzz_$$t.c $(FUZZ_BUILD)/libharness.a \
+	    $(FUZZ_BUILD)/libattn.a -o $(FUZZ_BUILD)/fuzz_$$t $(HARNESS_LIBS) $(LDLIBS) || exit 1; \
+	done
+fuzz: fuzz-build
+	sh fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	$(PYTHON) fuzz/fuzz_report.py --seconds $(FUZZ_SECONDS)
 
 fixtures:
 	$(PYTHON) tests/gen_fixtures.py tests/fixtures

@@ -200,7 +200,8 @@ class BenchFile:
 
 def _seconds(entry):
     t, unit = number(entry.get("real_time")), entry.get("time_unit", "ns")
-    return t * TIME_UNITS[unit] if t is not None and unit in TIME_UNITS else None
+    ok = t is not None and isinstance(unit, str) and unit in TIME_UNITS
+    return t * TIME_UNITS[unit] if ok else None
 
 
 def _summarize(bf, run_name, entries):
@@ -217,7 +218,8 @@ def _summarize(bf, run_name, entries):
                for e in entries):
         return "not an attnbench benchmark: no kernel and shape fields"
     iters = [e for e in entries if e.get("run_type", "iteration") == "iteration"]
-    aggs = {e.get("aggregate_name"): e for e in entries if e.get("run_type") == "aggregate"}
+    aggs = {e["aggregate_name"]: e for e in entries
+            if e.get("run_type") == "aggregate" and isinstance(e.get("aggregate_name"), str)}
     times = [t for t in map(_seconds, iters) if t]
     median_entry = aggs.get("median")
     median_s = _seconds(median_entry) if median_entry else None
@@ -281,7 +283,12 @@ def read_bench_file(path, order):
         groups.setdefault(name, []).append(e)
     skipped = {}
     for name, entries in groups.items():
-        r = _summarize(bf, name, entries)
+        try:
+            r = _summarize(bf, name, entries)
+        except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError) as e:
+            # Fields of the wrong type past the checks above (fuzz/fuzz_report.py
+            # finds them): the benchmark is skipped, never the report.
+            r = f"malformed entry ({type(e).__name__}: {e})"
         if isinstance(r, Result):
             bf.results.append(r)
         else:
@@ -325,7 +332,7 @@ class Peaks:
                 if number(ctx.get("triad_gbs")):
                     self.triad[(mid, t)] = ctx["triad_gbs"]
             for r in bf.results:
-                if ctx.get("pct_peak_isa") and r.kernel == "pytorch":
+                if isinstance(ctx.get("pct_peak_isa"), str) and r.kernel == "pytorch":
                     isa_of[(mid, r.kernel)] = ctx["pct_peak_isa"]
                 elif r.peak and r.threads == t:
                     for isa, g in peaks.items():

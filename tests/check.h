@@ -40,6 +40,7 @@ void test_compare(void);    /* harness/compare.c: the statistics of attnbench co
 void test_tune(void);       /* harness/tune.c: the search against a cost model */
 void test_history(void);    /* harness/history.c: step detection and the database */
 void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, denormals, L = 65536 */
+void test_concurrency(void); /* several contexts used from several threads at once */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 

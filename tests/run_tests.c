@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -62,23 +63,34 @@ int main(int argc, char **argv)
     /* Hermetic: "auto" contexts must not pick up the user's tuning. */
     setenv("ATTN_WISDOM", "/nonexistent/attnbench-tests/wisdom", 1);
 
-    test_api();
-    test_errors();
-    test_golden();
-    test_fixtures(fixture_dir);
-    test_properties();
-    test_topology();
-    test_counters();
-    test_harness();
-    test_vmath();
-    test_threads();
-    test_einsum();
-    test_params();
-    test_wisdom();
-    test_tune();
-    test_compare();
-    test_history();
-    test_stress();
+    /* The groups, in order; a second argument such as "threads,concurrency"
+     * runs only those (make test-tsan runs the threaded ones under TSan). */
+    static const struct { const char *name; void (*run)(void); } groups[] = {
+        { "api", test_api }, { "errors", test_errors }, { "golden", test_golden },
+        { "fixtures", NULL }, { "properties", test_properties }, { "topology", test_topology },
+        { "counters", test_counters }, { "harness", test_harness }, { "vmath", test_vmath },
+        { "threads", test_threads }, { "einsum", test_einsum }, { "params", test_params },
+        { "wisdom", test_wisdom }, { "tune", test_tune }, { "compare", test_compare },
+        { "history", test_history }, { "stress", test_stress },
+        { "concurrency", test_concurrency },
+    };
+    const char *only = argc > 2 ? argv[2] : NULL;
+    int ran = 0;
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        size_t n = strlen(groups[g].name);
+        const char *at = only ? strstr(only, groups[g].name) : NULL;
+        if (only && !(at && (at == only || at[-1] == ',') && (at[n] == ',' || at[n] == '\0')))
+            continue;
+        ran++;
+        if (groups[g].run)
+            groups[g].run();
+        else
+            test_fixtures(fixture_dir);
+    }
+    if (only && ran == 0) {
+        fprintf(stderr, "run_tests: no test group in '%s'\n", only);
+        return EXIT_FAILURE;
+    }
     close_case();
 
     if (n_skipped)

@@ -259,6 +259,18 @@ cat >"$TMP/bad/other-program.json" <<'EOF'
                  "iterations": 1000, "real_time": 12.5, "cpu_time": 12.4, "time_unit": "ns"}]}
 EOF
 echo '{"context": {}, "benchmarks": [' >"$TMP/bad/truncated.json"
+# Fields of the wrong type (found by fuzz/fuzz_report.py: they raised
+# TypeError): a list as time unit, a dict as aggregate name, a list as ISA.
+"$PY" - "$SAMPLES/sdpa-lengths-pytorch.json" "$TMP/bad/odd-types.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["context"]["pct_peak_isa"] = ["avx512"]
+for e in d["benchmarks"]:
+    e["time_unit"] = ["ms"]
+    if e.get("run_type") == "aggregate":
+        e["aggregate_name"] = {"median": 1}
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
 printf 'attnbench-wisdom 7\n' >"$TMP/bad/wisdom"
 echo "not a database" >"$TMP/bad/history.db"
 if "$PY" reports/report.py --out "$TMP/bad/out" --wisdom "$TMP/bad/wisdom" \
@@ -268,6 +280,7 @@ else
     bad "report.py failed on unusable inputs: $(cat "$TMP/bad.err")"
 fi
 for what in "other-program.json: 1 benchmark(s) skipped" "truncated.json: skipped" \
+    "odd-types.json: " \
     "wisdom $TMP/bad/wisdom: skipped" "history $TMP/bad/history.db: skipped"; do
     check "unusable input reported: $what" 'grep -qF "$what" "$TMP/bad.err"'
 done

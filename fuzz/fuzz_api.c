@@ -1,0 +1,162 @@
+/*
+ * fuzz_api.c — libFuzzer target: the public API on fuzzed small problems.
+ *
+ * The input picks a shape (op, sizes 1..8 or so, mask kind, encoder
+ * options, cross-attention, scale), a thread count and a data seed; every
+ * runnable kernel must then agree with naive within SPEC §4 (the bound of
+ * harness/verify.c). A second part breaks one argument of the same call
+ * (a size of 0 or -1, a product that overflows, D % H != 0, a NULL data
+ * pointer, a NaN scale or eps, an unknown activation): the call must fail
+ * and leave the output's bytes as they were. Any disagreement traps.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "verify.h"
+#include "workload.h"
+
+typedef struct bytes {
+    const uint8_t *p;
+    size_t n;
+} bytes;
+
+static unsigned take(bytes *b, unsigned range)
+{
+    unsigned v = 0;
+    if (b->n) {
+        v = *b->p++;
+        b->n--;
+    }
+    return range ? v % range : v;
+}
+
+static attn_status run_on(const char *kernel, int threads, const ab_workload *w, float *out)
+{
+    attn_ctx *ctx = NULL;
+    attn_status st = attn_ctx_create(&ctx, kernel, threads);
+    if (st == ATTN_OK)
+        st = ab_workload_run(ctx, w, out);
+    attn_ctx_destroy(ctx);
+    return st;
+}
+
+/* One broken argument: the call must fail and write nothing. */
+static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n)
+{
+    static const int bad_sizes[] = { 0, -1, INT_MIN };
+    const ab_shape *s = &w->shape;
+    attn_ctx *ctx = NULL;
+    if (attn_ctx_create(&ctx, "naive", 1) != ATTN_OK)
+        return;
+    memset(out, 0x5a, n * sizeof *out);
+    attn_status st = ATTN_OK;
+    int bad = bad_sizes[how % 3];
+    switch (s->op) {
+    case AB_OP_SDPA: {
+        attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale };
+        const float *q = w->q;
+        switch ((how / 3) % 6) {
+        case 0: sh.batch = bad; break;
+        case 1: sh.kv_len = bad; break;
+        case 2: sh.head_dim = bad; break;
+        case 3: sh.batch = sh.n_heads = sh.q_len = INT_MAX; break;   /* overflows */
+        case 4: q = NULL; break;
+        default: sh.scale = NAN; break;
+        }
+        st = attn_sdpa(ctx, &sh, q, w->k, w->v, &w->mask, out);
+        break;
+    }
+    case AB_OP_MHA: {
+        int d = s->heads * s->head_dim, h = s->heads, b = s->batch, lq = s->q_len;
+        const float *x = w->x_q;
+        float scale = s->scale;
+        switch ((how / 3) % 6) {
+        case 0: d = bad; break;
+        case 1: lq = bad; break;
+        case 2: h = d + 1; break;                                     /* D % H != 0 */
+        case 3: b = lq = d = INT_MAX; h = 1; break;                   /* overflows */
+        case 4: x = NULL; break;
+        default: scale = INFINITY; break;
+        }
+        st = attn_mha(ctx, d, h, scale, &w->mha, b, lq, s->kv_len, x, w->x_kv, &w->mask, out);
+        break;
+    }
+    default: {
+        attn_encoder_config c = w->enc_cfg;
+        int b = s->batch, l = s->q_len;
+        switch ((how / 3) % 6) {
+        case 0: c.d_model = bad; break;
+        case 1: c.d_ff = bad; break;
+        case 2: c.ln_eps = NAN; break;
+        case 3: c.act = (attn_activation)99; break;
+        case 4: b = l = INT_MAX; c.d_model = INT_MAX; c.n_heads = 1; break;
+        default: l = bad; break;
+        }
+        st = attn_encoder_layer(ctx, &c, &w->enc, b, l, w->x_q, &w->mask, out);
+        break;
+    }
+    }
+    attn_ctx_destroy(ctx);
+    if (st == ATTN_OK)
+        __builtin_trap();                /* a broken call was accepted */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &out[i], sizeof u);
+        if (u != 0x5a5a5a5au)
+            __builtin_trap();            /* a failing call wrote its output */
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    bytes b = { data, size };
+    static const attn_activation acts[] = { ATTN_ACT_GELU_ERF, ATTN_ACT_GELU_TANH, ATTN_ACT_RELU };
+    static const float scales[] = { 0.0f, 1.0f, 0.125f, -0.5f, 8.0f };
+    ab_shape s = { 0 };
+    s.op = (ab_op)take(&b, 3);
+    s.batch = 1 + (int)take(&b, 3);
+    s.heads = 1 + (int)take(&b, 4);
+    s.q_len = 1 + (int)take(&b, 24);
+    s.kv_len = s.op == AB_OP_SDPA || (s.op == AB_OP_MHA && take(&b, 2)) ? 1 + (int)take(&b, 24)
+                                                                         : s.q_len;
+    s.cross = s.op == AB_OP_MHA && s.kv_len != s.q_len;
+    s.head_dim = 1 + (int)take(&b, 16);
+    s.d_ff = 1 + (int)take(&b, 24);
+    s.mask = (ab_mask_kind)take(&b, AB_MASK_COUNT);
+    s.norm_first = (int)take(&b, 2);
+    s.act = acts[take(&b, 3)];
+    s.scale = scales[take(&b, 5)];
+    int threads = 1 + (int)take(&b, 3);
+    uint64_t seed = take(&b, 0) | (uint64_t)take(&b, 0) << 8;
+    unsigned how = take(&b, 0);
+
+    ab_workload w;
+    if (ab_workload_init(&w, &s, seed, take(&b, 2) * 4) != 0)
+        return 0;
+    float *ref = ab_alloc_floats(w.out_len, 0), *out = ab_alloc_floats(w.out_len, 0);
+    if (ref && out && run_on("naive", 1, &w, ref) == ATTN_OK) {
+        for (int i = 0; i < attn_kernel_count(); i++) {
+            const char *k = attn_kernel_name(i);
+            if (!attn_kernel_supported(k) || strcmp(k, "naive") == 0)
+                continue;
+            if (run_on(k, threads, &w, out) != ATTN_OK)
+                __builtin_trap();        /* a valid call refused */
+            ab_verdict v = ab_verify(s.op, out, ref, w.out_len, w.max_abs_v);
+            if (!v.ok)
+                __builtin_trap();        /* kernel k disagrees with the oracle */
+        }
+        broken_call(&w, how, out, w.out_len);
+    } else if (ref && out) {
+        __builtin_trap();                /* the oracle refused a valid call */
+    }
+    ab_free(ref);
+    ab_free(out);
+    ab_workload_free(&w);
+    return 0;
+}
