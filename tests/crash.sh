@@ -69,8 +69,10 @@ else
 fi
 
 # ---- 2. kill -9 during history add -------------------------------------------
+HISTORY=yes
 if "$AB" history --help 2>&1 | grep -q "without SQLite" ||
    ! "$AB" history show --db "$TMP/probe.db" >/dev/null 2>&1; then
+    HISTORY=
     echo "skip: history: this attnbench has no SQLite"
 else
     mkdir -p "$TMP/h"
@@ -209,13 +211,17 @@ if mounted "$TMP/romount" ro,size=64k; then
     else
         bad "read-only disk: tune exit $rc, message '$(head -n 1 "$TMP/ro.err")'"
     fi
-    rc=0
-    "$AB" history add "$TMP/h/c01.json" --db "$TMP/romount/history.db" >/dev/null \
-        2>"$TMP/ro-h.err" || rc=$?
-    if [ $rc -ne 0 ] && grep -q "$TMP/romount/history.db" "$TMP/ro-h.err"; then
-        ok "read-only disk: history add fails (exit $rc) naming the database"
+    if [ -z "$HISTORY" ]; then
+        echo "skip: read-only disk: history add (no SQLite)"
     else
-        bad "read-only disk: history add exit $rc, message '$(head -n 1 "$TMP/ro-h.err")'"
+        rc=0
+        "$AB" history add "$TMP/h/c01.json" --db "$TMP/romount/history.db" >/dev/null \
+            2>"$TMP/ro-h.err" || rc=$?
+        if [ $rc -ne 0 ] && grep -q "$TMP/romount/history.db" "$TMP/ro-h.err"; then
+            ok "read-only disk: history add fails (exit $rc) naming the database"
+        else
+            bad "read-only disk: history add exit $rc, message '$(head -n 1 "$TMP/ro-h.err")'"
+        fi
     fi
 else
     echo "skip: read-only disk: cannot mount a tmpfs here ($(cat "$TMP/mount.err"))"
