@@ -86,7 +86,17 @@ run_side() {   # side tag args...: one run of the gate suite, JSON into $work/SI
     local bin=$base_bin env= side=$1 tag=$2
     shift 2
     if [ "$side" = new ]; then bin=$new_bin; env=$inject; fi
-    ATTNBENCH_INJECT_SLOWDOWN=$env "$bin" run --suite gate --threads 1 --repetitions 3 \
+    # A fresh copy of the binary for every run, at a path of the same length
+    # for both sides: a binary's code stays in the same physical pages (the
+    # page cache) for the whole job, and where it sits can make identical
+    # code run a few % apart for as long, a bias that alternating the order
+    # does not cancel; copied anew, its placement is a per-run chance that
+    # the repetitions average out. (The A/B runs of one build seemed to
+    # show such a bias once: 5.5% in confirmation, identical code.)
+    local copy=$work/run-${side%"${side#?}"}       # run-b, run-n
+    rm -f "$copy"
+    cp "$bin" "$copy"
+    ATTNBENCH_INJECT_SLOWDOWN=$env "$copy" run --suite gate --threads 1 --repetitions 3 \
         --min-time 0.05 --json "$work/$side-$tag.json" "$@" >/dev/null
 }
 
