@@ -97,7 +97,6 @@ static void gemm_qkv(const attn_kernel *k, const attn_exec *ex, gemm_region g, s
  * finite go to the oracle, which skips masked keys. The scan reads q, k
  * and v once, O(L·Dh) against the attention's O(L²·Dh); vectorized, the
  * gate sees no change even at L 128-256 (a scalar scan cost 10-40% there). */
-extern const attn_kernel attn_kernel__naive;
 
 /* x - x is 0 for finite x and NaN for NaN and ±Inf: an integer OR of the
  * comparisons vectorizes (no float reduction to reorder); on x86-64 a
@@ -136,14 +135,6 @@ static size_t sdpa_scratch(const attn_kernel *k, const attn_exec *ex, const attn
     return own > oracle ? own : oracle;
 }
 
-static void sdpa(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
-{
-    if (sdpa_inputs_finite(p))
-        k->sdpa(ex, p);
-    else
-        attn_kernel__naive.sdpa(ex, p);
-}
-
 size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
     size_t end = 0;
@@ -153,7 +144,10 @@ size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn
 
 void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    sdpa(k, ex, p);
+    if (sdpa_inputs_finite(p))
+        k->sdpa(ex, p);
+    else
+        attn_kernel__naive.sdpa(ex, p);
 }
 
 /* ---- MHA ------------------------------------------------------------------- */
@@ -250,7 +244,7 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     p.v = v;
     p.out = o;
     attn_exec sub = { ex->n_threads, ex->params, ws + l.sdpa, l.sdpa_bytes };
-    sdpa(k, &sub, &p);
+    attn_sdpa_run(k, &sub, &p);
 
     gemm(k, ex, l.gemm, rows_q, d, d, o, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
 }

@@ -167,6 +167,9 @@ int attn_registry_runnable(const attn_kernel *k);
 unsigned attn_registry_missing(const attn_kernel *k);
 /* Copies k and fills its empty slots from the naive kernel. */
 void attn_registry_resolve(const attn_kernel *k, attn_kernel *out);
+/* The oracle (naive/naive.c): the registry fills empty slots from it, and
+ * compose.c runs its SDPA on inputs that are not finite. */
+extern const attn_kernel attn_kernel__naive;
 
 /* ---- Mask access shared by every kernel ------------------------------------ */
 

@@ -53,7 +53,6 @@ int attn_registry_runnable(const attn_kernel *k)
 
 void attn_registry_resolve(const attn_kernel *k, attn_kernel *out)
 {
-    extern const attn_kernel attn_kernel__naive;
     const attn_kernel *ref = &attn_kernel__naive;
 
     *out = *k;
