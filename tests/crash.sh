@@ -167,20 +167,24 @@ mounted() {   # DIR OPTIONS: a small tmpfs, or why not
     fi
     return 1
 }
+# A tune that cannot write WISDOM must fail with a message naming it and
+# leave it as BEFORE (a copy) was.
+tune_refused() {   # LABEL WISDOM BEFORE
+    rc=0
+    "$AB" tune --shape 'op=mha,B=1,L=16,D=16,H=2' --level estimate --threads 1 \
+        --wisdom "$2" >/dev/null 2>"$TMP/refused.err" || rc=$?
+    if [ $rc -ne 0 ] && grep -q "$2" "$TMP/refused.err" && cmp -s "$2" "$3"; then
+        ok "$1: tune fails (exit $rc: $(head -n 1 "$TMP/refused.err" | cut -c1-100)...), the wisdom unchanged"
+    else
+        bad "$1: tune exit $rc, message '$(head -n 1 "$TMP/refused.err")', file unchanged: $(cmp -s "$2" "$3" && echo yes || echo no)"
+    fi
+}
 if mounted "$TMP/full" size=64k; then
     "$AB" tune --shape 'op=sdpa,B=1,H=1,L=16,Dh=8' --level estimate --threads 1 \
         --wisdom "$TMP/full/wisdom" >/dev/null 2>&1
     cp "$TMP/full/wisdom" "$TMP/full-before"
     dd if=/dev/zero of="$TMP/full/filler" bs=1k count=1000 2>/dev/null   # fills it
-    rc=0
-    "$AB" tune --shape 'op=mha,B=1,L=16,D=16,H=2' --level estimate --threads 1 \
-        --wisdom "$TMP/full/wisdom" >/dev/null 2>"$TMP/full.err" || rc=$?
-    if [ $rc -ne 0 ] && grep -q "$TMP/full/wisdom" "$TMP/full.err" &&
-       cmp -s "$TMP/full/wisdom" "$TMP/full-before"; then
-        ok "full disk: tune fails (exit $rc: $(head -n 1 "$TMP/full.err" | cut -c1-100)...), the wisdom unchanged"
-    else
-        bad "full disk: tune exit $rc, message '$(head -n 1 "$TMP/full.err")', file unchanged: $(cmp -s "$TMP/full/wisdom" "$TMP/full-before" && echo yes || echo no)"
-    fi
+    tune_refused "full disk" "$TMP/full/wisdom" "$TMP/full-before"
     rc=0
     "$AB" run --suite gate --kernel blocked --op sdpa --iterations 1 --repetitions 1 --no-peaks \
         --json "$TMP/full/r.json" >/dev/null 2>"$TMP/full-run.err" || rc=$?
@@ -195,22 +199,12 @@ if mounted "$TMP/full" size=64k; then
 else
     echo "skip: full disk: cannot mount a tmpfs here ($(cat "$TMP/mount.err"))"
 fi
-mkdir -p "$TMP/ro"
-"$AB" tune --shape 'op=sdpa,B=1,H=1,L=16,Dh=8' --level estimate --threads 1 \
-    --wisdom "$TMP/ro/wisdom" >/dev/null 2>&1
-if mounted "$TMP/romount" ro,size=64k; then
-    umount "$TMP/romount"
-    mount -t tmpfs -o size=64k tmpfs "$TMP/romount" && cp "$TMP/ro/wisdom" "$TMP/romount/wisdom" &&
-        mount -o remount,ro "$TMP/romount"
-    rc=0
-    "$AB" tune --shape 'op=mha,B=1,L=16,D=16,H=2' --level estimate --threads 1 \
-        --wisdom "$TMP/romount/wisdom" >/dev/null 2>"$TMP/ro.err" || rc=$?
-    if [ $rc -ne 0 ] && grep -q "$TMP/romount/wisdom" "$TMP/ro.err" &&
-       cmp -s "$TMP/romount/wisdom" "$TMP/ro/wisdom"; then
-        ok "read-only disk: tune fails (exit $rc: $(head -n 1 "$TMP/ro.err" | cut -c1-100)...), the wisdom unchanged"
-    else
-        bad "read-only disk: tune exit $rc, message '$(head -n 1 "$TMP/ro.err")'"
-    fi
+if mounted "$TMP/romount" size=64k; then
+    "$AB" tune --shape 'op=sdpa,B=1,H=1,L=16,Dh=8' --level estimate --threads 1 \
+        --wisdom "$TMP/romount/wisdom" >/dev/null 2>&1
+    cp "$TMP/romount/wisdom" "$TMP/ro-before"
+    mount -o remount,ro "$TMP/romount"
+    tune_refused "read-only disk" "$TMP/romount/wisdom" "$TMP/ro-before"
     if [ -z "$HISTORY" ]; then
         echo "skip: read-only disk: history add (no SQLite)"
     else
