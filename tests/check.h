@@ -60,4 +60,11 @@ double t_max_abs(const float *x, size_t n);
  * their number; the others are reported as skipped (once per run). */
 int t_kernels(const char **names, int max);
 
+/* The workload of a shape text ("op=sdpa,B=1,H=2,L=37,Dh=16,mask=causal"),
+ * its inputs from seed, every buffer misalign bytes past a 64-byte
+ * boundary. 0; or -1 with the reason in err (w is then not to be freed). */
+struct ab_workload;
+int t_workload(struct ab_workload *w, const char *shape, uint64_t seed, size_t misalign,
+               char *err, size_t err_len);
+
 #endif /* ATTN_TEST_CHECK_H */

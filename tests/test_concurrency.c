@@ -59,10 +59,8 @@ void test_concurrency(void)
     t_case("concurrency: %d threads, each its own context of a different kernel, at once",
            N_WORKERS);
     for (int s = 0; s < N_SHAPES; s++) {
-        ab_shape shape;
         char err[256];
-        if (ab_shape_parse(shapes[s], AB_OP_SDPA, &shape, err, sizeof err) != 0
-            || ab_workload_init(&w[s], &shape, 3 + s, 0) != 0) {
+        if (t_workload(&w[s], shapes[s], 3 + s, 0, err, sizeof err) != 0) {
             CHECK(0, "setup of %s: %s", shapes[s], err);
             for (int i = 0; i < s; i++)
                 ab_workload_free(&w[i]);

@@ -502,11 +502,9 @@ static void test_kernel_chunks(void)
         "op=mha,B=1,Lq=40,Lk=2100,D=16,H=2,cross=1,mask=keep",
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        ab_shape shape;
         char err[256];
         ab_workload w;
-        if (ab_shape_parse(shapes[s], AB_OP_SDPA, &shape, err, sizeof err) != 0
-            || ab_workload_init(&w, &shape, 31 + s, 4) != 0) {
+        if (t_workload(&w, shapes[s], 31 + s, 4, err, sizeof err) != 0) {
             t_case("einsum kernels: %s", shapes[s]);
             CHECK(0, "setup: %s", err);
             continue;
@@ -520,7 +518,7 @@ static void test_kernel_chunks(void)
                    k->name);
             float *one = run_kernel(k->name, 1, &w), *three = run_kernel(k->name, 3, &w);
             if (one && three) {
-                ab_verdict v = ab_verify(shape.op, one, ref, w.out_len, w.max_abs_v);
+                ab_verdict v = ab_verify(w.shape.op, one, ref, w.out_len, w.max_abs_v);
                 CHECK(v.ok, "error %.3g, bound %.3g", v.max_err, v.tol);
                 CHECK(memcmp(one, three, w.out_len * sizeof(float)) == 0,
                       "3 threads not bitwise equal to 1");

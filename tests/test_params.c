@@ -59,12 +59,10 @@ static void test_values(const char *kernel, int offset)
 {
     int n = attn_kernel_param_count(kernel);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        ab_shape shape;
         ab_workload w;
         char err[256];
         t_case("params [%s]: all at min+%d, %s", kernel, offset, shapes[s]);
-        if (ab_shape_parse(shapes[s], AB_OP_SDPA, &shape, err, sizeof err) != 0
-            || ab_workload_init(&w, &shape, 11 + s, 4) != 0) {
+        if (t_workload(&w, shapes[s], 11 + s, 4, err, sizeof err) != 0) {
             CHECK(0, "setup: %s", err);
             continue;
         }
@@ -81,7 +79,7 @@ static void test_values(const char *kernel, int offset)
         if (ctx && ref_ctx && ref && y) {
             CHECK_STATUS(ab_workload_run(ref_ctx, &w, ref), ATTN_OK);
             CHECK_STATUS(ab_workload_run(ctx, &w, y), ATTN_OK);
-            ab_verdict v = ab_verify(shape.op, y, ref, w.out_len, w.max_abs_v);
+            ab_verdict v = ab_verify(w.shape.op, y, ref, w.out_len, w.max_abs_v);
             CHECK(v.ok, "max error %.3g exceeds %.3g", v.max_err, v.tol);
         }
         attn_ctx_destroy(ctx);

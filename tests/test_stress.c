@@ -28,14 +28,10 @@
 
 static int make(ab_workload *w, const char *shape)
 {
-    ab_shape s;
     char err[256];
-    if (ab_shape_parse(shape, AB_OP_SDPA, &s, err, sizeof err) != 0
-        || ab_workload_init(w, &s, 11, 0) != 0) {
-        CHECK(0, "setup of %s: %s", shape, err);
-        return -1;
-    }
-    return 0;
+    int rc = t_workload(w, shape, 11, 0, err, sizeof err);
+    CHECK(rc == 0, "setup of %s: %s", shape, err);
+    return rc;
 }
 
 /* The workload's output on kernel kn, or NULL (a failure is recorded). */

@@ -42,12 +42,10 @@ void test_threads(void)
         if (!k->parallel || !attn_registry_runnable(k))
             continue;
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-            ab_shape shape;
             char err[256];
             ab_workload w;
             t_case("threads [%s]: %s with 1, 2, 3 threads", k->name, shapes[s]);
-            if (ab_shape_parse(shapes[s], AB_OP_SDPA, &shape, err, sizeof err) != 0
-                || ab_workload_init(&w, &shape, 7 + s, 0) != 0) {
+            if (t_workload(&w, shapes[s], 7 + s, 0, err, sizeof err) != 0) {
                 CHECK(0, "setup: %s", err);
                 continue;
             }
@@ -56,7 +54,7 @@ void test_threads(void)
                 float *many = run(k->name, t, &w);
                 if (!many)
                     continue;
-                ab_verdict v = ab_verify(shape.op, many, one, w.out_len, w.max_abs_v);
+                ab_verdict v = ab_verify(w.shape.op, many, one, w.out_len, w.max_abs_v);
                 CHECK(v.ok, "%d threads differ from 1 by %.3g (bound %.3g)", t, v.max_err, v.tol);
                 CHECK(memcmp(many, one, w.out_len * sizeof(float)) == 0,
                       "%d threads not bitwise equal to 1 (max diff %.3g)", t, v.max_err);

@@ -1,5 +1,6 @@
 /* util.c — buffers, random data and comparisons shared by the tests. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,19 @@ double t_max_abs(const float *x, size_t n)
         if (fabs((double)x[i]) > m)
             m = fabs((double)x[i]);
     return m;
+}
+
+int t_workload(ab_workload *w, const char *shape, uint64_t seed, size_t misalign, char *err,
+               size_t err_len)
+{
+    ab_shape s;
+    if (ab_shape_parse(shape, AB_OP_SDPA, &s, err, err_len) != 0)
+        return -1;
+    if (ab_workload_init(w, &s, seed, misalign) != 0) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 int t_kernels(const char **names, int max)
