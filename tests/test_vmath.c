@@ -5,7 +5,8 @@
  * GELUs, compiled for AVX2 / AVX-512 / NEON in their folders), each on the
  * CPUs that run it.
  *   exp: within 2 ulp of the correctly rounded e^x over [-87.3, 88.7], exact
- *        at the edges (0 below, +inf above, NaN through).
+ *        at the edges (0 below, +inf above, NaN through); the SIMD
+ *        softmax's exp of x <= 0 the same over [-87.3, 0].
  *   GELUs (erf and tanh forms): within 5e-7·max(1, |x|); erf (portable):
  *        within 5e-7 absolute.
  * And every kernel's LayerNorm against double precision on rows with a
@@ -24,6 +25,7 @@ typedef struct vmath_impl {
     const char *name;
     unsigned requires;                                    /* ATTN_CPU_* bits */
     void (*exp_n)(const float *x, float *y, size_t n);
+    void (*exp_nonpos_n)(const float *x, float *y, size_t n);   /* NULL: none */
     void (*activate_n)(int act, float *x, size_t n);
 } vmath_impl;
 
@@ -47,15 +49,15 @@ static double ulp_error(float y, double ref)
     return fabs((double)y - ref) / ulp;
 }
 
-/* Every 2^-12 step over the range, plus points around every integer
+/* Every 2^-12 step over [-87.3, hi], plus points around every integer
  * multiple of ln 2 (where the range reduction switches n) and the edges. */
-static size_t exp_points(float **out)
+static size_t exp_points(float **out, float hi)
 {
     size_t cap = 800000, n = 0;
     float *x = malloc(cap * sizeof *x);
     if (!x)
         return 0;
-    for (double v = -87.3; v <= 88.7 && n < cap; v += 1.0 / 4096)
+    for (double v = -87.3; v <= hi && n < cap; v += 1.0 / 4096)
         x[n++] = (float)v;
     for (int e = -125; e <= 127; e++) {
         float c = (float)(e * M_LN2);
@@ -63,7 +65,7 @@ static size_t exp_points(float **out)
             float v = c;
             for (int s = 0; s < abs(k); s++)
                 v = nextafterf(v, k < 0 ? -INFINITY : INFINITY);
-            if (v >= ATTN_EXPF_MIN && v <= ATTN_EXPF_MAX)
+            if (v >= ATTN_EXPF_MIN && v <= hi)
                 x[n++] = v;
         }
     }
@@ -71,11 +73,13 @@ static size_t exp_points(float **out)
     return n;
 }
 
-static void test_exp(const vmath_impl *im)
+/* exp_n over [-87.3, hi]: the general exp (hi 88.7) or the softmax's (0). */
+static void test_exp_bound(const char *impl, const char *what,
+                           void (*exp_n)(const float *x, float *y, size_t n), float hi)
 {
-    t_case("vmath [%s]: exp within 2 ulp over [-87.3, 88.7]", im->name);
+    t_case("vmath [%s]: %s within 2 ulp over [-87.3, %g]", impl, what, (double)hi);
     float *x = NULL;
-    size_t n = exp_points(&x);
+    size_t n = exp_points(&x, hi);
     float *y = malloc((n ? n : 1) * sizeof *y);
     if (!n || !y) {
         CHECK(0, "out of memory");
@@ -83,7 +87,7 @@ static void test_exp(const vmath_impl *im)
         free(y);
         return;
     }
-    im->exp_n(x, y, n);
+    exp_n(x, y, n);
     double worst = 0.0;
     float worst_x = 0.0f;
     for (size_t i = 0; i < n; i++) {
@@ -94,6 +98,11 @@ static void test_exp(const vmath_impl *im)
     CHECK(worst <= 2.0, "%.2f ulp at x = %.9g", worst, worst_x);
     free(x);
     free(y);
+}
+
+static void test_exp(const vmath_impl *im)
+{
+    test_exp_bound(im->name, "exp", im->exp_n, ATTN_EXPF_MAX);
 
     t_case("vmath [%s]: exp edges: 0 below the normal range, +inf above, NaN stays NaN", im->name);
     /* 17 values, so a vector implementation meets its tail too. */
@@ -109,6 +118,23 @@ static void test_exp(const vmath_impl *im)
     CHECK(r[6] > 0.0f && isfinite(r[7]), "range ends: %g %g", r[6], r[7]);
     for (int i = 9; i < 17; i++)
         CHECK(ulp_error(r[i], exp((double)e[i])) <= 2.0, "exp(%g) = %.9g (tail)", e[i], r[i]);
+    if (!im->exp_nonpos_n)
+        return;
+
+    test_exp_bound(im->name, "softmax exp (x <= 0)", im->exp_nonpos_n, 0.0f);
+    t_case("vmath [%s]: softmax exp edges: 0 below the normal range and at -inf, NaN stays NaN",
+           im->name);
+    /* 17 values, so the vector tail is met too. */
+    float z[17] = { -INFINITY, -100.0f, -88.0f, ATTN_EXPF_MIN, 0.0f, NAN, -0.0f, -1e-30f,
+                    -1.0f, -0.5f, -10.0f, -20.0f, -40.0f, -60.0f, -80.0f, -87.0f, -3.0f };
+    im->exp_nonpos_n(z, r, 17);
+    CHECK(r[0] == 0.0f && r[1] == 0.0f && r[2] == 0.0f, "exp(-inf, -100, -88) = %g %g %g", r[0],
+          r[1], r[2]);
+    CHECK(r[3] > 0.0f && r[4] == 1.0f && r[6] == 1.0f && r[7] == 1.0f,
+          "exp(-87.3, 0, -0, -1e-30) = %g %.9g %.9g %.9g", r[3], r[4], r[6], r[7]);
+    CHECK(isnan(r[5]), "NaN lost");
+    for (int i = 8; i < 17; i++)
+        CHECK(ulp_error(r[i], exp((double)z[i])) <= 2.0, "exp(%g) = %.9g (tail)", z[i], r[i]);
 }
 
 static void test_activations(const vmath_impl *im)
@@ -205,14 +231,17 @@ static void test_layernorm(void)
 void test_vmath(void)
 {
     static const vmath_impl impls[] = {
-        { "portable", 0, exp_portable, activate_portable },
+        { "portable", 0, exp_portable, NULL, activate_portable },
 #if defined(__x86_64__)
-        { "avx2", ATTN_CPU_AVX2 | ATTN_CPU_FMA, attn_simd_exp__avx2, attn_simd_activate__avx2 },
+        { "avx2", ATTN_CPU_AVX2 | ATTN_CPU_FMA, attn_simd_exp__avx2, attn_simd_exp_nonpos__avx2,
+          attn_simd_activate__avx2 },
         { "avx512", ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512VL,
-          attn_simd_exp__avx512, attn_simd_activate__avx512 },
+          attn_simd_exp__avx512, attn_simd_exp_nonpos__avx512,
+          attn_simd_activate__avx512 },
 #endif
 #if defined(__aarch64__)
-        { "neon", ATTN_CPU_NEON, attn_simd_exp__neon, attn_simd_activate__neon },
+        { "neon", ATTN_CPU_NEON, attn_simd_exp__neon, attn_simd_exp_nonpos__neon,
+          attn_simd_activate__neon },
 #endif
     };
     for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++) {

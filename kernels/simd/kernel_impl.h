@@ -3,14 +3,20 @@
  * folder's kernel.c, after gemm_impl.h and sdpa_impl.h, with SIMD_REQUIRES
  * (the ATTN_CPU_* bits) and SIMD_DESCRIPTION defined.
  */
-void SIMD_NAME(attn_simd_exp)(const float *x, float *y, size_t n)
-{
-    size_t i = 0;
-    for (; i + SIMD_LANES <= n; i += SIMD_LANES)
-        vf_store(y + i, vf_exp(vf_load(x + i)));
-    if (i < n)
-        vf_store_n(y + i, vf_exp(vf_load_n(x + i, (int)(n - i))), (int)(n - i));
-}
+/* The softmax's and erf's exp (vf_exp_nonpos) and the general one (vf_exp)
+ * over arrays, for their tests. */
+#define SIMD_EXP_OVER_ARRAY(name, vexp)                                                            \
+    void SIMD_NAME(name)(const float *x, float *y, size_t n)                                       \
+    {                                                                                              \
+        size_t i = 0;                                                                              \
+        for (; i + SIMD_LANES <= n; i += SIMD_LANES)                                               \
+            vf_store(y + i, vexp(vf_load(x + i)));                                                 \
+        if (i < n)                                                                                 \
+            vf_store_n(y + i, vexp(vf_load_n(x + i, (int)(n - i))), (int)(n - i));                \
+    }
+SIMD_EXP_OVER_ARRAY(attn_simd_exp, vf_exp)
+SIMD_EXP_OVER_ARRAY(attn_simd_exp_nonpos, vf_exp_nonpos)
+#undef SIMD_EXP_OVER_ARRAY
 
 /* The epilogue's activation (gemm_epilogue_vec) over an array. */
 void SIMD_NAME(attn_simd_activate)(int act, float *x, size_t n)

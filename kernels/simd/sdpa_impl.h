@@ -105,11 +105,13 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
             vf_store(s + j, vf_zero());
         return 1.0f;
     }
-    float alpha = attn_expf(*m - m_new);   /* m = −inf (first visible tile) → 0 */
+    /* m = −inf (first visible tile) → 0; an unchanged max (most tiles after
+     * the first few) skips the scalar exp, a dependency chain per row. */
+    float alpha = m_new == *m ? 1.0f : attn_expf(*m - m_new);
     const vf vm = vf_set1(m_new);
     vf vsum = vf_zero();
     for (int j = 0; j < kv; j += SIMD_LANES) {
-        vf e = vf_exp(vf_sub(vf_load(s + j), vm));   /* −inf → 0 */
+        vf e = vf_exp_nonpos(vf_sub(vf_load(s + j), vm));   /* s ≤ max; −inf → 0 */
         vf_store(s + j, e);
         vsum = vf_add(vsum, e);
     }
@@ -118,10 +120,14 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
     return alpha;
 }
 
-static inline void sdpa_scale_row(float *o, int n, float f)
+static inline void SIMD_NAME(sdpa_scale_row)(float *o, int n, float f)
 {
-    for (int j = 0; j < n; j++)
-        o[j] *= f;
+    const vf vf_f = vf_set1(f);
+    int j = 0;
+    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
+        vf_store(o + j, vf_mul(vf_load(o + j), vf_f));
+    if (j < n)
+        vf_store_n(o + j, vf_mul(vf_load_n(o + j, n - j), vf_f), n - j);
 }
 
 /* Query rows [q0, q0+rows) of head (b, h), K and V already packed. */
@@ -160,7 +166,7 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
                 attn_rows_mask(p->mask, b, q0 + i, p->q_len, p->kv_len, k0, row, n_vis);
             float alpha = SIMD_NAME(sdpa_online_row)(row, kb, n_vis, &m[i], &l[i]);
             if (k0 > 0 && alpha != 1.0f)
-                sdpa_scale_row(out + (size_t)i * ldo, dh, alpha);
+                SIMD_NAME(sdpa_scale_row)(out + (size_t)i * ldo, dh, alpha);
         }
 #if defined(__ARM_NEON)
         /* NEON's micro-kernel takes A by lane from packed vectors. */
@@ -182,7 +188,7 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
     for (int i = 0; i < rows; i++) {
         float *o = out + (size_t)i * ldo;
         if (l[i] > 0.0f)
-            sdpa_scale_row(o, dh, 1.0f / l[i]);
+            SIMD_NAME(sdpa_scale_row)(o, dh, 1.0f / l[i]);
         else                             /* every key masked: zeros (SPEC §1) */
             for (int j = 0; j < dh; j++)
                 o[j] = 0.0f;

@@ -49,6 +49,7 @@ static inline float vf_reduce_max(vf v) { return _mm512_reduce_max_ps(v); }
  * handling needed by the callers' clamped n). */
 static inline vf vf_round(vf x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline vf vf_ldexp(vf p, vf n) { return _mm512_scalef_ps(p, n); }
+static inline vf vf_ldexp_small(vf p, vf n) { return _mm512_scalef_ps(p, n); }
 static inline vf vf_select_lt(vf a, vf b, vf x, vf y)   /* a < b ? x : y */
 {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x);
@@ -108,6 +109,12 @@ static inline vf vf_ldexp(vf p, vf n)
     __m256i e2 = _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e1)), _mm256_castsi256_ps(e2));
 }
+/* p·2^n for integral n in [-126, 127]: 2^n is a normal float, one step. */
+static inline vf vf_ldexp_small(vf p, vf n)
+{
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
 static inline vf vf_select_lt(vf a, vf b, vf x, vf y)   /* a < b ? x : y */
 {
     return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ));
@@ -161,6 +168,12 @@ static inline vf vf_ldexp(vf p, vf n)
     int32x4_t e2 = vshlq_n_s32(vaddq_s32(vsubq_s32(ni, half), vdupq_n_s32(127)), 23);
     return vmulq_f32(vmulq_f32(p, vreinterpretq_f32_s32(e1)), vreinterpretq_f32_s32(e2));
 }
+/* p·2^n for integral n in [-126, 127]: 2^n is a normal float, one step. */
+static inline vf vf_ldexp_small(vf p, vf n)
+{
+    int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
+    return vmulq_f32(p, vreinterpretq_f32_s32(e));
+}
 static inline vf vf_select_lt(vf a, vf b, vf x, vf y) { return vbslq_f32(vcltq_f32(a, b), x, y); }
 static inline vf vf_select_nan(vf a, vf x) { return vbslq_f32(vceqq_f32(a, a), x, a); }
 
@@ -203,29 +216,54 @@ static inline void simd_transpose4(const float *const src[4], int p, float alpha
 
 static inline vf vf_min(vf a, vf b) { return vf_select_lt(a, b, a, b); }
 
-/* e^x, the vector twin of vmath.h's attn_expf: the same range reduction
- * (x = n·ln2 + r, Cody–Waite split of ln2) and Cephes polynomial, with n
- * rounded to nearest and 2^n applied by vf_ldexp. 0 below -87.3, +inf above
- * 88.7, NaN stays NaN. Bound: 2 ulp over [-87.3, 88.7], tested against the
- * double-precision exp (tests/test_simd.c). */
+/* The range reduction and polynomial of e^x shared by vf_exp and
+ * vf_exp_nonpos: x = n·ln2 + r with ln2 split in two (Cody–Waite, as
+ * vmath.h's attn_expf), |r| <= ln2/2; returns e^r, n in *n, for x the caller
+ * has clamped to the normal range. e^r in Horner form, 1 + r·(1 + r·(…)),
+ * degree 6, coefficients fitted (weighted least squares towards minimax,
+ * then rounded to float) to 1.02 ulp on the reduced range: 6 FMAs where
+ * Cephes' form (attn_expf) takes 8 operations for the same accuracy. */
+static inline vf vf_exp_reduced(vf xc, vf *n)
+{
+    *n = vf_round(vf_mul(xc, vf_set1(1.44269504088896341f)));
+    vf r = vf_fmadd(*n, vf_set1(-0.693359375f), xc);
+    r = vf_fmadd(*n, vf_set1(2.12194440e-4f), r);
+    vf p = vf_set1(0.001388105796650052f);
+    p = vf_fmadd(p, r, vf_set1(0.008380072191357613f));
+    p = vf_fmadd(p, r, vf_set1(0.041667502373456955f));
+    p = vf_fmadd(p, r, vf_set1(0.16666337847709656f));
+    p = vf_fmadd(p, r, vf_set1(0.4999999403953552f));
+    p = vf_fmadd(p, r, vf_set1(1.0f));
+    return vf_fmadd(p, r, vf_set1(1.0f));
+}
+
+/* e^x, the vector counterpart of vmath.h's attn_expf (same range and edge
+ * values), with n rounded to nearest and 2^n applied by vf_ldexp. 0 below -87.3, +inf above 88.7, NaN stays
+ * NaN. Bound: 2 ulp over [-87.3, 88.7], tested against the double-precision
+ * exp (tests/test_vmath.c). */
 static inline vf vf_exp(vf x)
 {
     const vf lo = vf_set1(-87.3f), hi = vf_set1(88.7f);
-    vf xc = vf_max(vf_min(x, hi), lo);
-    vf n = vf_round(vf_mul(xc, vf_set1(1.44269504088896341f)));
-    vf r = vf_fmadd(n, vf_set1(-0.693359375f), xc);
-    r = vf_fmadd(n, vf_set1(2.12194440e-4f), r);
-    vf p = vf_set1(1.9875691500e-4f);
-    p = vf_fmadd(p, r, vf_set1(1.3981999507e-3f));
-    p = vf_fmadd(p, r, vf_set1(8.3334519073e-3f));
-    p = vf_fmadd(p, r, vf_set1(4.1665795894e-2f));
-    p = vf_fmadd(p, r, vf_set1(1.6666665459e-1f));
-    p = vf_fmadd(p, r, vf_set1(5.0000001201e-1f));
-    p = vf_fmadd(vf_mul(p, r), r, vf_add(r, vf_set1(1.0f)));
+    vf n, p = vf_exp_reduced(vf_max(vf_min(x, hi), lo), &n);
     vf y = vf_ldexp(p, n);
     y = vf_select_lt(x, lo, vf_zero(), y);
     y = vf_select_lt(hi, x, vf_set1(__builtin_inff()), y);
     return vf_select_nan(x, y);
+}
+
+/* e^x for x <= 0 — softmax's e^(s − max) and erf's e^(−x²) — with the
+ * same polynomial and bound as vf_exp, and 0 below -87.3 (−inf gives 0),
+ * NaN stays NaN; at 14 vector operations instead of vf_exp's 20 (AVX-512),
+ * because without an upper clamp 2^n is a normal float (n in [-126, 0])
+ * and one exponent step suffices. The clamp is max(lo, x), not max(x, lo):
+ * x86's max returns its second operand when either is NaN (so NaN goes on
+ * through the polynomial), NEON's returns NaN. Correct up to x = 88 (tested
+ * over [-87.3, 0]). */
+static inline vf vf_exp_nonpos(vf x)
+{
+    const vf lo = vf_set1(-87.3f);
+    vf n, p = vf_exp_reduced(vf_max(lo, x), &n);
+    return vf_select_lt(x, lo, vf_zero(), vf_ldexp_small(p, n));
 }
 
 /* erf(x) by Abramowitz & Stegun 7.1.26, the formula of vmath.h's attn_erff
@@ -241,7 +279,7 @@ static inline vf vf_erf(vf x)
     poly = vf_fmadd(poly, t, vf_set1(-0.284496736f));
     poly = vf_fmadd(poly, t, vf_set1(0.254829592f));
     poly = vf_mul(poly, t);
-    vf y = vf_sub(vf_set1(1.0f), vf_mul(poly, vf_exp(vf_sub(vf_zero(), vf_mul(ax, ax)))));
+    vf y = vf_sub(vf_set1(1.0f), vf_mul(poly, vf_exp_nonpos(vf_sub(vf_zero(), vf_mul(ax, ax)))));
     return vf_select_lt(x, vf_zero(), vf_sub(vf_zero(), y), y);
 }
 
