@@ -86,6 +86,12 @@ typedef struct blk_arch {
     void (*epilogue)(const blk_gemm *g, size_t i0, int j0, int mr, int nr);
     void (*kernel_epilogue)(int kb, const float *a, const float *b, const blk_gemm *g, size_t i0,
                             int j0, int mr, int nr, int first);
+    /* Optional: a whole MR-row tile of g->c at (i0, j0) from A read where
+     * it is (row i at a + i·lda), not packed; with g's epilogue when
+     * epilogue is set. Used when alpha is 1: A then needs no packing pass
+     * (only a last tile of fewer than MR rows is packed). */
+    void (*kernel_unpacked)(int kb, const float *a, size_t lda, const float *b, const blk_gemm *g,
+                            size_t i0, int j0, int nr, int first, int epilogue);
 } blk_arch;
 
 /* The epilogue of g on the mr×nr tile of C at (i0, j0): bias, activation,

@@ -217,9 +217,12 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
 
     for (size_t ia = m0; ia < m1; ia += a_rows) {
         size_t ma = m1 - ia < a_rows ? m1 - ia : a_rows;
+        /* Rows of whole tiles read unpacked: only a last short tile is packed. */
+        size_t unpacked = arch->kernel_unpacked && g->alpha == 1.0f ? ma / (size_t)MR * (size_t)MR : 0;
         for (int pc = 0; pc < g->k; pc += kc) {
             int kb = min_int(kc, g->k - pc), first = pc == 0, last = pc + kb == g->k;
-            arch->pack_a(g, ia, (int)ma, pc, kb, apack);
+            if (unpacked < ma)
+                arch->pack_a(g, ia + unpacked, (int)(ma - unpacked), pc, kb, apack);
             for (int jc = n0; jc < n1; jc += nc) {
                 int nb = min_int(nc, n1 - jc);
                 arch->pack_b(g, jc, nb, pc, kb, bpack);
@@ -227,10 +230,15 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
                     int mb = (int)(ma - ic < mc ? ma - ic : mc);
                     for (int jr = 0; jr < nb; jr += NR)
                         for (int ir = 0; ir < mb; ir += MR) {
-                            size_t i = ia + ic + (size_t)ir;
+                            size_t r = ic + (size_t)ir, i = ia + r;
                             int j = jc + jr, mr = min_int(MR, mb - ir), nr = min_int(NR, nb - jr);
-                            const float *ap = apack + (ic + (size_t)ir) * (size_t)kb * arch->a_bcast;
                             const float *bp = bpack + (size_t)jr * kb;
+                            if (r < unpacked) {
+                                arch->kernel_unpacked(kb, g->a + i * g->lda + pc, g->lda, bp, g, i,
+                                                      j, nr, first, last && has_epilogue);
+                                continue;
+                            }
+                            const float *ap = apack + (r - unpacked) * (size_t)kb * arch->a_bcast;
                             if (last && has_epilogue && arch->kernel_epilogue) {
                                 arch->kernel_epilogue(kb, ap, bp, g, i, j, mr, nr, first);
                                 continue;

@@ -228,7 +228,8 @@ SIMD_NAME(gemm_accumulate_rows)(int kb, const float *a, size_t lda, const float 
 
 /* The epilogue of g on one vector of row i of the tile (n valid lanes, at
  * column j of C): bias, activation, residual — in registers. */
-static inline vf SIMD_NAME(gemm_epilogue_vec)(const blk_gemm *g, vf x, size_t i, int j, int n)
+static inline __attribute__((always_inline)) vf
+SIMD_NAME(gemm_epilogue_vec)(const blk_gemm *g, vf x, size_t i, int j, int n)
 {
     if (g->bias)
         x = vf_add(x, n >= SIMD_LANES ? vf_load(g->bias + j) : vf_load_n(g->bias + j, n));
@@ -326,8 +327,28 @@ static void SIMD_NAME(gemm_kernel_epilogue)(int kb, const float *restrict a,
     SIMD_NAME(gemm_store)(acc, g->c + i0 * g->ldc + j0, g->ldc, mr, nr, first, g, i0, j0);
 }
 
+#if !defined(__ARM_NEON)
+/* A whole tile from A unpacked (blk_arch.kernel_unpacked). */
+static void SIMD_NAME(gemm_kernel_unpacked)(int kb, const float *a, size_t lda,
+                                            const float *restrict b, const blk_gemm *g, size_t i0,
+                                            int j0, int nr, int first, int epilogue)
+{
+    vf acc[GEMM_MR][GEMM_NV];
+    float *c = g->c + i0 * g->ldc + j0;
+    SIMD_NAME(gemm_prefetch_c)(c, g->ldc, GEMM_MR, nr);
+    SIMD_NAME(gemm_accumulate_rows)(kb, a, lda, b, acc);
+    if (epilogue)
+        SIMD_NAME(gemm_store)(acc, c, g->ldc, GEMM_MR, nr, first, g, i0, j0);
+    else
+        SIMD_NAME(gemm_store)(acc, c, g->ldc, GEMM_MR, nr, first, NULL, 0, 0);
+}
+#endif
+
 static const blk_arch SIMD_NAME(blk_arch) = {
     .mr = GEMM_MR, .nr = GEMM_NR, .a_bcast = 1,
     .pack_a = SIMD_NAME(gemm_pack_a), .pack_b = SIMD_NAME(gemm_pack_b),
     .kernel = SIMD_NAME(gemm_kernel), .kernel_epilogue = SIMD_NAME(gemm_kernel_epilogue),
+#if !defined(__ARM_NEON)
+    .kernel_unpacked = SIMD_NAME(gemm_kernel_unpacked),
+#endif
 };
