@@ -114,16 +114,27 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
             continue;
         }
         for (int grp = 0; grp < GEMM_NR; grp += GEMM_TRANSPOSE_ROWS) {
-            const float *src[GEMM_TRANSPOSE_ROWS];
-            for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++)
+            const float *src[GEMM_TRANSPOSE_ROWS], *next[GEMM_TRANSPOSE_ROWS];
+            /* The rows of the next group (or of this one at the last, a
+             * harmless repeat) are asked for while this group is
+             * transposed: weights come from DRAM, in row pieces too short
+             * (kb floats) for the hardware prefetcher to get going. */
+            int ahead = c + grp + 2 * GEMM_TRANSPOSE_ROWS <= nb ? GEMM_TRANSPOSE_ROWS : 0;
+            for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++) {
                 src[j] = blk_b_row(g, j0 + c + grp + j) + p0;
+                next[j] = blk_b_row(g, j0 + c + grp + ahead + j) + p0;
+            }
             int p = 0;
-            for (; p + GEMM_TRANSPOSE_ROWS <= kb; p += GEMM_TRANSPOSE_ROWS)
+            for (; p + GEMM_TRANSPOSE_ROWS <= kb; p += GEMM_TRANSPOSE_ROWS) {
+                if (p % 16 == 0)
+                    for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++)
+                        __builtin_prefetch(next[j] + p, 0, 3);
 #if GEMM_TRANSPOSE_ROWS == 8
                 gemm_transpose8(src, p, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);
 #else
                 simd_transpose4(src, p, 1.0f, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);
 #endif
+            }
             for (; p < kb; p++)
                 for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++)
                     panel[(size_t)p * GEMM_NR + grp + j] = src[j][p];
