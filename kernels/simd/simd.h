@@ -237,10 +237,11 @@ static inline vf vf_exp_reduced(vf xc, vf *n)
     return vf_fmadd(p, r, vf_set1(1.0f));
 }
 
-/* e^x, the vector counterpart of vmath.h's attn_expf (same range and edge
- * values), with n rounded to nearest and 2^n applied by vf_ldexp. 0 below -87.3, +inf above 88.7, NaN stays
- * NaN. Bound: 2 ulp over [-87.3, 88.7], tested against the double-precision
- * exp (tests/test_vmath.c). */
+/* e^x, the vector counterpart of vmath.h's attn_expf (the same range and
+ * edge values), with n rounded to nearest and 2^n applied by vf_ldexp. 0
+ * below -87.3, +inf above 88.7, NaN stays NaN. Bound: 2 ulp over
+ * [-87.3, 88.7], tested against the double-precision exp
+ * (tests/test_vmath.c). */
 static inline vf vf_exp(vf x)
 {
     const vf lo = vf_set1(-87.3f), hi = vf_set1(88.7f);
