@@ -115,18 +115,18 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
         }
         for (int grp = 0; grp < GEMM_NR; grp += GEMM_TRANSPOSE_ROWS) {
             const float *src[GEMM_TRANSPOSE_ROWS], *next[GEMM_TRANSPOSE_ROWS];
-            /* The rows of the next group (or of this one at the last, a
-             * harmless repeat) are asked for while this group is
-             * transposed: weights come from DRAM, in row pieces too short
-             * (kb floats) for the hardware prefetcher to get going. */
-            int ahead = c + grp + 2 * GEMM_TRANSPOSE_ROWS <= nb ? GEMM_TRANSPOSE_ROWS : 0;
+            /* The rows of the next group, if this call packs one, are
+             * asked for while this group is transposed: weights come from
+             * DRAM, in row pieces too short (kb floats) for the hardware
+             * prefetcher to get going. */
+            const int ahead = c + grp + 2 * GEMM_TRANSPOSE_ROWS <= nb;
             for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++) {
                 src[j] = blk_b_row(g, j0 + c + grp + j) + p0;
-                next[j] = blk_b_row(g, j0 + c + grp + ahead + j) + p0;
+                next[j] = ahead ? blk_b_row(g, j0 + c + grp + GEMM_TRANSPOSE_ROWS + j) + p0 : NULL;
             }
             int p = 0;
             for (; p + GEMM_TRANSPOSE_ROWS <= kb; p += GEMM_TRANSPOSE_ROWS) {
-                if (p % 16 == 0)
+                if (ahead && p % 16 == 0)
                     for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++)
                         __builtin_prefetch(next[j] + p, 0, 3);
 #if GEMM_TRANSPOSE_ROWS == 8
@@ -325,28 +325,33 @@ SIMD_NAME(gemm_prefetch_c)(const float *c, size_t ldc, int mr, int nr)
     }
 }
 
-/* C tile (+)= Σ_p a[p][·] ⊗ b[p][·]; see blk_arch in blocked.h. */
+/* Every micro-kernel below: C tile (+)= Σ_p a ⊗ b[p][·] over kb steps, the
+ * C tile at c asked for first; A packed (lda 0: a[p][·] at a + p·MR) or
+ * unpacked (row i of the tile at a + i·lda, all MR rows readable); with
+ * g's epilogue applied before the store when g is set (the tile is at
+ * (i0, j0) of g->c). Inlined into each, where lda and g are mostly
+ * constants, so each compiles to its own loop. */
+static inline __attribute__((always_inline)) void
+SIMD_NAME(gemm_tile)(int kb, const float *a, size_t lda, const float *restrict b, float *c,
+                     size_t ldc, int mr, int nr, int first, const blk_gemm *g, size_t i0, int j0)
+{
+    vf acc[GEMM_MR][GEMM_NV];
+    SIMD_NAME(gemm_prefetch_c)(c, ldc, mr, nr);
+#if !defined(__ARM_NEON)
+    if (lda)
+        SIMD_NAME(gemm_accumulate_rows)(kb, a, lda, b, acc);
+    else
+#endif
+        SIMD_NAME(gemm_accumulate_tile)(kb, a, b, acc, mr);
+    SIMD_NAME(gemm_store)(acc, c, ldc, mr, nr, first, g, i0, j0);
+}
+
+/* A packed; see blk_arch in blocked.h. */
 static void SIMD_NAME(gemm_kernel)(int kb, const float *restrict a, const float *restrict b,
                                    float *c, size_t ldc, int mr, int nr, int first)
 {
-    vf acc[GEMM_MR][GEMM_NV];
-    SIMD_NAME(gemm_prefetch_c)(c, ldc, mr, nr);
-    SIMD_NAME(gemm_accumulate_tile)(kb, a, b, acc, mr);
-    SIMD_NAME(gemm_store)(acc, c, ldc, mr, nr, first, NULL, 0, 0);
+    SIMD_NAME(gemm_tile)(kb, a, 0, b, c, ldc, mr, nr, first, NULL, 0, 0);
 }
-
-#if !defined(__ARM_NEON)
-/* gemm_kernel with A unpacked (gemm_accumulate_rows: all MR rows readable). */
-static void SIMD_NAME(gemm_kernel_rows)(int kb, const float *a, size_t lda,
-                                        const float *restrict b, float *c, size_t ldc, int mr,
-                                        int nr, int first)
-{
-    vf acc[GEMM_MR][GEMM_NV];
-    SIMD_NAME(gemm_prefetch_c)(c, ldc, mr, nr);
-    SIMD_NAME(gemm_accumulate_rows)(kb, a, lda, b, acc);
-    SIMD_NAME(gemm_store)(acc, c, ldc, mr, nr, first, NULL, 0, 0);
-}
-#endif
 
 /* The last depth block of a tile with g's epilogue applied in registers:
  * the tile is written once, finished. */
@@ -354,26 +359,25 @@ static void SIMD_NAME(gemm_kernel_epilogue)(int kb, const float *restrict a,
                                             const float *restrict b, const blk_gemm *g,
                                             size_t i0, int j0, int mr, int nr, int first)
 {
-    vf acc[GEMM_MR][GEMM_NV];
-    SIMD_NAME(gemm_prefetch_c)(g->c + i0 * g->ldc + j0, g->ldc, mr, nr);
-    SIMD_NAME(gemm_accumulate_tile)(kb, a, b, acc, mr);
-    SIMD_NAME(gemm_store)(acc, g->c + i0 * g->ldc + j0, g->ldc, mr, nr, first, g, i0, j0);
+    SIMD_NAME(gemm_tile)(kb, a, 0, b, g->c + i0 * g->ldc + j0, g->ldc, mr, nr, first, g, i0, j0);
 }
 
 #if !defined(__ARM_NEON)
-/* A whole tile from A unpacked (blk_arch.kernel_unpacked). */
+/* A unpacked, all MR rows readable (attention's P·V: P in place). */
+static void SIMD_NAME(gemm_kernel_rows)(int kb, const float *a, size_t lda,
+                                        const float *restrict b, float *c, size_t ldc, int mr,
+                                        int nr, int first)
+{
+    SIMD_NAME(gemm_tile)(kb, a, lda, b, c, ldc, mr, nr, first, NULL, 0, 0);
+}
+
+/* A whole tile of g from A unpacked (blk_arch.kernel_unpacked). */
 static void SIMD_NAME(gemm_kernel_unpacked)(int kb, const float *a, size_t lda,
                                             const float *restrict b, const blk_gemm *g, size_t i0,
                                             int j0, int nr, int first, int epilogue)
 {
-    vf acc[GEMM_MR][GEMM_NV];
-    float *c = g->c + i0 * g->ldc + j0;
-    SIMD_NAME(gemm_prefetch_c)(c, g->ldc, GEMM_MR, nr);
-    SIMD_NAME(gemm_accumulate_rows)(kb, a, lda, b, acc);
-    if (epilogue)
-        SIMD_NAME(gemm_store)(acc, c, g->ldc, GEMM_MR, nr, first, g, i0, j0);
-    else
-        SIMD_NAME(gemm_store)(acc, c, g->ldc, GEMM_MR, nr, first, NULL, 0, 0);
+    SIMD_NAME(gemm_tile)(kb, a, lda, b, g->c + i0 * g->ldc + j0, g->ldc, GEMM_MR, nr, first,
+                         epilogue ? g : NULL, i0, j0);
 }
 #endif
 

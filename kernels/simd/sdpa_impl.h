@@ -122,12 +122,12 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
 
 static inline void SIMD_NAME(sdpa_scale_row)(float *o, int n, float f)
 {
-    const vf vf_f = vf_set1(f);
+    const vf factor = vf_set1(f);
     int j = 0;
     for (; j + SIMD_LANES <= n; j += SIMD_LANES)
-        vf_store(o + j, vf_mul(vf_load(o + j), vf_f));
+        vf_store(o + j, vf_mul(vf_load(o + j), factor));
     if (j < n)
-        vf_store_n(o + j, vf_mul(vf_load_n(o + j, n - j), vf_f), n - j);
+        vf_store_n(o + j, vf_mul(vf_load_n(o + j, n - j), factor), n - j);
 }
 
 /* Query rows [q0, q0+rows) of head (b, h), K and V already packed. */
