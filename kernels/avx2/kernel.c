@@ -3,6 +3,7 @@
  * AVX2 + FMA (this folder's flags, Makefile): a 6×16 FMA micro-kernel,
  * maskload/maskstore tails, streaming attention.
  */
+#define SIMD_TARGET_AVX2 1   /* the ISA simd.h maps to (not the compiler's macros) */
 #include "../simd/gemm_impl.h"
 #include "../simd/sdpa_impl.h"
 

@@ -3,6 +3,7 @@
  * for AVX-512 F/BW/DQ/VL (this folder's flags, Makefile): a 12×32 FMA
  * micro-kernel, masked-load tails, streaming attention.
  */
+#define SIMD_TARGET_AVX512 1   /* the ISA simd.h maps to (not the compiler's macros) */
 #include "../simd/gemm_impl.h"
 #include "../simd/sdpa_impl.h"
 

@@ -3,6 +3,7 @@
  * AArch64 Advanced SIMD: an 8×12 FMA micro-kernel (24 of the 32 q
  * registers), buffered tails, streaming attention.
  */
+#define SIMD_TARGET_NEON 1   /* the ISA simd.h maps to (not the compiler's macros) */
 #include "../simd/gemm_impl.h"
 #include "../simd/sdpa_impl.h"
 

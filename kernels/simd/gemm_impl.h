@@ -54,7 +54,7 @@ static void SIMD_NAME(gemm_pack_a)(const blk_gemm *g, size_t i0, int mb, int p0,
     }
 }
 
-#if defined(__AVX2__)
+#if defined(SIMD_X86)
 /* 8 rows × 8 floats (rows src[0..8) from column p) → 8 vectors of the
  * transposed block, stored 8 floats each at dst + p·ld for p = 0..7. The
  * classic unpack / shuffle / permute transpose of 8×8 floats in AVX. */
@@ -146,7 +146,7 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
  * indexed only by constants after full unrolling, so it lives in registers.
  * On NEON it is a function of its own: inlined, the values the stores after
  * it keep live pushed two accumulators out of the 32 registers. */
-#if defined(__ARM_NEON)
+#if defined(SIMD_TARGET_NEON)
 #define GEMM_ACCUMULATE_INLINE __attribute__((noinline))
 #else
 #define GEMM_ACCUMULATE_INLINE inline __attribute__((always_inline))
@@ -160,7 +160,7 @@ SIMD_NAME(gemm_accumulate)(int kb, const float *restrict a, const float *restric
 #pragma GCC unroll 4
         for (int v = 0; v < GEMM_NV; v++)
             acc[i][v] = vf_zero();
-#if defined(__ARM_NEON) && GEMM_MR == 8 && GEMM_NV == 3
+#if defined(SIMD_TARGET_NEON) && GEMM_MR == 8 && GEMM_NV == 3
     /* NEON: the 8 values of A as two vectors and FMAs by lane. Broadcasting
      * each value (ld1r, or a scalar load for fmla by element) would need 8
      * more registers than the 32 the 24 accumulators and 3 B vectors leave,
@@ -206,7 +206,7 @@ static inline __attribute__((always_inline)) void
 SIMD_NAME(gemm_accumulate_tile)(int kb, const float *restrict a, const float *restrict b,
                                 vf acc[GEMM_MR][GEMM_NV], int mr)
 {
-#if !defined(__ARM_NEON)
+#if !defined(SIMD_TARGET_NEON)
     if (mr <= GEMM_MR_SHORT) {
         SIMD_NAME(gemm_accumulate)(kb, a, b, acc, GEMM_MR_SHORT);
         return;
@@ -215,7 +215,7 @@ SIMD_NAME(gemm_accumulate_tile)(int kb, const float *restrict a, const float *re
     SIMD_NAME(gemm_accumulate)(kb, a, b, acc, GEMM_MR);
 }
 
-#if !defined(__ARM_NEON)
+#if !defined(SIMD_TARGET_NEON)
 /* acc = Σ_p a[·][p] ⊗ b[p][·] with A not packed: row i of the tile at
  * a + i·lda. All MR rows must be readable (the caller's buffer holds whole
  * MR-row tiles); the sums of rows past mr are never stored. For attention's
@@ -337,7 +337,7 @@ SIMD_NAME(gemm_tile)(int kb, const float *a, size_t lda, const float *restrict b
 {
     vf acc[GEMM_MR][GEMM_NV];
     SIMD_NAME(gemm_prefetch_c)(c, ldc, mr, nr);
-#if !defined(__ARM_NEON)
+#if !defined(SIMD_TARGET_NEON)
     if (lda)
         SIMD_NAME(gemm_accumulate_rows)(kb, a, lda, b, acc);
     else
@@ -362,7 +362,7 @@ static void SIMD_NAME(gemm_kernel_epilogue)(int kb, const float *restrict a,
     SIMD_NAME(gemm_tile)(kb, a, 0, b, g->c + i0 * g->ldc + j0, g->ldc, mr, nr, first, g, i0, j0);
 }
 
-#if !defined(__ARM_NEON)
+#if !defined(SIMD_TARGET_NEON)
 /* A unpacked, all MR rows readable (attention's P·V: P in place). */
 static void SIMD_NAME(gemm_kernel_rows)(int kb, const float *a, size_t lda,
                                         const float *restrict b, float *c, size_t ldc, int mr,
@@ -385,7 +385,7 @@ static const blk_arch SIMD_NAME(blk_arch) = {
     .mr = GEMM_MR, .nr = GEMM_NR, .a_bcast = 1,
     .pack_a = SIMD_NAME(gemm_pack_a), .pack_b = SIMD_NAME(gemm_pack_b),
     .kernel = SIMD_NAME(gemm_kernel), .kernel_epilogue = SIMD_NAME(gemm_kernel_epilogue),
-#if !defined(__ARM_NEON)
+#if !defined(SIMD_TARGET_NEON)
     .kernel_unpacked = SIMD_NAME(gemm_kernel_unpacked),
 #endif
 };

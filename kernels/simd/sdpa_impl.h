@@ -168,7 +168,7 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
             if (k0 > 0 && alpha != 1.0f)
                 SIMD_NAME(sdpa_scale_row)(out + (size_t)i * ldo, dh, alpha);
         }
-#if defined(__ARM_NEON)
+#if defined(SIMD_TARGET_NEON)
         /* NEON's micro-kernel takes A by lane from packed vectors. */
         blk_gemm pg = { .a = s, .lda = (size_t)bk, .alpha = 1.0f };
         arch->pack_a(&pg, 0, rows, 0, kb, ppack);

@@ -21,9 +21,17 @@
 
 #include <stddef.h>
 
-#if defined(__AVX512F__)
+/* The ISA comes from the folder that includes this header (its kernel.c
+ * defines SIMD_TARGET_AVX512, _AVX2 or _NEON), never from the compiler's
+ * predefined macros: a build with -march=native defines __AVX512F__ in every
+ * file, and the avx2 folder must still compile the avx2 kernel. */
+#if defined(SIMD_TARGET_AVX512)
+#if !defined(__AVX512F__)
+#error "simd.h: SIMD_TARGET_AVX512 needs -mavx512f (kernels/avx512's flags)"
+#endif
 #include <immintrin.h>
 
+#define SIMD_X86 1
 #define SIMD_ISA avx512
 #define SIMD_LANES 16
 #define SIMD_MR 12          /* 12 × 2 zmm: 24 accumulators of 32 registers */
@@ -59,9 +67,13 @@ static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), x, a);
 }
 
-#elif defined(__AVX2__) && defined(__FMA__)
+#elif defined(SIMD_TARGET_AVX2)
+#if !defined(__AVX2__) || !defined(__FMA__)
+#error "simd.h: SIMD_TARGET_AVX2 needs -mavx2 -mfma (kernels/avx2's flags)"
+#endif
 #include <immintrin.h>
 
+#define SIMD_X86 1
 #define SIMD_ISA avx2
 #define SIMD_LANES 8
 #define SIMD_MR 6           /* 6 × 2 ymm: 12 accumulators of 16 registers */
@@ -124,7 +136,10 @@ static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
     return _mm256_blendv_ps(x, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
 }
 
-#elif defined(__aarch64__) && defined(__ARM_NEON)
+#elif defined(SIMD_TARGET_NEON)
+#if !defined(__aarch64__) || !defined(__ARM_NEON)
+#error "simd.h: SIMD_TARGET_NEON needs an AArch64 compiler"
+#endif
 #include <arm_neon.h>
 #include <string.h>
 
@@ -192,10 +207,10 @@ static inline void simd_transpose4(const float *const src[4], int p, float alpha
 }
 
 #else
-#error "simd.h: compile with -mavx512f (kernels/avx512), -mavx2 -mfma (kernels/avx2) or for AArch64 (kernels/neon)"
+#error "simd.h: define SIMD_TARGET_AVX512, SIMD_TARGET_AVX2 or SIMD_TARGET_NEON (an ISA folder's kernel.c does)"
 #endif
 
-#if defined(__x86_64__)
+#if defined(SIMD_X86)
 /* Four rows of four floats from column p, times alpha, stored transposed:
  * dst[q·ld + r] = alpha·src[r][p + q]. SSE, which every x86-64 has. */
 static inline void simd_transpose4(const float *const src[4], int p, float alpha, float *dst,
