@@ -1,4 +1,4 @@
-/* bench.c — calibrated, repeated timing of one benchmark. */
+/* bench.c — calibrated, repeated timing of benchmarks, side by side (bench.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -60,15 +60,19 @@ static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long i
     return t1 - t0;
 }
 
-int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r)
+int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
+                     float *out)
 {
     attn_status st = ATTN_OK;
     double cpu;
-    float *out = ab_alloc_floats(w->out_len, 0);
 
     r->error[0] = '\0';
     r->reps = 0;
+    r->timed = 0.0;
+    r->carry = 0;
+    r->unstable = 0;
     r->extra_rss = NAN;
+    r->median_lo = r->median_hi = r->precision = NAN;
     r->flops = ab_shape_flops(&r->shape);
     r->bytes = ab_shape_bytes(&r->shape);
     ab_run_name(r->kernel, &r->shape, r->threads, r->run_name, sizeof r->run_name);
@@ -76,23 +80,16 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
     if (r->n_events > AB_MAX_EVENTS) {
         /* ab_counters_stop writes one value per event asked for. */
         snprintf(r->error, sizeof r->error, "more than %d counter events", AB_MAX_EVENTS);
-        ab_free(out);
-        return -1;
-    }
-    if (!out) {
-        snprintf(r->error, sizeof r->error, "out of memory for the output");
         return -1;
     }
 
     /* Warm-up: the first call grows the workspace and faults its pages in. */
-    const long slowdown = injected_slowdown(r->kernel);
     long carry = 0;
     double first = time_calls(ctx, w, out, 1, 0, &carry, &cpu, &st);
     if (first < 0.0)
         goto failed;
     if (o->max_call_time > 0.0 && first > o->max_call_time) {
         r->real[0] = first;
-        ab_free(out);
         return 1;
     }
 
@@ -100,7 +97,7 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
      * double as further warm-up. */
     long iters = o->iterations > 0 ? o->iterations : 1;
     while (o->iterations <= 0) {
-        double t = time_calls(ctx, w, out, iters, slowdown, &carry, &cpu, &st);
+        double t = time_calls(ctx, w, out, iters, injected_slowdown(r->kernel), &carry, &cpu, &st);
         if (t < 0.0)
             goto failed;
         if (t >= o->min_time || iters >= 1000000000L)
@@ -112,45 +109,146 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
         iters = next > iters ? next : iters + 1;
     }
     r->iterations = iters;
-
-    int reps = o->repetitions < AB_MAX_REPS ? o->repetitions : AB_MAX_REPS;
-    int passes = o->counters ? ab_counters_passes(o->counters) : 0;
-    for (int rep = 0; rep < reps; rep++) {
-        if (o->progress)
-            o->progress(o->progress_arg, rep, reps);
-        long long values[AB_MAX_EVENTS];
-        for (int e = 0; e < r->n_events; e++)
-            r->events[e][rep] = NAN;
-        /* With counters, each pass runs the same batch once with its own
-         * event set; the time of the first pass is the repetition's time. */
-        int runs = passes > 0 ? passes : 1;
-        for (int pass = 0; pass < runs; pass++) {
-            int counting = passes > 0 && ab_counters_start(o->counters, pass) == 0;
-            double t = time_calls(ctx, w, out, iters, slowdown, &carry, &cpu, &st);
-            if (counting && ab_counters_stop(o->counters, pass, values) == 0) {
-                for (int e = 0; e < r->n_events; e++)
-                    if (ab_counters_in_pass(o->counters, e, pass))
-                        r->events[e][rep] = (double)values[e] / (double)iters;
-            }
-            if (t < 0.0)
-                goto failed;
-            if (pass == 0) {
-                r->real[rep] = t / (double)iters;
-                r->cpu[rep] = cpu / (double)iters;
-            }
-        }
-        r->reps = rep + 1;
-    }
-    if (o->progress)
-        o->progress(o->progress_arg, reps, reps);
-    ab_stats_compute(r->real, r->reps, &r->real_stats);
-    ab_stats_compute(r->cpu, r->reps, &r->cpu_stats);
-    r->unstable = r->real_stats.cv > AB_UNSTABLE_CV;
-    ab_free(out);
     return 0;
 
 failed:
     snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
-    ab_free(out);
     return -1;
+}
+
+int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
+                    float *out, int round)
+{
+    attn_status st = ATTN_OK;
+    double cpu = 0.0;
+    /* The injected calls are spread over the repetitions by the result's carry. */
+    long slowdown = injected_slowdown(r->kernel);
+    int rep = r->reps;
+    if (rep >= AB_MAX_REPS)
+        return 0;
+    int passes = o->counters ? ab_counters_passes(o->counters) : 0;
+    long long values[AB_MAX_EVENTS];
+    for (int e = 0; e < r->n_events; e++)
+        r->events[e][rep] = NAN;
+    /* With counters, each pass runs the same batch once with its own event
+     * set; the time of the first pass is the repetition's time. */
+    int runs = passes > 0 ? passes : 1;
+    for (int pass = 0; pass < runs; pass++) {
+        int counting = passes > 0 && ab_counters_start(o->counters, pass) == 0;
+        double t = time_calls(ctx, w, out, r->iterations, slowdown, &r->carry, &cpu, &st);
+        if (counting && ab_counters_stop(o->counters, pass, values) == 0) {
+            for (int e = 0; e < r->n_events; e++)
+                if (ab_counters_in_pass(o->counters, e, pass))
+                    r->events[e][rep] = (double)values[e] / (double)r->iterations;
+        }
+        if (t < 0.0) {
+            snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
+            return -1;
+        }
+        if (pass == 0) {
+            r->real[rep] = t / (double)r->iterations;
+            r->cpu[rep] = cpu / (double)r->iterations;
+            r->timed += t;
+        }
+    }
+    r->round[rep] = round;
+    r->reps = rep + 1;
+    return 0;
+}
+
+int ab_bench_done(const ab_result *r, const ab_bench_opts *o)
+{
+    int cap = o->max_repetitions > 0 && o->max_repetitions < AB_MAX_REPS ? o->max_repetitions
+                                                                         : AB_MAX_REPS;
+    if (r->error[0] || r->reps >= cap)
+        return 1;
+    if (r->reps < o->repetitions)
+        return 0;
+    if (o->precision <= 0.0)
+        return 1;
+    if (o->max_time > 0.0 && r->timed >= o->max_time)
+        return 1;
+    return ab_median_precision(r->real, r->reps) <= o->precision;
+}
+
+void ab_bench_finish(ab_result *r, const ab_bench_opts *o)
+{
+    if (r->reps < 1)
+        return;
+    ab_stats_compute(r->real, r->reps, &r->real_stats);
+    ab_stats_compute(r->cpu, r->reps, &r->cpu_stats);
+    ab_median_ci(r->real, r->reps, 0.95, &r->median_lo, &r->median_hi);
+    r->precision = ab_median_precision(r->real, r->reps);
+    /* Fixed repetitions (precision 0) promise nothing, so they cannot miss it. */
+    r->unstable = o->precision > 0.0 && !(r->precision <= o->precision);
+}
+
+int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_bench_opts *o,
+                    uint64_t *rng, ab_bench_progress progress, void *progress_arg)
+{
+    float *out = ab_alloc_floats(w->out_len, 0);
+    int *order = malloc(sizeof *order * (size_t)(n > 0 ? n : 1));
+    if (!out || !order) {
+        ab_free(out);
+        free(order);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        m[i].live = !m[i].r->error[0];
+    for (int round = 0;; round++) {
+        int live = 0;
+        for (int i = 0; i < n; i++)
+            if (m[i].live)
+                order[live++] = i;
+        if (live == 0)
+            break;
+        /* Fisher–Yates: a new order every round. */
+        for (int i = live - 1; i > 0; i--) {
+            int j = (int)(ab_rng_next(rng) % (uint64_t)(i + 1)), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int k = 0; k < live; k++) {
+            ab_bench_member *x = &m[order[k]];
+            ab_bench_repeat(x->ctx, w, o, x->r, out, round);
+            if (progress)
+                progress(progress_arg, order[k], round);
+        }
+        for (int k = 0; k < live; k++)
+            if (ab_bench_done(m[order[k]].r, o))
+                m[order[k]].live = 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (!m[i].r->error[0])
+            ab_bench_finish(m[i].r, o);
+    ab_free(out);
+    free(order);
+    return 0;
+}
+
+int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r)
+{
+    float *out = ab_alloc_floats(w->out_len, 0);
+    if (!out) {
+        snprintf(r->error, sizeof r->error, "out of memory for the output");
+        return -1;
+    }
+    int rc = ab_bench_prepare(ctx, w, o, r, out);
+    ab_free(out);
+    if (rc != 0)
+        return rc;
+    ab_bench_member one = { ctx, r, 1 };
+    uint64_t rng = 1;
+    if (ab_bench_rounds(&one, 1, w, o, &rng, NULL, NULL) != 0) {
+        snprintf(r->error, sizeof r->error, "out of memory");
+        return -1;
+    }
+    return r->error[0] ? -1 : 0;
+}
+
+double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t l3)
+{
+    if (!(r->read_gbs > 0.0) || !(seconds > 0.0) || r->bytes < 2.0 * (double)l3 || l3 == 0)
+        return NAN;
+    return 100.0 * r->bytes / seconds / 1e9 / r->read_gbs;
 }

@@ -1,11 +1,24 @@
 /*
- * bench.h — timing one benchmark (a kernel on a shape) the way a performance
- * engineer can trust: monotonic clock, warm-up, iterations calibrated so that
- * each repetition lasts at least min_time, R repetitions summarized, counters
- * read per repetition and reported per iteration.
+ * bench.h — timing benchmarks (a kernel on a shape, at a thread count) the
+ * way a performance engineer can trust: monotonic clock, warm-up,
+ * iterations calibrated so that each repetition (a batch of calls) lasts at
+ * least min_time, counters read per repetition and reported per iteration.
+ *
+ * The benchmarks that compare with each other — every kernel and thread
+ * count on one shape — are timed side by side: in rounds, each round one
+ * repetition of every benchmark still sampling, in an order shuffled anew
+ * every round (as Google Benchmark's random interleaving), so that a drift
+ * of the machine hits all of them alike and no kernel always runs on the
+ * caches another left. Repetitions adapt, as pyperf and nanobench do: a
+ * benchmark keeps sampling until the 95% confidence interval of its median
+ * lies within ±precision of it (and it has at least `repetitions`
+ * samples), or until its timed batches have used max_time seconds, or
+ * max_repetitions. A benchmark stopped short of its precision is unstable.
  */
 #ifndef AB_BENCH_H
 #define AB_BENCH_H
+
+#include <stdint.h>
 
 #include "attn.h"
 #include "counters.h"
@@ -21,16 +34,15 @@ typedef struct ab_bench_opts {
     double min_time;          /* seconds per repetition, at least */
     long iterations;          /* > 0: this many per repetition, not calibrated (counting
                                * instructions needs the same work every run) */
-    int repetitions;
+    int repetitions;          /* at least this many (and exactly this many when precision is 0) */
+    int max_repetitions;      /* at most this many (<= AB_MAX_REPS) */
+    double precision;         /* target relative half-width of the median's 95% CI; 0: fixed */
+    double max_time;          /* seconds of timed repetitions per benchmark; 0: no cap */
     ab_counters *counters;    /* NULL: none */
     /* > 0: when the warm-up call takes longer than this many seconds, the
-     * benchmark is not timed (ab_bench_run returns 1); keeps `--kernel all`
-     * from spending minutes on the deliberately slow kernels. */
+     * benchmark is not timed (ab_bench_prepare returns 1); keeps `--kernel
+     * all` from spending minutes on the deliberately slow kernels. */
     double max_call_time;
-    /* Called before each repetition (rep < reps) and once after the last
-     * (rep == reps); NULL for none. */
-    void (*progress)(void *arg, int rep, int reps);
-    void *progress_arg;
 } ab_bench_opts;
 
 typedef struct ab_result {
@@ -42,13 +54,20 @@ typedef struct ab_result {
     int reps;
     double real[AB_MAX_REPS]; /* seconds per iteration, wall clock */
     double cpu[AB_MAX_REPS];  /* CPU seconds per iteration, all threads */
+    int round[AB_MAX_REPS];   /* the round each repetition was timed in (pairs side by side) */
+    double timed;             /* seconds spent in timed repetitions */
+    long carry;               /* the slowdown test hook's carry, in millionths of a call */
     int n_events;             /* = ab_counters_count(counters) */
     double events[AB_MAX_EVENTS][AB_MAX_REPS];   /* per iteration; NaN if not counted */
     ab_stats real_stats, cpu_stats;
+    double median_lo, median_hi;   /* the 95% confidence interval of the real-time median */
+    double precision;         /* its relative half-width (ab_median_precision) */
     double flops, bytes;      /* per iteration (ab_shape_flops / _bytes) */
     ab_isa isa;               /* of the kernel */
     double peak_gflops;       /* measured peak for isa and threads; 0 unknown */
-    int unstable;             /* real-time CV above AB_UNSTABLE_CV */
+    double peak_error;        /* that peak's relative error */
+    double read_gbs;          /* measured read-only bandwidth at these threads; 0 unknown */
+    int unstable;             /* stopped (time cap, repetition cap) short of the precision */
     double extra_rss;         /* bytes of resident memory one call adds (--memory); NaN: not measured */
     char chosen_by[16];       /* why this kernel ran: wisdom, features, named, ATTN_KERNEL */
     char error[200];          /* non-empty: the benchmark did not run */
@@ -57,13 +76,60 @@ typedef struct ab_result {
 /* The name of a benchmark run (also used in JSON and CSV). */
 void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, size_t len);
 
-/* Runs the benchmark; r->kernel, r->shape, r->threads, r->isa and
- * r->peak_gflops must be set by the caller. Returns 0; 1 when skipped by
- * max_call_time (the warm-up time in r->real[0]); or -1 with r->error. */
+/* Gets r ready to time: names it, counts its work, makes the warm-up call
+ * and calibrates the iterations per repetition. r->kernel, r->shape,
+ * r->threads, r->isa and the peak fields must be set by the caller. out
+ * holds the workload's output. Returns 0; 1 when skipped by max_call_time
+ * (the warm-up time in r->real[0]); or -1 with r->error. */
+int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
+                     float *out);
+/* Times one more repetition of r (one pass per counter event set), tagged
+ * with round. 0, or -1 with r->error. */
+int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
+                    float *out, int round);
+/* 1 when r has sampled enough: its precision reached (after the minimum
+ * repetitions), or its time or repetition cap. */
+int ab_bench_done(const ab_result *r, const ab_bench_opts *o);
+/* Summarizes the repetitions: statistics, the median's interval, unstable. */
+void ab_bench_finish(ab_result *r, const ab_bench_opts *o);
+
+/* One benchmark of a side-by-side group. */
+typedef struct ab_bench_member {
+    attn_ctx *ctx;
+    ab_result *r;
+    int live;                 /* still sampling (set by ab_bench_rounds) */
+} ab_bench_member;
+
+/* Called after every repetition of a round: (arg, member index, round). */
+typedef void (*ab_bench_progress)(void *arg, int member, int round);
+
+/* Times the prepared members (ab_bench_prepare returned 0 for each) on the
+ * workload side by side: rounds in shuffled order (rng) until every member
+ * is done, then finishes each. A member whose call fails keeps its error
+ * and leaves the rounds. 0, or -1 when out of memory. */
+int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_bench_opts *o,
+                    uint64_t *rng, ab_bench_progress progress, void *progress_arg);
+
+/* One benchmark alone: prepare, then rounds of one. Returns as
+ * ab_bench_prepare (0, 1 skipped, -1 with r->error). */
 int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r);
 
 /* Derived figures of a time per iteration (seconds). */
 double ab_result_gflops(const ab_result *r, double seconds);
 double ab_result_pct_peak(const ab_result *r, double seconds);   /* NaN without a peak */
+/* Bytes per second as a % of the read-only bandwidth, for a call whose
+ * compulsory bytes are too many to stay in the last-level cache (l3 bytes;
+ * a smaller working set may be served by the caches, above DRAM's rate);
+ * NaN otherwise. */
+double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t l3);
+
+/* `attnbench run`'s defaults. A benchmark whose median's 95% interval is
+ * wider than AB_DEFAULT_PRECISION (relative half-width) when it stops is
+ * unstable. Short repetitions make many samples in the time one long one
+ * would take, and the rounds see the drift of the machine at a finer grain. */
+#define AB_DEFAULT_PRECISION 0.02
+#define AB_DEFAULT_REPETITIONS 7
+#define AB_DEFAULT_MIN_TIME 0.05
+#define AB_DEFAULT_MAX_TIME 2.0
 
 #endif /* AB_BENCH_H */

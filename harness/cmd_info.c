@@ -37,10 +37,13 @@ static void print_machine(const ab_machine *m)
     if (m->emulated[0])
         printf("Emulated    yes, %s: timings and peaks mean nothing here\n", m->emulated);
     printf("OS          %s\n", m->os);
+    /* /proc/cpuinfo's "cpu MHz" is often the nominal clock in a VM; the
+     * measured one is shown with the peaks below. */
     if (m->mhz > 0)
-        printf("Clock       %.0f MHz now (/proc/cpuinfo); ", m->mhz);
+        printf("Clock       %.0f MHz by /proc/cpuinfo (nominal in a VM; the measured clock is "
+               "with the peaks); ", m->mhz);
     else
-        printf("Clock       unknown; ");
+        printf("Clock       not in /proc/cpuinfo; ");
     printf("cpufreq governor: %s\n", m->governor[0] ? m->governor : "not exposed");
     if (m->loadavg[0] >= 0)
         printf("Load        %.2f %.2f %.2f\n", m->loadavg[0], m->loadavg[1], m->loadavg[2]);
@@ -80,8 +83,12 @@ static void print_peaks(const ab_topology *t, const ab_machine *m, int refresh)
 {
     ab_peaks p;
     char note[600];
-    int rc = ab_peaks_get(&p, t, m, refresh, note, sizeof note);
+    int rc = ab_peaks_get(&p, t, m, refresh, 1, note, sizeof note);
     printf("\nMeasured peaks (%s", p.measured_at);
+    if (p.load_avg >= 0)
+        printf(", load %.2f", p.load_avg);
+    if (p.steal >= 0)
+        printf(", %.1f%% stolen by the hypervisor while measuring", 100.0 * p.steal);
     if (p.from_cache)
         printf(", from the cache %s; --refresh-peaks re-measures", p.cache_path);
     else if (p.cache_path[0])
@@ -107,12 +114,24 @@ static void print_peaks(const ab_topology *t, const ab_machine *m, int refresh)
         printf("  %-16s", label);
         for (int n = 1; n <= p.max_threads; n++)
             printf(" %9.1f", p.gflops[i][n]);
-        printf("\n");
+        printf("   (within");
+        for (int n = 1; n <= p.max_threads; n++)
+            printf(" %.1f%%", 100.0 * p.gflops_err[i][n]);
+        printf(")\n");
     }
     printf("  %-16s", "triad GB/s");
     for (int n = 1; n <= p.max_threads; n++)
         printf(" %9.1f", p.triad_gbs[n]);
+    printf("\n  %-16s", "read GB/s");
+    for (int n = 1; n <= p.max_threads; n++)
+        printf(" %9.1f", p.read_gbs[n]);
     printf("\n");
+    if (p.check_ratio[0] > 0)
+        printf("  checked now: the FMA peak runs at %.3fx / %.3fx of the cached figure at 1 / %d "
+               "threads\n", p.check_ratio[0], p.check_ratio[1], p.max_threads);
+    if (p.clock_mhz > 0)
+        printf("  clock %.0f MHz, measured (a chain of dependent adds, one per cycle)\n",
+               p.clock_mhz);
 }
 
 static void print_counters(void)

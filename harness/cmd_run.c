@@ -80,6 +80,16 @@ static int apply_params(attn_ctx *ctx, const param_setting *ps, int n, char *err
     return 0;
 }
 
+/* The measured ceilings a result is held to: the FMA peak of its ISA at its
+ * thread count (and that peak's error), and the read bandwidth. */
+static void set_ceilings(ab_result *r, ab_isa isa, const ab_peaks *peaks)
+{
+    r->isa = isa;
+    r->peak_gflops = peaks ? ab_peak_gflops(peaks, isa, r->threads) : 0.0;
+    r->peak_error = peaks ? ab_peak_error(peaks, isa, r->threads) : 0.0;
+    r->read_gbs = peaks ? ab_peak_read_gbs(peaks, r->threads) : 0.0;
+}
+
 /* Which kernel ran and why ("wisdom", "features", "named", "ATTN_KERNEL");
  * for an auto context the kernel may differ from the row it was created
  * as, and the name, ISA and peak of the result follow it. */
@@ -93,8 +103,7 @@ static void note_choice(const attn_ctx *ctx, ab_result *r, const ab_peaks *peaks
         return;
     const attn_kernel *k = attn_registry_find(ran);
     snprintf(r->kernel, sizeof r->kernel, "%s", ran);
-    r->isa = ab_isa_of_requirements(k ? k->requires : 0);
-    r->peak_gflops = peaks ? ab_peak_gflops(peaks, r->isa, r->threads) : 0.0;
+    set_ceilings(r, ab_isa_of_requirements(k ? k->requires : 0), peaks);
     ab_run_name(r->kernel, &r->shape, r->threads, r->run_name, sizeof r->run_name);
 }
 
@@ -151,16 +160,20 @@ static int parse_threads(const char *text, int *counts, int max, char *err, size
 
 typedef struct progress_arg {
     const ab_progress *p;
-    int index;
-    const char *name;
+    int first;                     /* the index of the group's first benchmark */
+    const ab_bench_member *m;
+    int n;
 } progress_arg;
 
-static void show_progress(void *arg, int rep, int reps)
+static void show_progress(void *arg, int member, int round)
 {
     progress_arg *a = arg;
-    char detail[48];
-    snprintf(detail, sizeof detail, "(repetition %d/%d)", rep < reps ? rep + 1 : reps, reps);
-    ab_progress_show(a->p, a->index, a->name, detail);
+    char detail[64];
+    int live = 0;
+    for (int i = 0; i < a->n; i++)
+        live += a->m[i].live;
+    snprintf(detail, sizeof detail, "(round %d, %d of %d sampling)", round + 1, live, a->n);
+    ab_progress_show(a->p, a->first + member, a->m[member].r->run_name, detail);
 }
 
 static int parse_shapes(const char *text, ab_op op, ab_shape *out, int max, char *err, size_t len)
@@ -255,16 +268,21 @@ int ab_cmd_run(int argc, char **argv)
     const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
     const char *threads_text = NULL, *params_text = NULL;
-    int reps = 9, refresh = 0, memory = 0, no_peaks = 0, iterations = 0, n_pos;
-    double min_time = 0.2, max_call = -1.0;   /* -1: the default, which depends on --kernel */
+    int reps = AB_DEFAULT_REPETITIONS, max_reps = AB_MAX_REPS, refresh = 0, memory = 0;
+    int no_peaks = 0, iterations = 0, n_pos;
+    /* -1: the default, which depends on --kernel (max_call) or the suite (the times). */
+    double min_time = -1.0, max_time = -1.0, precision = -1.0, max_call = -1.0;
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
         { "op", AB_FLAG_STRING, &op_name, "OP", "sdpa, mha or encoder: filters the suite, default op of --shape", 0, 0 },
         { "shape", AB_FLAG_STRING, &shape_text, "SPEC", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
         { "suite", AB_FLAG_STRING, &suite_name, "NAME", "default, smoke, bert-base or long (default: default)", 0, 0 },
         { "threads", AB_FLAG_STRING, &threads_text, "N", "threads, one per core (default: all cores); a list N1,N2 runs each", 0, 0 },
-        { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark (default 9)", 1, AB_MAX_REPS },
-        { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds each repetition lasts at least (default 0.2)", 1e-4, 3600 },
+        { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark, at least (default 7; exactly, with --precision 0)", 1, AB_MAX_REPS },
+        { "max-repetitions", AB_FLAG_INT, &max_reps, "R", "repetitions per benchmark, at most (default 100)", 1, AB_MAX_REPS },
+        { "precision", AB_FLAG_DOUBLE, &precision, "P", "sample until the median's 95% interval is within +-P of it (default 0.02; 0 with --iterations); 0: fixed repetitions", 0, 1 },
+        { "max-time", AB_FLAG_DOUBLE, &max_time, "S", "seconds of timed repetitions per benchmark, at most (default 2; smoke 0.1)", 0, 36000 },
+        { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds each repetition lasts at least (default 0.05; smoke 0.005)", 1e-4, 3600 },
         { "max-call-time", AB_FLAG_DOUBLE, &max_call, "S", "skip a benchmark whose warm-up call takes over S seconds; 0: never (default: 0.5 with --kernel all, else 0)", 0, 3600 },
         { "counters", AB_FLAG_STRING, &counters_text, "LIST", "PAPI events, e.g. perf::TASK-CLOCK,PAPI_TOT_CYC", 0, 0 },
         { "json", AB_FLAG_STRING, &json, "FILE", "write Google Benchmark JSON to FILE (atomically)", 0, 0 },
@@ -279,11 +297,15 @@ int ab_cmd_run(int argc, char **argv)
     int rc = ab_cli_command(
         "run",
         "attnbench run [--kernel K|all] [--op OP] [--shape SPEC|--suite NAME] [--threads N[,N2..]]\n"
-        "                     [--repetitions R] [--min-time S] [--counters LIST] [--json FILE]\n"
-        "                     [--json-dir DIR] [--csv FILE]",
-        "Times kernels on shapes: warm-up, iterations calibrated to --min-time, R repetitions;\n"
-        "reports min/median/mean/stddev/CV (CV > 5% is flagged unstable), GFLOP/s and % of the\n"
-        "measured peak of the kernel's ISA at this thread count. Threads are pinned to cores.\n"
+        "                     [--repetitions R] [--precision P] [--max-time S] [--min-time S]\n"
+        "                     [--counters LIST] [--json FILE] [--json-dir DIR] [--csv FILE]",
+        "Times kernels on shapes. Per shape, every kernel at every thread count is warmed up\n"
+        "and calibrated (--min-time per repetition), then timed side by side: rounds of one\n"
+        "repetition each, in a shuffled order, until each median is known to +-P (95%) or its\n"
+        "--max-time is spent; one that stops short is flagged UNSTABLE. Reports the median\n"
+        "and its interval, GFLOP/s and % of the measured peak of the kernel's ISA at this\n"
+        "thread count, then per shape and thread count the best kernel, the runner-up and\n"
+        "their ratio with its interval (\"faster\" or \"tie\"). Threads are pinned to cores.\n"
         "With --kernel all, a benchmark whose warm-up call takes over 0.5 s (the naive oracle,\n"
         "the slow einsum orders on large shapes) is skipped and listed; naming the kernels\n"
         "(--kernel naive,einsum-bhqk) times everything.",
@@ -363,6 +385,21 @@ int ab_cmd_run(int argc, char **argv)
         for (int i = 0; i < suite->n_shapes && ns < MAX_SHAPES; i++)
             if (!op_name || suite->shapes[i].op == op)
                 shapes[ns++] = suite->shapes[i];
+        if (min_time < 0.0 && suite->min_time > 0.0)
+            min_time = suite->min_time;
+        if (max_time < 0.0 && suite->max_time > 0.0)
+            max_time = suite->max_time;
+    }
+    min_time = min_time < 0.0 ? AB_DEFAULT_MIN_TIME : min_time;
+    /* --iterations fixes the work of a repetition (instruction counts), and
+     * then the number of repetitions too, unless a precision is asked. */
+    if (precision < 0.0)
+        precision = iterations > 0 ? 0.0 : AB_DEFAULT_PRECISION;
+    max_time = max_time < 0.0 ? AB_DEFAULT_MAX_TIME : max_time;
+    if (max_reps < reps) {
+        fprintf(stderr, "attnbench run: --max-repetitions %d is below --repetitions %d\n",
+                max_reps, reps);
+        return AB_EXIT_USAGE;
     }
 
     ab_counters *counters = NULL;
@@ -420,28 +457,48 @@ int ab_cmd_run(int argc, char **argv)
     if (!refresh && !no_peaks && isatty(2))
         fprintf(stderr, "attnbench run: reading (or once measuring) the machine peaks...\r");
     int have_peaks = !no_peaks
-                     && ab_peaks_get(&peaks, &topo, &machine, refresh, note, sizeof note) == 0;
+                     && ab_peaks_get(&peaks, &topo, &machine, refresh, 1, note, sizeof note) == 0;
     if (note[0])
         fprintf(stderr, "attnbench run: %s\n", note);
 
     ab_result *results = calloc((size_t)(nk * ns * nt), sizeof *results);
-    if (!results) {
+    ab_bench_member *members = calloc((size_t)(nk * nt), sizeof *members);
+    if (!results || !members) {
         fprintf(stderr, "attnbench run: out of memory\n");
+        free(results);
+        free(members);
         ab_counters_close(counters);
         return AB_EXIT_FAIL;
     }
     /* Pinned: the calling thread by the harness, the kernels' OpenMP threads
      * by the runtime (main.c sets OMP_PROC_BIND unless the user did). */
     const char *bind = getenv("OMP_PROC_BIND");
-    int n = 0, done = 0, failed = 0, n_skipped = 0;
+    int n = 0, failed = 0, n_skipped = 0;
     char skipped[1024] = "";
     int pinned = bind && strcmp(bind, "false") != 0 && strcmp(bind, "FALSE") != 0;
+    size_t l3 = ab_topology_cache_size(&topo, 3);
+    /* The order of every round is shuffled from this seed (recorded in the JSON). */
+    uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32), rng = seed;
     ab_progress progress;
     ab_progress_init(&progress, nk * ns * nt);
-    for (int ki = 0; ki < nk; ki++) {
-        for (int si = 0; si < ns; si++) {
-            for (int ti = 0; ti < nt; ti++, done++) {
-                const ab_shape *s = &shapes[si];
+    ab_bench_opts o = { .min_time = min_time, .iterations = iterations, .repetitions = reps,
+                        .max_repetitions = max_reps, .precision = precision,
+                        .max_time = max_time, .counters = counters, .max_call_time = max_call };
+    /* One shape at a time: its inputs once, then every kernel at every thread
+     * count on them, side by side (bench.h). */
+    for (int si = 0; si < ns; si++) {
+        const ab_shape *s = &shapes[si];
+        ab_workload w;
+        int first = n, nm = 0;
+        if (ab_workload_init(&w, s, SEED, 0) != 0) {
+            fprintf(stderr, "attnbench run: out of memory for the inputs of %s\n",
+                    ab_op_name(s->op));
+            failed++;
+            continue;
+        }
+        float *out = ab_alloc_floats(w.out_len, 0);
+        for (int ki = 0; ki < nk; ki++) {
+            for (int ti = 0; ti < nt; ti++) {
                 /* A single-threaded kernel runs, is reported and is held to the
                  * peak as 1 thread, once whatever the thread counts asked. */
                 if (!kernels[ki]->parallel && ti > 0)
@@ -451,8 +508,8 @@ int ab_cmd_run(int argc, char **argv)
                 snprintf(r->kernel, sizeof r->kernel, "%s", kernels[ki]->name);
                 r->shape = *s;
                 r->threads = n_threads;
-                r->isa = ab_isa_of_requirements(kernels[ki]->requires);
-                r->peak_gflops = have_peaks ? ab_peak_gflops(&peaks, r->isa, r->threads) : 0.0;
+                set_ceilings(r, ab_isa_of_requirements(kernels[ki]->requires),
+                             have_peaks ? &peaks : NULL);
                 ab_run_name(r->kernel, s, r->threads, r->run_name, sizeof r->run_name);
 
                 /* The context's threads inherit the N-core mask; then this
@@ -460,7 +517,6 @@ int ab_cmd_run(int argc, char **argv)
                 char perr[256];
                 if (topo.n_caches && ab_bind_cores(&topo, n_threads, perr, sizeof perr) < 0)
                     pinned = 0;
-                ab_workload w;
                 attn_ctx *ctx = NULL;
                 /* --kernel auto: an auto context, which may run a tuned kernel. */
                 const char *ctx_name = want_auto ? "auto" : kernels[ki]->name;
@@ -474,40 +530,55 @@ int ab_cmd_run(int argc, char **argv)
                 }
                 if (topo.n_caches && ab_pin_to_core(&topo, 0, perr, sizeof perr) != 0)
                     pinned = 0;
-                if (st != ATTN_OK) {
+                ab_progress_show(&progress, n - 1, r->run_name, "(warm-up)");
+                int prc = -1;
+                if (st != ATTN_OK)
                     snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
-                } else if (apply_params(ctx, settings, n_settings, r->error, sizeof r->error)) {
-                    /* r->error says which */
-                } else if (ab_workload_init(&w, s, SEED, 0) != 0) {
-                    snprintf(r->error, sizeof r->error, "out of memory for the inputs");
-                } else {
-                    progress_arg pa = { &progress, done, r->run_name };
-                    ab_bench_opts o = { .min_time = min_time, .iterations = iterations,
-                                        .repetitions = reps, .counters = counters,
-                                        .max_call_time = max_call, .progress = show_progress,
-                                        .progress_arg = &pa };
-                    if (ab_bench_run(ctx, &w, &o, r) == 1) {
-                        size_t used = strlen(skipped);
-                        snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.1f s)",
-                                 n_skipped ? "\n" : "", r->run_name, r->real[0]);
-                        n_skipped++;
-                        n--;
-                    } else {
-                        note_choice(ctx, r, have_peaks ? &peaks : NULL);
-                        if (memory && !r->error[0])
-                            r->extra_rss = call_memory(ctx_name, n_threads, settings, n_settings,
-                                                       &w);
-                    }
-                    ab_workload_free(&w);
+                else if (!out)
+                    snprintf(r->error, sizeof r->error, "out of memory for the output");
+                else if (apply_params(ctx, settings, n_settings, r->error, sizeof r->error) == 0)
+                    prc = ab_bench_prepare(ctx, &w, &o, r, out);
+                if (prc == 1) {
+                    size_t used = strlen(skipped);
+                    snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.1f s)",
+                             n_skipped ? "\n" : "", r->run_name, r->real[0]);
+                    n_skipped++;
                 }
-                attn_ctx_destroy(ctx);
-                failed += r->error[0] != 0;
+                if (prc == 0) {
+                    members[nm].ctx = ctx;
+                    members[nm++].r = r;
+                } else {
+                    attn_ctx_destroy(ctx);
+                    if (prc == 1)
+                        memset(&results[--n], 0, sizeof *r);
+                    else
+                        failed++;
+                }
             }
         }
+        progress_arg pa = { &progress, first, members, nm };
+        if (nm > 0 && ab_bench_rounds(members, nm, &w, &o, &rng, show_progress, &pa) != 0) {
+            fprintf(stderr, "attnbench run: out of memory\n");
+            failed++;
+        }
+        for (int i = 0; i < nm; i++) {
+            ab_result *r = members[i].r;
+            failed += r->error[0] != 0;
+            note_choice(members[i].ctx, r, have_peaks ? &peaks : NULL);
+            if (memory && !r->error[0])
+                r->extra_rss = call_memory(want_auto ? "auto" : r->kernel, r->threads, settings,
+                                           n_settings, &w);
+            attn_ctx_destroy(members[i].ctx);
+        }
+        ab_free(out);
+        ab_workload_free(&w);
     }
     ab_progress_clear(&progress);
 
     ab_report_table(stdout, results, n);
+    ab_summary *summary = calloc((size_t)(n > 0 ? n : 1), sizeof *summary);
+    int n_summary = summary ? ab_summarize(results, n, summary, n) : 0;
+    ab_report_unstable(stdout, results, n, precision, max_time, machine.loadavg);
     if (n_skipped)
         printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
                "(--kernel K) to time %s:\n%s\n", n_skipped, n_skipped == 1 ? "" : "s", max_call,
@@ -524,14 +595,21 @@ int ab_cmd_run(int argc, char **argv)
     if (machine.emulated[0])
         printf("note: EMULATED (%s): these timings say nothing about the target CPU\n",
                machine.emulated);
-    if (have_peaks)
-        printf("peaks: %s (%s); %% of peak is against the kernel's ISA at the threads it "
-               "uses\n", peaks.from_cache ? "cached" : "measured now", peaks.measured_at);
+    if (have_peaks) {
+        printf("peaks: %s (%s", peaks.from_cache ? "cached" : "measured now", peaks.measured_at);
+        if (peaks.from_cache)
+            printf("; checked now: the FMA loop runs at %.3fx / %.3fx of it at 1 / %d threads",
+                   peaks.check_ratio[0], peaks.check_ratio[1], peaks.max_threads);
+        printf("); %% of peak is against the kernel's ISA at the threads it uses\n");
+    }
+    ab_report_answer(stdout, summary, n_summary);
 
     ab_run_context ctxinfo = {
         .machine = &machine, .topology = &topo, .peaks = have_peaks ? &peaks : NULL,
         .counters = counters, .executable = "attnbench", .threads = threads,
         .pinned = pinned, .min_time = min_time, .repetitions = reps,
+        .max_repetitions = max_reps, .precision = precision, .max_time = max_time,
+        .seed = seed, .l3_bytes = l3, .summary = summary, .n_summary = n_summary,
     };
     int io_failed = 0;
     for (int fmt = 0; fmt < 2; fmt++) {
@@ -551,6 +629,8 @@ int ab_cmd_run(int argc, char **argv)
         }
         free(data);
     }
+    free(summary);
+    free(members);
     free(results);
     ab_counters_close(counters);
     return (failed || io_failed) ? AB_EXIT_FAIL : AB_EXIT_OK;

@@ -15,13 +15,15 @@
 #include "timer.h"
 
 /* Bump when a micro-benchmark changes, so cached figures are re-measured. */
-#define PEAK_BENCH_VERSION 3
+#define PEAK_BENCH_VERSION 4
 
 /* ---- ISAs ------------------------------------------------------------------------- */
 
 #if defined(__x86_64__)
 double ab_fma_loop_avx2(long iters);      /* peak_avx2.c */
 double ab_fma_loop_avx512(long iters);    /* peak_avx512.c */
+double ab_read_sum_avx2(const float *x, size_t n);
+double ab_read_sum_avx512(const float *x, size_t n);
 #include <emmintrin.h>
 
 /* Baseline x86-64 is SSE2, which has no FMA: 6 multiply chains and 6 add
@@ -146,6 +148,8 @@ double ab_fma_loop(ab_isa isa, long iters)
 
 /* n threads, one per core, start together at a barrier; thread 0 times each
  * pass between barriers, so a pass lasts as long as its slowest thread. */
+#define MAX_PASSES 8
+
 typedef struct team {
     const ab_topology *topo;
     int n;                    /* threads taking part (set before the gate opens) */
@@ -153,14 +157,16 @@ typedef struct team {
     pthread_cond_t gate;
     int open;
     pthread_barrier_t barrier;
-    int passes;
-    double best;              /* shortest pass, seconds (thread 0 writes) */
+    int passes;               /* at most MAX_PASSES */
+    double times[MAX_PASSES]; /* each pass, seconds (thread 0 writes) */
+    double best;              /* the shortest */
     /* FMA */
     ab_isa isa;
     long iters;
-    /* triad */
+    /* triad (a, b, c) or read-only (b alone) */
     float *a, *b, *c;
     size_t len;
+    double sums[AB_PEAK_MAX_THREADS];   /* the read passes' sums, kept so they are computed */
 } team;
 
 typedef struct member { team *t; int index; } member;
@@ -181,10 +187,11 @@ static void *member_main(void *arg)
 
     size_t lo = t->len * (size_t)me->index / (size_t)t->n;
     size_t hi = t->len * (size_t)(me->index + 1) / (size_t)t->n;
-    if (t->a) {   /* first touch by the thread that will use the pages */
-        for (size_t i = lo; i < hi; i++) {
+    /* First touch by the thread that will use the pages. */
+    for (size_t i = lo; t->b && i < hi; i++) {
+        t->b[i] = 1.0f;
+        if (t->a) {
             t->a[i] = 0.0f;
-            t->b[i] = 1.0f;
             t->c[i] = 2.0f;
         }
     }
@@ -197,13 +204,18 @@ static void *member_main(void *arg)
             const float *restrict b = t->b, *restrict c = t->c;
             for (size_t i = lo; i < hi; i++)
                 a[i] = b[i] + s * c[i];
+        } else if (t->b) {
+            t->sums[me->index] += ab_read_sum(t->b + lo, hi - lo);
         } else {
             ab_fma_loop(t->isa, t->iters);
         }
         pthread_barrier_wait(&t->barrier);
         double dt = ab_now() - t0;
-        if (me->index == 0 && (pass == 0 || dt < t->best))
-            t->best = dt;
+        if (me->index == 0) {
+            t->times[pass] = dt;
+            if (pass == 0 || dt < t->best)
+                t->best = dt;
+        }
     }
     return NULL;
 }
@@ -242,25 +254,47 @@ static int run_team(team *t)
     return ok ? 0 : -1;
 }
 
-double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double seconds)
+/* The relative gap between the shortest pass and the next: how much a pass
+ * may still gain, at least the 0.5% that separates passes of a quiet machine. */
+static double pass_error(const team *t)
 {
+    double second = INFINITY;
+    int skipped = 0;
+    for (int i = 0; i < t->passes; i++) {
+        if (t->times[i] == t->best && !skipped)
+            skipped = 1;
+        else if (t->times[i] < second)
+            second = t->times[i];
+    }
+    double gap = isfinite(second) && second > 0 ? (second - t->best) / second : 0.0;
+    return gap > 0.005 ? gap : 0.005;
+}
+
+double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double seconds, int passes,
+                      double *rel_err)
+{
+    if (rel_err)
+        *rel_err = 0.0;
     if (!ab_isa_available(isa))
         return 0.0;
-    /* Calibrate on this thread: grow the count until a loop takes >= 20 ms. */
+    /* Calibrate on this thread: grow the count until a loop takes >= 10 ms. */
     long iters = 1 << 14;
     double dt;
     for (;;) {
         double t0 = ab_now();
         ab_fma_loop(isa, iters);
         dt = ab_now() - t0;
-        if (dt >= 0.02 || iters > (1L << 40))
+        if (dt >= 0.01 || iters > (1L << 40))
             break;
         iters *= 4;
     }
-    team tm = { .topo = t, .n = n_threads, .passes = 5, .isa = isa };
+    team tm = { .topo = t, .n = n_threads, .isa = isa };
+    tm.passes = passes < 2 ? 2 : passes > MAX_PASSES ? MAX_PASSES : passes;
     tm.iters = (long)((double)iters * seconds / dt) + 1;
     if (run_team(&tm) != 0 || tm.best <= 0.0)
         return 0.0;
+    if (rel_err)
+        *rel_err = pass_error(&tm);
     /* FLOPs per iteration, from a 1-iteration call: each loop reports its own. */
     double per_iter = ab_fma_loop(isa, 1);
     return per_iter * (double)tm.iters * tm.n / tm.best / 1e9;
@@ -280,6 +314,111 @@ double ab_measure_triad(const ab_topology *t, int n_threads, size_t bytes)
     free(tm.b);
     free(tm.c);
     return gbs;
+}
+
+double ab_measure_read(const ab_topology *t, int n_threads, size_t bytes)
+{
+    size_t len = bytes / sizeof(float);
+    team tm = { .topo = t, .n = n_threads, .passes = 6, .len = len };
+    tm.b = malloc(len * sizeof(float));
+    double gbs = 0.0;
+    if (tm.b && run_team(&tm) == 0 && tm.best > 0.0) {
+        double total = 0.0;   /* every element is 1: the sums prove the reads happened */
+        for (int i = 0; i < tm.n; i++)
+            total += tm.sums[i];
+        if (total == (double)len * tm.passes)
+            gbs = (double)(len * sizeof(float)) / tm.best / 1e9;
+    }
+    free(tm.b);
+    return gbs;
+}
+
+/* Eight independent sums, so that the adds keep up with the loads; each
+ * chunk of 2^16 floats is reduced into a double (a float lane stays exact). */
+static double read_sum_baseline(const float *x, size_t n)
+{
+    double total = 0.0;
+    size_t i = 0;
+    while (i + 8 <= n) {
+        size_t end = n - i > ((size_t)1 << 16) ? i + ((size_t)1 << 16) : n;
+        float s[8] = { 0 };
+        for (; i + 8 <= end; i += 8)
+            for (int k = 0; k < 8; k++)
+                s[k] += x[i + k];
+        for (int k = 0; k < 8; k++)
+            total += s[k];
+    }
+    for (; i < n; i++)
+        total += x[i];
+    return total;
+}
+
+double ab_read_sum(const float *x, size_t n)
+{
+#if defined(__x86_64__)
+    if (ab_isa_available(AB_ISA_AVX512))
+        return ab_read_sum_avx512(x, n);
+    if (ab_isa_available(AB_ISA_AVX2))
+        return ab_read_sum_avx2(x, n);
+#endif
+    return read_sum_baseline(x, n);
+}
+
+/* 16 dependent integer adds per iteration, register to register: one cycle
+ * of latency each on every x86-64 and AArch64 core (an add of an immediate
+ * may be folded away at rename on recent Intel cores; of a register, not),
+ * while the loop's own counter runs beside the chain. */
+static long add_chain(long iters)
+{
+    long x = 0, one = 1;
+    for (long i = 0; i < iters; i++) {
+#if defined(__x86_64__)
+        __asm__ volatile(".rept 16\n\taddq %1, %0\n\t.endr" : "+r"(x) : "r"(one));
+#elif defined(__aarch64__)
+        __asm__ volatile(".rept 16\n\tadd %0, %0, %1\n\t.endr" : "+r"(x) : "r"(one));
+#endif
+    }
+    return x;
+}
+
+double ab_measure_clock_mhz(void)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+    long iters = 1 << 16;
+    double best = INFINITY;
+    for (int pass = 0; pass < 5; pass++) {
+        double t0 = ab_now();
+        if (add_chain(iters) != 16 * iters)
+            return 0.0;
+        double dt = ab_now() - t0;
+        if (dt < 0.005) {          /* too short to time: grow, and do not count it */
+            iters *= 4;
+            pass--;
+            continue;
+        }
+        best = dt < best ? dt : best;
+    }
+    return 16.0 * (double)iters / best / 1e6;
+#else
+    return 0.0;
+#endif
+}
+
+/* Stolen and total CPU time so far (USER_HZ ticks, all CPUs), from the
+ * "cpu" line of /proc/stat; 0 when unreadable. */
+static int cpu_ticks(unsigned long long *steal, unsigned long long *total)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = { 0 };
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                       &v[3], &v[4], &v[5], &v[6], &v[7]) : 0;
+    if (f)
+        fclose(f);
+    *steal = v[7];
+    *total = 0;
+    for (int i = 0; i < 8; i++)
+        *total += v[i];
+    return n == 8 ? 0 : -1;
 }
 
 /* ---- The cache ------------------------------------------------------------------------ */
@@ -317,7 +456,16 @@ static int cache_dir(char *out, size_t len)
     return (n > 0 && (size_t)n < len) ? 0 : -1;
 }
 
-/* Reads a cache file; 0 when valid for key, else -1 with the reason. */
+/* A positive, finite figure. */
+static int figure(double v)
+{
+    return v > 0.0 && isfinite(v);
+}
+
+/* Reads a cache file; 0 when valid for key, else -1 with the reason. The
+ * format is line-based: "fma ISA N GFLOPS ERR", "triad N GBS", "read N GBS",
+ * "clock_mhz X", "load LOAD STEAL", "measured_at TIME", framed by the
+ * header, the key and "end". */
 static int cache_read(const char *path, const char *key, ab_peaks *p, char *why, size_t len)
 {
     FILE *f = fopen(path, "r");
@@ -325,16 +473,20 @@ static int cache_read(const char *path, const char *key, ab_peaks *p, char *why,
         snprintf(why, len, "%s", errno == ENOENT ? "" : strerror(errno));
         return -1;
     }
-    char line[1024], word[32], name[32];
+    char line[1024], name[32];
     int ok = 0, version = 0, threads = 0, have_key = 0;
     memset(p->gflops, 0, sizeof p->gflops);
+    memset(p->gflops_err, 0, sizeof p->gflops_err);
     memset(p->triad_gbs, 0, sizeof p->triad_gbs);
+    memset(p->read_gbs, 0, sizeof p->read_gbs);
+    p->clock_mhz = 0.0;
+    p->load_avg = p->steal = -1.0;
     p->measured_at[0] = '\0';
     snprintf(why, len, "damaged (unreadable header)");
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
-        double v;
-        int n;
+        double v, e;
+        int n, bad = 0;
         if (sscanf(line, "attnbench-peaks %d", &version) == 1)
             continue;
         if (strncmp(line, "key ", 4) == 0) {
@@ -345,33 +497,41 @@ static int cache_read(const char *path, const char *key, ab_peaks *p, char *why,
             have_key = 1;
         } else if (sscanf(line, "measured_at %31s", p->measured_at) == 1) {
         } else if (sscanf(line, "threads %d", &threads) == 1) {
-            if (threads < 1 || threads > AB_PEAK_MAX_THREADS)
-                break;
-        } else if (sscanf(line, "%31s %31s %d %lf", word, name, &n, &v) == 4
-                   && strcmp(word, "fma") == 0) {
+            bad = threads < 1 || threads > AB_PEAK_MAX_THREADS;
+        } else if (sscanf(line, "fma %31s %d %lf %lf", name, &n, &v, &e) == 4) {
             int isa = -1;
             for (int i = 0; i < AB_ISA_COUNT; i++)
                 if (strcmp(name, ab_isa_name((ab_isa)i)) == 0)
                     isa = i;
-            if (isa < 0 || n < 1 || n > AB_PEAK_MAX_THREADS || !(v > 0.0) || !isfinite(v)) {
-                snprintf(why, len, "damaged (bad line '%.60s')", line);
-                break;
+            bad = isa < 0 || n < 1 || n > AB_PEAK_MAX_THREADS || !figure(v) || !figure(e) || e > 1;
+            if (!bad) {
+                p->gflops[isa][n] = v;
+                p->gflops_err[isa][n] = e;
             }
-            p->gflops[isa][n] = v;
-        } else if (sscanf(line, "triad %d %lf", &n, &v) == 2) {
-            if (n < 1 || n > AB_PEAK_MAX_THREADS || !(v > 0.0) || !isfinite(v)) {
-                snprintf(why, len, "damaged (bad line '%.60s')", line);
-                break;
-            }
-            p->triad_gbs[n] = v;
+        } else if (sscanf(line, "triad %d %lf", &n, &v) == 2
+                   || sscanf(line, "read %d %lf", &n, &v) == 2) {
+            bad = n < 1 || n > AB_PEAK_MAX_THREADS || !figure(v);
+            if (!bad)
+                (line[0] == 't' ? p->triad_gbs : p->read_gbs)[n] = v;
+        } else if (sscanf(line, "clock_mhz %lf", &v) == 1) {
+            bad = !(v >= 0.0) || !isfinite(v);
+            p->clock_mhz = bad ? 0.0 : v;
+        } else if (sscanf(line, "load %lf %lf", &v, &e) == 2) {
+            bad = !isfinite(v) || !isfinite(e);
+            p->load_avg = v;
+            p->steal = e;
         } else if (strcmp(line, "end") == 0) {
             ok = version == 1 && have_key && threads >= 1 && p->gflops[AB_ISA_BASELINE][1] > 0
-              && p->triad_gbs[1] > 0;
+              && p->triad_gbs[1] > 0 && p->read_gbs[1] > 0;
             if (!ok)
                 snprintf(why, len, "damaged (incomplete)");
             break;
         } else {
             snprintf(why, len, "damaged (unknown line '%.40s')", line);
+            break;
+        }
+        if (bad) {
+            snprintf(why, len, "damaged (bad line '%.60s')", line);
             break;
         }
     }
@@ -389,42 +549,102 @@ static int cache_write(const char *dir, const char *path, const char *key, const
         return -1;
     fprintf(af.f, "attnbench-peaks 1\nkey %s\nmeasured_at %s\nthreads %d\n", key, p->measured_at,
             p->max_threads);
+    fprintf(af.f, "load %.3f %.4f\nclock_mhz %.0f\n", p->load_avg, p->steal, p->clock_mhz);
     for (int i = 0; i < AB_ISA_COUNT; i++)
         for (int n = 1; n <= p->max_threads; n++)
             if (p->gflops[i][n] > 0)
-                fprintf(af.f, "fma %s %d %.6g\n", ab_isa_name((ab_isa)i), n, p->gflops[i][n]);
-    for (int n = 1; n <= p->max_threads; n++)
+                fprintf(af.f, "fma %s %d %.6g %.4g\n", ab_isa_name((ab_isa)i), n, p->gflops[i][n],
+                        p->gflops_err[i][n]);
+    for (int n = 1; n <= p->max_threads; n++) {
         if (p->triad_gbs[n] > 0)
             fprintf(af.f, "triad %d %.6g\n", n, p->triad_gbs[n]);
+        if (p->read_gbs[n] > 0)
+            fprintf(af.f, "read %d %.6g\n", n, p->read_gbs[n]);
+    }
     fprintf(af.f, "end\n");
     return ab_atomic_commit(&af, 0, err, len) == 0 ? 0 : -1;
 }
 
-static void measure_all(ab_peaks *p, const ab_topology *t)
+static void measure_all(ab_peaks *p, const ab_topology *t, const ab_machine *m)
 {
+    unsigned long long steal0, total0, steal1, total1;
+    int ticks = cpu_ticks(&steal0, &total0) == 0;
+    p->load_avg = m->loadavg[0];
     p->max_threads = t->cores < AB_PEAK_MAX_THREADS ? t->cores : AB_PEAK_MAX_THREADS;
     if (p->max_threads < 1)
         p->max_threads = 1;
     for (int i = 0; i < AB_ISA_COUNT; i++)
         for (int n = 1; n <= p->max_threads; n++)
-            p->gflops[i][n] = ab_measure_fma((ab_isa)i, t, n, 0.1);
-    /* Arrays far larger than the last-level cache (at least 64 MiB each),
-     * so the triad measures memory, not cache. */
-    size_t bytes = 4 * ab_topology_cache_size(t, 3);
+            p->gflops[i][n] = ab_measure_fma((ab_isa)i, t, n, 0.1, 5, &p->gflops_err[i][n]);
+    /* Arrays far larger than the last-level cache (at least 64 MiB each for
+     * the triad's three, 512 MiB for the read), so both measure memory. */
+    size_t l3 = ab_topology_cache_size(t, 3), bytes = 4 * l3;
     if (bytes < ((size_t)64 << 20))
         bytes = (size_t)64 << 20;
-    for (int n = 1; n <= p->max_threads; n++)
+    size_t read_bytes = 16 * l3 > ((size_t)512 << 20) ? 16 * l3 : (size_t)512 << 20;
+    for (int n = 1; n <= p->max_threads; n++) {
         p->triad_gbs[n] = ab_measure_triad(t, n, bytes);
+        p->read_gbs[n] = ab_measure_read(t, n, read_bytes);
+    }
+    /* Under emulation a chain of adds says nothing of a clock. */
+    p->clock_mhz = m->emulated[0] ? 0.0 : ab_measure_clock_mhz();
+    p->steal = ticks && cpu_ticks(&steal1, &total1) == 0 && total1 > total0
+             ? (double)(steal1 - steal0) / (double)(total1 - total0) : -1.0;
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
     strftime(p->measured_at, sizeof p->measured_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
-int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int refresh,
+/* The widest ISA this machine runs (its peak is the one most kernels use). */
+static ab_isa widest_isa(void)
+{
+    ab_isa w = AB_ISA_BASELINE;
+    for (int i = 0; i < AB_ISA_COUNT; i++)
+        if (ab_isa_available((ab_isa)i))
+            w = (ab_isa)i;
+    return w;
+}
+
+/* The cheap check of cached figures: the widest ISA's FMA rate now, at 1
+ * thread and at max_threads, over the cached rate. 1 when it ran faster
+ * than the cache allows (the cache was measured under load). */
+static int check_cached(ab_peaks *p, const ab_topology *t, char *note, size_t note_len)
+{
+    ab_isa isa = widest_isa();
+    int counts[2] = { 1, p->max_threads }, stale = 0;
+    double worst = INFINITY;
+    for (int k = 0; k < 2; k++) {
+        if (k == 1 && p->max_threads == 1) {
+            p->check_ratio[1] = p->check_ratio[0];
+            break;
+        }
+        double cached = p->gflops[isa][counts[k]];
+        double now = ab_measure_fma(isa, t, counts[k], 0.03, 3, NULL);
+        p->check_ratio[k] = cached > 0 && now > 0 ? now / cached : 0.0;
+        double margin = p->gflops_err[isa][counts[k]] > 0.02 ? p->gflops_err[isa][counts[k]] : 0.02;
+        if (p->check_ratio[k] > 1.0 + margin)
+            stale = 1;
+        if (p->check_ratio[k] > 0 && p->check_ratio[k] < worst)
+            worst = p->check_ratio[k];
+    }
+    if (stale)
+        snprintf(note, note_len, "the cached peaks (%s, load %.2f) are below what the machine "
+                 "does now (%s FMA %.3fx / %.3fx at 1 / %d threads): re-measured", p->measured_at,
+                 p->load_avg, ab_isa_name(isa), p->check_ratio[0], p->check_ratio[1],
+                 p->max_threads);
+    else if (worst < 0.9)
+        snprintf(note, note_len, "the machine runs %.0f%% below its cached peak now (%s FMA at "
+                 "%.3fx / %.3fx at 1 / %d threads): it is loaded, and timings will show it",
+                 100.0 * (1.0 - worst), ab_isa_name(isa), p->check_ratio[0], p->check_ratio[1],
+                 p->max_threads);
+    return stale;
+}
+
+int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int refresh, int check,
                  char *note, size_t note_len)
 {
-    char key[768], dir[400], why[160];
+    char key[768], dir[400], why[600];
     memset(p, 0, sizeof *p);
     note[0] = '\0';
     machine_key(t, m, key, sizeof key);
@@ -436,13 +656,22 @@ int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int ref
     if (have_dir && !refresh) {
         if (cache_read(p->cache_path, key, p, why, sizeof why) == 0) {
             p->from_cache = 1;
-            return 0;
-        }
-        if (why[0])
+            if (!check || check_cached(p, t, note, note_len) == 0)
+                return 0;
+            p->from_cache = 0;
+        } else if (why[0]) {
             snprintf(note, note_len, "peak cache %s: %s; re-measured", p->cache_path, why);
+        }
     }
-    measure_all(p, t);
-    if (p->gflops[AB_ISA_BASELINE][1] <= 0.0 || p->triad_gbs[1] <= 0.0)
+    char path[sizeof p->cache_path];
+    snprintf(path, sizeof path, "%s", p->cache_path);
+    double checked[2] = { p->check_ratio[0], p->check_ratio[1] };
+    memset(p, 0, sizeof *p);
+    snprintf(p->cache_path, sizeof p->cache_path, "%s", path);
+    p->check_ratio[0] = checked[0];
+    p->check_ratio[1] = checked[1];
+    measure_all(p, t, m);
+    if (p->gflops[AB_ISA_BASELINE][1] <= 0.0 || p->triad_gbs[1] <= 0.0 || p->read_gbs[1] <= 0.0)
         return -1;
     if (!have_dir) {
         snprintf(note, note_len, "no cache directory (set ATTNBENCH_CACHE_DIR or HOME); "
@@ -455,10 +684,32 @@ int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int ref
     return 0;
 }
 
+/* The nearest measured thread count to n. */
+static int nearest(const ab_peaks *p, int n)
+{
+    return n < 1 ? 1 : (n > p->max_threads ? p->max_threads : n);
+}
+
 double ab_peak_gflops(const ab_peaks *p, ab_isa isa, int n_threads)
 {
     if (isa < 0 || isa >= AB_ISA_COUNT || p->max_threads < 1)
         return 0.0;
-    int n = n_threads < 1 ? 1 : (n_threads > p->max_threads ? p->max_threads : n_threads);
-    return p->gflops[isa][n];
+    return p->gflops[isa][nearest(p, n_threads)];
+}
+
+double ab_peak_error(const ab_peaks *p, ab_isa isa, int n_threads)
+{
+    if (isa < 0 || isa >= AB_ISA_COUNT || p->max_threads < 1)
+        return 0.0;
+    return p->gflops_err[isa][nearest(p, n_threads)];
+}
+
+double ab_peak_read_gbs(const ab_peaks *p, int n_threads)
+{
+    return p->max_threads < 1 ? 0.0 : p->read_gbs[nearest(p, n_threads)];
+}
+
+double ab_peak_triad_gbs(const ab_peaks *p, int n_threads)
+{
+    return p->max_threads < 1 ? 0.0 : p->triad_gbs[nearest(p, n_threads)];
 }

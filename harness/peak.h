@@ -1,6 +1,7 @@
 /*
  * peak.h — the machine's measured limits: FMA peak FLOP/s per ISA and thread
- * count, and memory bandwidth (STREAM triad), cached per machine.
+ * count, memory bandwidth (STREAM triad, and read-only) and the core clock,
+ * cached per machine and checked at the start of each run.
  *
  * % of peak in benchmark results is against these measured figures, not
  * datasheet numbers: a VM's clock and a turbo budget are what they are.
@@ -29,31 +30,68 @@ ab_isa ab_isa_of_requirements(unsigned requires);
 typedef struct ab_peaks {
     int max_threads;                                     /* measured for 1..max_threads */
     double gflops[AB_ISA_COUNT][AB_PEAK_MAX_THREADS + 1]; /* 0 = not available */
+    /* The FMA peak's own error, relative: how far the best pass stood above
+     * the next best (at least 0.5%, the passes' timing resolution). A
+     * figure within this of 100% of peak is at the peak, not above it. */
+    double gflops_err[AB_ISA_COUNT][AB_PEAK_MAX_THREADS + 1];
     double triad_gbs[AB_PEAK_MAX_THREADS + 1];           /* GB/s (1e9 bytes) */
+    /* Read-only bandwidth: a sum over an array far larger than the last-level
+     * cache, the ceiling of what only reads (decoding reads its KV cache). */
+    double read_gbs[AB_PEAK_MAX_THREADS + 1];
+    double clock_mhz;         /* measured core clock (a chain of dependent adds); 0 unknown */
+    /* Under what load the figures were measured: the 1-minute load average
+     * before, and the fraction of CPU time the hypervisor stole during the
+     * measurement (-1 unknown). A peak measured under load is low, which
+     * inflates every % of peak; the start-of-run check catches that. */
+    double load_avg, steal;
     int from_cache;                                      /* 1: read from cache_path */
     char cache_path[512];                                /* "" when not cached */
     char measured_at[32];                                /* UTC, ISO 8601 */
+    /* The start-of-run check of cached figures (ab_peaks_get with check):
+     * the widest ISA's FMA rate now over the cached one, at 1 thread and at
+     * max_threads; 0 when not checked. */
+    double check_ratio[2];
 } ab_peaks;
 
 /* The peaks for this machine: from the cache when a valid entry exists for
  * the same machine and build (unless refresh), else measured (a few seconds)
- * and stored. note gets a line about what happened to the cache (a damaged
- * or mismatched file is reported and replaced, never trusted); "" when
+ * and stored. With check, cached figures are first checked cheaply (a short
+ * FMA run of the widest ISA at 1 and at all threads, ~0.2 s): when it runs
+ * faster than the cache says by more than the peak's error (at least 2%),
+ * the cache was measured on a loaded machine and everything is re-measured.
+ * note gets a line about what happened (a damaged or mismatched file is
+ * reported and replaced, never trusted; a re-measure says why; a check that
+ * runs well below the cache says the machine is loaded now); "" when
  * nothing is worth saying. Returns 0, or -1 when measuring failed. */
-int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int refresh,
+int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int refresh, int check,
                  char *note, size_t note_len);
 
 /* GFLOP/s peak for isa with n threads (the nearest measured count), 0 if none. */
 double ab_peak_gflops(const ab_peaks *p, ab_isa isa, int n_threads);
+/* Its relative error (gflops_err), 0 if none. */
+double ab_peak_error(const ab_peaks *p, ab_isa isa, int n_threads);
+/* Read-only and triad bandwidth, GB/s, at n threads (the nearest measured count). */
+double ab_peak_read_gbs(const ab_peaks *p, int n_threads);
+double ab_peak_triad_gbs(const ab_peaks *p, int n_threads);
 
 /* ---- Micro-benchmarks (exposed for tests) --------------------------------------- */
 
 /* Runs the ISA's FMA loop for iters iterations on the calling thread and
  * returns the FLOPs it performed (0 if the ISA is not available). */
 double ab_fma_loop(ab_isa isa, long iters);
-/* Measures GFLOP/s of isa with n threads pinned to the first n cores. */
-double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double seconds);
+/* Measures GFLOP/s of isa with n threads pinned to the first n cores, best
+ * of passes of about `seconds` each; *rel_err (may be NULL) gets the
+ * relative gap between the best pass and the next. */
+double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double seconds, int passes,
+                      double *rel_err);
 /* Measures triad bandwidth in GB/s with n threads over arrays of bytes each. */
 double ab_measure_triad(const ab_topology *t, int n_threads, size_t bytes);
+/* Measures read-only bandwidth in GB/s with n threads summing an array of bytes. */
+double ab_measure_read(const ab_topology *t, int n_threads, size_t bytes);
+/* The sum of x[0..n), read with the widest vector loads this CPU runs. */
+double ab_read_sum(const float *x, size_t n);
+/* The core clock in MHz from a chain of dependent integer adds (one cycle
+ * each on every x86-64 and AArch64 core); 0 where that does not hold. */
+double ab_measure_clock_mhz(void);
 
 #endif /* AB_PEAK_H */

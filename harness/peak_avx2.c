@@ -1,5 +1,6 @@
 /* peak_avx2.c — the AVX2+FMA peak loop; built with -mavx2 -mfma only. */
 #include <immintrin.h>
+#include <stddef.h>
 
 double ab_fma_loop_avx2(long iters);
 
@@ -30,4 +31,41 @@ double ab_fma_loop_avx2(long iters)
     _mm256_storeu_ps(out, s);
     /* The sum keeps the chains alive; it is ~96 and never 0. */
     return out[0] != 0.0f ? 12.0 * 8.0 * 2.0 * (double)iters : 0.0;
+}
+
+double ab_read_sum_avx2(const float *x, size_t n);
+
+/* The read-only bandwidth loop: 32-byte loads into four independent sums,
+ * enough to keep the loads in flight from memory. Each chunk of 2^20
+ * floats is reduced into a double, so a float lane never sums more than
+ * 2^14 values (exact for the all-ones array the test reads). */
+static double lanes_sum(__m256 s)
+{
+    float lanes[8];
+    _mm256_storeu_ps(lanes, s);
+    double total = 0.0;
+    for (int k = 0; k < 8; k++)
+        total += lanes[k];
+    return total;
+}
+
+double ab_read_sum_avx2(const float *x, size_t n)
+{
+    double total = 0.0;
+    size_t i = 0;
+    while (i + 32 <= n) {
+        size_t end = n - i > ((size_t)1 << 20) ? i + ((size_t)1 << 20) : n;
+        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        for (; i + 32 <= end; i += 32) {
+            s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
+            s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
+            s2 = _mm256_add_ps(s2, _mm256_loadu_ps(x + i + 16));
+            s3 = _mm256_add_ps(s3, _mm256_loadu_ps(x + i + 24));
+        }
+        __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+        total += lanes_sum(s);
+    }
+    for (; i < n; i++)
+        total += x[i];
+    return total;
 }

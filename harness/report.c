@@ -35,8 +35,8 @@ void ab_report_table(FILE *out, const ab_result *r, int n)
         kw = (int)strlen(r[i].kernel) > kw ? (int)strlen(r[i].kernel) : kw;
         sw = (int)strlen(label) > sw ? (int)strlen(label) : sw;
     }
-    fprintf(out, "%-*s %-8s %-*s %3s %10s %9s %7s %6s  %s\n", kw, "kernel", "op", sw, "shape", "thr",
-            "median", "GFLOP/s", "%peak", "CV", "");
+    fprintf(out, "%-*s %-8s %-*s %3s %10s %6s %9s %7s %6s  %s\n", kw, "kernel", "op", sw, "shape",
+            "thr", "median", "+-95%", "GFLOP/s", "%peak", "CV", "");
     for (int i = 0; i < n; i++) {
         char label[160], t[32];
         ab_shape_label(&r[i].shape, label, sizeof label);
@@ -52,15 +52,55 @@ void ab_report_table(FILE *out, const ab_result *r, int n)
             snprintf(pct_text, sizeof pct_text, "-");
         else
             snprintf(pct_text, sizeof pct_text, "%.1f%%", pct);
-        fprintf(out, "%-*s %-8s %-*s %3d %10s %9.2f %7s %5.1f%%  %s", kw, r[i].kernel,
-                ab_op_name(r[i].shape.op), sw, label, r[i].threads, t,
+        fprintf(out, "%-*s %-8s %-*s %3d %10s %5.1f%% %9.2f %7s %5.1f%%  %s", kw, r[i].kernel,
+                ab_op_name(r[i].shape.op), sw, label, r[i].threads, t, 100.0 * r[i].precision,
                 ab_result_gflops(&r[i], med), pct_text, 100.0 * r[i].real_stats.cv,
-                r[i].unstable ? "UNSTABLE (CV > 5%)" : "");
+                r[i].unstable ? "UNSTABLE" : "");
         if (!isnan(r[i].extra_rss))
             fprintf(out, "%smemory +%.1f MiB", r[i].unstable ? "  " : "",
                     r[i].extra_rss / 1048576.0);
         fputc('\n', out);
     }
+}
+
+void ab_report_answer(FILE *out, const ab_summary *s, int n)
+{
+    if (n == 0)
+        return;
+    int w = 20;
+    for (int i = 0; i < n; i++)
+        w = (int)strlen(s[i].shape) > w ? (int)strlen(s[i].shape) : w;
+    fprintf(out, "\nOn this machine, use (per shape and thread count: the fastest kernel, and how "
+            "much slower the runner-up is, with its 95%% interval):\n");
+    for (int i = 0; i < n; i++) {
+        const ab_summary *x = &s[i];
+        if (x->faster)
+            fprintf(out, "  %-*s  %s: %.2fx faster than %s [%.3f, %.3f]", w, x->shape, x->best,
+                    x->ratio, x->runner_up, x->ci_low, x->ci_high);
+        else
+            fprintf(out, "  %-*s  %s or %s: a tie (%.3fx [%.3f, %.3f])", w, x->shape, x->best,
+                    x->runner_up, x->ratio, x->ci_low, x->ci_high);
+        fprintf(out, "%s\n", x->unstable ? "; one of them UNSTABLE" : "");
+    }
+}
+
+void ab_report_unstable(FILE *out, const ab_result *r, int n, double precision, double max_time,
+                        const double *loadavg)
+{
+    int unstable = 0, timed = 0;
+    for (int i = 0; i < n; i++) {
+        timed += !r[i].error[0];
+        unstable += !r[i].error[0] && r[i].unstable;
+    }
+    if (!unstable)
+        return;
+    fprintf(out, "note: %d of %d benchmarks UNSTABLE: their median is not known to +-%.3g%% "
+            "(95%%) after %.3g s of repetitions", unstable, timed, 100.0 * precision, max_time);
+    if (loadavg && loadavg[0] >= 0)
+        fprintf(out, " (load average %.2f at the start)", loadavg[0]);
+    fprintf(out, ". To settle them: a longer --max-time, fewer threads (--threads 1 is the least "
+            "disturbed on a shared machine), or a quieter machine. attnbench compare reports "
+            "them without judging them.\n");
 }
 
 /* ---- JSON ------------------------------------------------------------------------- */
@@ -87,7 +127,9 @@ static void json_context(ab_json *j, const ab_run_context *c)
     ab_json_string(j, "host_name", m->hostname);
     ab_json_string(j, "executable", c->executable);
     ab_json_int(j, "num_cpus", m->online_cpus);
-    ab_json_int(j, "mhz_per_cpu", (long long)llround(m->mhz));
+    /* Only a measured clock: /proc/cpuinfo's is the nominal one in a VM. */
+    if (c->peaks && c->peaks->clock_mhz > 0)
+        ab_json_int(j, "mhz_per_cpu", (long long)llround(c->peaks->clock_mhz));
     ab_json_bool(j, "cpu_scaling_enabled", m->governor[0] && strcmp(m->governor, "performance") != 0);
     ab_json_begin_array(j, "caches");
     for (int i = 0; i < t->n_caches; i++) {
@@ -124,6 +166,14 @@ static void json_context(ab_json *j, const ab_run_context *c)
     ab_json_string(j, "omp_places", getenv("OMP_PLACES"));
     ab_json_number(j, "min_time", c->min_time);
     ab_json_int(j, "repetitions", c->repetitions);
+    ab_json_int(j, "max_repetitions", c->max_repetitions);
+    ab_json_number(j, "precision", c->precision);
+    ab_json_number(j, "max_time", c->max_time);
+    ab_json_string(j, "timing", "side by side: per shape, rounds of one repetition of every "
+                   "kernel and thread count, in a shuffled order");
+    char seed[24];
+    snprintf(seed, sizeof seed, "%016llx", (unsigned long long)c->seed);
+    ab_json_string(j, "shuffle_seed", seed);
     /* The machine's label across runs and commits (kernels/wisdom.h). */
     char key[320], id[20];
     attn_machine_hardware_key(key, sizeof key);
@@ -141,9 +191,24 @@ static void json_context(ab_json *j, const ab_run_context *c)
                 ab_json_number(j, ab_isa_name((ab_isa)i), g);
         }
         ab_json_end_object(j);
-        ab_json_number(j, "triad_gbs", c->peaks->triad_gbs[c->threads < c->peaks->max_threads
-                                                              ? c->threads : c->peaks->max_threads]);
+        ab_json_begin_object(j, "peak_error");
+        for (int i = 0; i < AB_ISA_COUNT; i++)
+            if (ab_peak_gflops(c->peaks, (ab_isa)i, c->threads) > 0)
+                ab_json_number(j, ab_isa_name((ab_isa)i), ab_peak_error(c->peaks, (ab_isa)i,
+                                                                        c->threads));
+        ab_json_end_object(j);
+        ab_json_number(j, "triad_gbs", ab_peak_triad_gbs(c->peaks, c->threads));
+        ab_json_number(j, "read_gbs", ab_peak_read_gbs(c->peaks, c->threads));
         ab_json_string(j, "peaks_measured_at", c->peaks->measured_at);
+        ab_json_number(j, "peaks_load_avg", c->peaks->load_avg);
+        ab_json_number(j, "peaks_steal", c->peaks->steal);
+        if (c->peaks->check_ratio[0] > 0) {
+            /* The start-of-run check: the FMA rate now over the peak, 1 and all threads. */
+            ab_json_begin_array(j, "peaks_check");
+            ab_json_number(j, NULL, c->peaks->check_ratio[0]);
+            ab_json_number(j, NULL, c->peaks->check_ratio[1]);
+            ab_json_end_array(j);
+        }
     }
     if (c->counters) {
         ab_json_int(j, "counter_passes", ab_counters_passes(c->counters));
@@ -171,6 +236,10 @@ static void json_counters(ab_json *j, const ab_run_context *c, const ab_result *
     ab_json_number(j, "flops", r->flops);
     ab_json_number(j, "bytes", r->bytes);
     ab_json_number(j, "arith_intensity", r->bytes > 0 ? r->flops / r->bytes : NAN);
+    ab_json_number(j, "GBps", seconds > 0 ? r->bytes / seconds / 1e9 : NAN);
+    ab_json_number(j, "pct_read_bw", ab_result_pct_bandwidth(r, seconds, c->l3_bytes));
+    ab_json_number(j, "peak_gflops", r->peak_gflops > 0 ? r->peak_gflops : NAN);
+    ab_json_number(j, "peak_error", r->peak_gflops > 0 ? r->peak_error : NAN);
     if (!isnan(r->extra_rss))
         ab_json_number(j, "extra_rss_bytes", r->extra_rss);
     for (int e = 0; c->counters && e < r->n_events; e++)
@@ -195,10 +264,19 @@ static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r,
     char shape[256];
     ab_shape_format(&r->shape, shape, sizeof shape);
     if (r->error[0]) {
+        /* As Google Benchmark writes a failed benchmark: the time fields are
+         * there (zero), so its tools (compare.py) read the file. */
         ab_json_begin_object(j, NULL);
         json_entry_head(j, r, family, r->run_name, "iteration");
+        ab_json_int(j, "repetition_index", 0);
         ab_json_bool(j, "error_occurred", 1);
         ab_json_string(j, "error_message", r->error);
+        ab_json_int(j, "iterations", 0);
+        ab_json_number(j, "real_time", 0.0);
+        ab_json_number(j, "cpu_time", 0.0);
+        ab_json_string(j, "time_unit", "ns");
+        ab_json_string(j, "kernel", r->kernel);
+        ab_json_string(j, "shape", shape);
         ab_json_end_object(j);
         return;
     }
@@ -253,6 +331,11 @@ static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r,
             json_counters(j, c, r, real, ev);
         }
         ab_json_bool(j, "unstable", r->unstable);
+        /* How well this run knows its median: the 95% interval (ns) and its
+         * relative half-width. */
+        ab_json_number(j, "median_ci_low", r->median_lo * 1e9);
+        ab_json_number(j, "median_ci_high", r->median_hi * 1e9);
+        ab_json_number(j, "median_precision", r->precision);
         ab_json_string(j, "kernel", r->kernel);
         ab_json_string(j, "chosen_by", r->chosen_by);
         ab_json_string(j, "shape", shape);
@@ -269,6 +352,26 @@ void ab_report_json(FILE *out, const ab_run_context *c, const ab_result *r, int 
     ab_json_begin_array(&j, "benchmarks");
     for (int i = 0; i < n; i++)
         json_result(&j, c, &r[i], i);
+    ab_json_end_array(&j);
+    /* The answer (summary.h); Google Benchmark's tools ignore this key. */
+    ab_json_begin_array(&j, "summary");
+    for (int i = 0; i < c->n_summary; i++) {
+        const ab_summary *x = &c->summary[i];
+        ab_json_begin_object(&j, NULL);
+        ab_json_string(&j, "op", ab_op_name(x->op));
+        ab_json_string(&j, "shape", x->shape);
+        ab_json_int(&j, "threads", x->threads);
+        ab_json_string(&j, "best", x->best);
+        ab_json_string(&j, "runner_up", x->runner_up);
+        ab_json_number(&j, "ratio", x->ratio);
+        ab_json_number(&j, "ci_low", x->ci_low);
+        ab_json_number(&j, "ci_high", x->ci_high);
+        ab_json_string(&j, "verdict", ab_summary_verdict(x));
+        ab_json_int(&j, "kernels", x->n_kernels);
+        ab_json_int(&j, "paired_rounds", x->paired);
+        ab_json_bool(&j, "unstable", x->unstable);
+        ab_json_end_object(&j);
+    }
     ab_json_end_array(&j);
     ab_json_end_object(&j);
 }

@@ -8,7 +8,11 @@
  * repetition and "aggregate" entries (mean, median, stddev, cv, min), with
  * name, run_name, run_type, repetitions, repetition_index, threads,
  * iterations, real_time, cpu_time, time_unit ("ns") and counters: GFLOPS,
- * pct_peak, flops, bytes, arith_intensity and every counted event.
+ * pct_peak, flops, bytes, arith_intensity, GBps, pct_read_bw, the ceiling
+ * (peak_gflops, peak_error) and every counted event; a failed benchmark is
+ * an entry with error_occurred, error_message and zero times, as Google
+ * Benchmark writes one. A top-level "summary" array holds the answer
+ * (summary.h), which Google Benchmark's tools ignore.
  */
 #ifndef AB_REPORT_H
 #define AB_REPORT_H
@@ -16,6 +20,7 @@
 #include <stdio.h>
 
 #include "bench.h"
+#include "summary.h"
 #include "counters.h"
 #include "machine.h"
 #include "peak.h"
@@ -30,12 +35,22 @@ typedef struct ab_run_context {
     int threads;
     int pinned;                   /* threads bound to cores */
     double min_time;
-    int repetitions;
+    int repetitions, max_repetitions;
+    double precision, max_time;   /* the adaptive sampling's target and cap (bench.h) */
+    uint64_t seed;                /* of the shuffled rounds */
+    size_t l3_bytes;              /* last-level cache: which shapes can be held to the read bandwidth */
+    const ab_summary *summary;    /* the answer (summary.h), n_summary entries */
+    int n_summary;
 } ab_run_context;
 
 /* One row per result: kernel, op, shape, threads, median time, GFLOP/s,
  * % of peak, CV and a flag for unstable or failed benchmarks. */
 void ab_report_table(FILE *out, const ab_result *r, int n);
+/* After the table: per shape and thread count, the kernel to use, in words. */
+void ab_report_answer(FILE *out, const ab_summary *s, int n);
+/* A note on the unstable rows, with what to do about them; nothing when none is. */
+void ab_report_unstable(FILE *out, const ab_result *r, int n, double precision, double max_time,
+                        const double *loadavg);
 void ab_report_json(FILE *out, const ab_run_context *c, const ab_result *r, int n);
 void ab_report_csv(FILE *out, const ab_run_context *c, const ab_result *r, int n);
 

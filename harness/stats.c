@@ -40,3 +40,42 @@ int ab_stats_compute(const double *x, int n, ab_stats *out)
     out->cv = mean != 0.0 ? out->stddev / fabs(mean) : 0.0;
     return 0;
 }
+
+/* P(Bin(n, ½) <= k), summed in doubles (n <= MAX_SAMPLES keeps it exact enough). */
+static double binomial_half_cdf(int n, int k)
+{
+    double term = pow(0.5, n), sum = 0.0;   /* C(n, 0)·2^-n */
+    for (int i = 0; i <= k && i <= n; i++) {
+        sum += term;
+        term *= (double)(n - i) / (double)(i + 1);
+    }
+    return sum;
+}
+
+int ab_median_ci(const double *x, int n, double conf, double *lo, double *hi)
+{
+    double sorted[MAX_SAMPLES];
+    if (n < 1 || n > MAX_SAMPLES || !(conf > 0.0 && conf < 1.0))
+        return -1;
+    memcpy(sorted, x, sizeof(double) * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof(double), by_value);
+    /* k counts from 1: the interval [x_(k), x_(n+1-k)] misses the median
+     * with probability 2·P(Bin < k) = 2·P(Bin <= k - 1). */
+    int k = 1;
+    while (k + 1 <= (n + 1) / 2 && 2.0 * binomial_half_cdf(n, k) <= 1.0 - conf)
+        k++;
+    *lo = sorted[k - 1];
+    *hi = sorted[n - k];
+    return 0;
+}
+
+double ab_median_precision(const double *x, int n)
+{
+    ab_stats st;
+    double lo, hi;
+    if (ab_stats_compute(x, n, &st) != 0 || ab_median_ci(x, n, 0.95, &lo, &hi) != 0
+        || !(st.median > 0.0))
+        return NAN;
+    double below = st.median - lo, above = hi - st.median;
+    return (below > above ? below : above) / st.median;
+}

@@ -13,7 +13,16 @@ typedef struct ab_stats {
  * n < 1 or n is too large for the internal sort buffer. */
 int ab_stats_compute(const double *x, int n, ab_stats *out);
 
-/* A benchmark whose coefficient of variation exceeds this is unstable. */
-#define AB_UNSTABLE_CV 0.05
+/* The distribution-free confidence interval of the median of x[0..n) at
+ * level conf (e.g. 0.95): the order statistics x_(k) and x_(n+1-k) for the
+ * largest k whose binomial coverage 1 − 2·P(Bin(n, ½) < k) is at least
+ * conf, or [min, max] when no k reaches it (n < 6 at 95%). Makes no
+ * assumption about the shape of the timing distribution. 0, or -1 for n < 1
+ * or n too large. */
+int ab_median_ci(const double *x, int n, double conf, double *lo, double *hi);
+
+/* The half-width of that 95% interval relative to the median: how well a
+ * run knows its median (0.01 = within ±1%). NaN for unusable input. */
+double ab_median_precision(const double *x, int n);
 
 #endif /* AB_STATS_H */

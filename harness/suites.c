@@ -227,35 +227,60 @@ void ab_shape_label(const ab_shape *s, char *buf, size_t len)
 
 /* ---- Work ---------------------------------------------------------------------- */
 
+int ab_shape_causal(const ab_shape *s)
+{
+    return s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_ALL;
+}
+
+double ab_visible_pairs(const ab_shape *s)
+{
+    double lq = s->q_len, lk = s->kv_len;
+    if (!ab_shape_causal(s))
+        return lq * lk;
+    /* Top-left: query i sees min(i + 1, Lk) keys. The first min(Lq, Lk)
+     * queries see 1, 2, ... keys; any further query sees all Lk. */
+    double m = lq < lk ? lq : lk;
+    return m * (m + 1.0) / 2.0 + (lq - m) * lk;
+}
+
+/* Keys some query sees: all of them, but under a top-left causal mask with
+ * Lq < Lk the keys from Lq on, which no query reaches. */
+static double keys_read(const ab_shape *s)
+{
+    return ab_shape_causal(s) && s->q_len < s->kv_len ? s->q_len : s->kv_len;
+}
+
 double ab_shape_flops(const ab_shape *s)
 {
     double b = s->batch, lq = s->q_len, lk = s->kv_len, h = s->heads, dh = s->head_dim;
-    double d = h * dh;
+    double d = h * dh, pairs = ab_visible_pairs(s);
     switch (s->op) {
     case AB_OP_SDPA:
-        return 4.0 * b * h * lq * lk * dh;
+        return 4.0 * b * h * pairs * dh;
     case AB_OP_MHA:
-        return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d);
+        return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d);
     case AB_OP_ENCODER:
-        return b * (8.0 * lq * d * d + 4.0 * lq * lq * d + 4.0 * lq * d * s->d_ff);
+        return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s->d_ff);
     default:
         return 0.0;
     }
 }
 
+/* The mask parts a call reads: padding per key; keep and bias per visible
+ * (query, key) pair (a causal kernel never looks at the hidden ones). */
 static double mask_bytes(const ab_shape *s)
 {
-    double b = s->batch, lq = s->q_len, lk = s->kv_len;
+    double b = s->batch, lk = s->kv_len, pairs = ab_visible_pairs(s);
     switch (s->mask) {
     case AB_MASK_PADDING:
     case AB_MASK_PADALL:
         return b * lk;
     case AB_MASK_KEEP:
-        return b * lq * lk;
+        return b * pairs;
     case AB_MASK_BIAS:
-        return 4.0 * b * lq * lk;
+        return 4.0 * b * pairs;
     case AB_MASK_ALL:
-        return b * lk + lq * lk + 4.0 * lq * lk;
+        return b * lk + pairs + 4.0 * pairs;
     default:
         return 0.0;
     }
@@ -263,15 +288,15 @@ static double mask_bytes(const ab_shape *s)
 
 double ab_shape_bytes(const ab_shape *s)
 {
-    double b = s->batch, lq = s->q_len, lk = s->kv_len, h = s->heads, dh = s->head_dim;
+    double b = s->batch, lq = s->q_len, h = s->heads, dh = s->head_dim;
     double d = h * dh, f = s->d_ff, floats;
     switch (s->op) {
     case AB_OP_SDPA:
-        floats = b * h * dh * (2.0 * lq + 2.0 * lk);             /* q, out; k, v */
+        floats = b * h * dh * (2.0 * lq + 2.0 * keys_read(s));   /* q, out; k, v */
         break;
     case AB_OP_MHA:
-        floats = b * lq * d * 2.0 + (s->cross ? b * lk * d : 0.0) /* x_q, y; x_kv */
-               + 4.0 * d * d + 4.0 * d;                           /* weights, biases */
+        floats = b * lq * d * 2.0 + (s->cross ? b * s->kv_len * d : 0.0) /* x_q, y; x_kv */
+               + 4.0 * d * d + 4.0 * d;                                  /* weights, biases */
         break;
     case AB_OP_ENCODER:
         floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f     /* x, y; weights */
@@ -384,17 +409,19 @@ static const ab_shape gate[] = {
     ENC(1, 256, 4, 1024, 128, 1, ATTN_ACT_GELU_ERF, AB_MASK_PADDING),
 };
 
-#define SUITE(n, d, a) { n, d, a, (int)(sizeof a / sizeof a[0]) }
+#define SUITE(n, d, a) { n, d, a, (int)(sizeof a / sizeof a[0]), 0.0, 0.0 }
+/* Tiny shapes: batches of 5 ms, at most 0.1 s of them per benchmark. */
+#define QUICK_SUITE(n, d, a) { n, d, a, (int)(sizeof a / sizeof a[0]), 0.005, 0.1 }
 static const ab_suite suites[] = {
     SUITE("default", "what `make bench` runs: BERT-base blocks at L 128/512, masked and not",
           default_suite),
-    SUITE("smoke", "seconds: every op and every mask kind at small sizes", smoke),
+    QUICK_SUITE("smoke", "seconds: every op and every mask kind at small sizes", smoke),
     SUITE("bert-base", "B 1, L 128 and 512, D 768, H 12, F 3072 (post-LN, GELU)", bert_base),
     SUITE("long", "SDPA, 12 heads of 64, L 1024 to 8192, causal and not", long_seq),
     SUITE("anchors", "the SIMD targets' shapes, timed beside PyTorch by make bench-anchors", anchors),
     SUITE("gate", "what the CI regression gate times and counts: one small shape per op", gate),
 };
-static const ab_suite check_suite = SUITE("check", "edge shapes for `attnbench check`", check);
+static const ab_suite check_suite = QUICK_SUITE("check", "edge shapes for `attnbench check`", check);
 
 const ab_suite *ab_suite_find(const char *name)
 {

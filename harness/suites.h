@@ -48,15 +48,28 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len);
 /* A compact name for benchmark names: "B1_H12_L512_Dh64_causal". */
 void ab_shape_label(const ab_shape *s, char *buf, size_t len);
 
-/* FLOPs of one call, counting only multiply-adds of the matrix products
- * (2 per multiply-add) and the dense attention even when masked:
- *   SDPA    4·B·H·Lq·Lk·Dh
- *   MHA     B·(4·Lq·D² + 4·Lk·D² + 4·Lq·Lk·D)   (self: 8·L·D² + 4·L²·D)
+/* 1 when the shape's mask hides the keys after each query (top-left causal). */
+int ab_shape_causal(const ab_shape *s);
+/* The (query, key) pairs a call must compute per batch and head: Lq·Lk, or
+ * under a causal mask only the visible ones, Σᵢ min(i + 1, Lk). Masks whose
+ * pattern is data (padding, keep, bias) count in full: which pairs they hide
+ * is not known from the shape. */
+double ab_visible_pairs(const ab_shape *s);
+
+/* FLOPs of one call: the work the operation needs, counting the
+ * multiply-adds of the matrix products (2 per multiply-add) over the
+ * visible pairs only (P = ab_visible_pairs):
+ *   SDPA    4·B·H·P·Dh
+ *   MHA     B·(4·Lq·D² + 4·Lk·D² + 4·P·D)   (self, unmasked: 8·L·D² + 4·L²·D)
  *   encoder MHA(self) + 4·B·L·D·F
- * These are the formulas of ../shared/ANCHORS.md, so GFLOP/s compare. */
+ * Unmasked, these are the formulas of the anchors, so GFLOP/s compare;
+ * a causal kernel that skips the hidden half is not credited with it, so a
+ * % of peak can never pass 100 by counting work that was not done. */
 double ab_shape_flops(const ab_shape *s);
 /* Bytes a call must move at least: read every input and weight once,
- * write the output once (fp32; masks at their own width). */
+ * write the output once (fp32; masks at their own width, keep and bias
+ * over the visible pairs; under a top-left causal mask with Lq < Lk only
+ * the first Lq rows of K and V). */
 double ab_shape_bytes(const ab_shape *s);
 
 /* ---- Suites ---------------------------------------------------------------- */
@@ -66,6 +79,9 @@ typedef struct ab_suite {
     const char *description;
     const ab_shape *shapes;
     int n_shapes;
+    /* `attnbench run`'s --min-time and --max-time for this suite (0: the
+     * defaults): a suite of tiny shapes meant to take seconds samples less. */
+    double min_time, max_time;
 } ab_suite;
 
 const ab_suite *ab_suite_find(const char *name);

@@ -255,29 +255,40 @@ def run_name(s, threads):
     return f"{s.op}/{KERNEL}/{shape_label(s)}/threads:{threads}"
 
 
+def visible_pairs(s):
+    """ab_visible_pairs: Lq·Lk, or under a (top-left) causal mask sum_i min(i + 1, Lk)."""
+    lq, lk = float(s.q_len), float(s.kv_len)
+    if s.mask not in ("causal", "all"):
+        return lq * lk
+    m = min(lq, lk)
+    return m * (m + 1.0) / 2.0 + (lq - m) * lk
+
+
 def shape_flops(s):
-    """ab_shape_flops: 2 per multiply-add of the matrix products, masks dense."""
+    """ab_shape_flops: 2 per multiply-add of the matrix products, over the visible pairs."""
     b, lq, lk, h, dh = float(s.batch), float(s.q_len), float(s.kv_len), float(s.heads), float(s.head_dim)
-    d = h * dh
+    d, pairs = h * dh, visible_pairs(s)
     if s.op == "sdpa":
-        return 4.0 * b * h * lq * lk * dh
+        return 4.0 * b * h * pairs * dh
     if s.op == "mha":
-        return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d)
-    return b * (8.0 * lq * d * d + 4.0 * lq * lq * d + 4.0 * lq * d * s.d_ff)
+        return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d)
+    return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s.d_ff)
 
 
 def shape_bytes(s):
-    """ab_shape_bytes: inputs, weights and output once (fp32), masks at their width."""
+    """ab_shape_bytes: inputs, weights and output once (fp32), masks at their width
+    over the visible pairs; causal with Lq < Lk reads only the first Lq keys."""
     b, lq, lk, h, dh = float(s.batch), float(s.q_len), float(s.kv_len), float(s.heads), float(s.head_dim)
-    d, f = h * dh, float(s.d_ff)
+    d, f, pairs = h * dh, float(s.d_ff), visible_pairs(s)
     if s.op == "sdpa":
-        floats = b * h * dh * (2.0 * lq + 2.0 * lk)
+        keys = min(lq, lk) if s.mask in ("causal", "all") else lk
+        floats = b * h * dh * (2.0 * lq + 2.0 * keys)
     elif s.op == "mha":
         floats = b * lq * d * 2.0 + (b * lk * d if s.cross else 0.0) + 4.0 * d * d + 4.0 * d
     else:
         floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d
-    mask = {"padding": b * lk, "padall": b * lk, "keep": b * lq * lk, "bias": 4.0 * b * lq * lk,
-            "all": b * lk + lq * lk + 4.0 * lq * lk}.get(s.mask, 0.0)
+    mask = {"padding": b * lk, "padall": b * lk, "keep": b * pairs, "bias": 4.0 * b * pairs,
+            "all": b * lk + pairs + 4.0 * pairs}.get(s.mask, 0.0)
     return 4.0 * floats + mask
 
 
@@ -321,7 +332,7 @@ def attnbench_context(binary, threads):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "probe.json")
         cmd = [binary, "run", "--kernel", "naive", "--shape", "op=sdpa,B=1,H=1,L=1,Dh=1",
-               "--threads", str(threads), "--repetitions", "1", "--min-time", "0.0001",
+               "--threads", str(threads), "--repetitions", "1", "--precision", "0", "--min-time", "0.0001",
                "--json", path]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)

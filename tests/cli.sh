@@ -17,7 +17,7 @@ expect_rc() {
     rc=$?
     if [ "$rc" -eq "$want" ]; then ok; else bad "attnbench $* exited $rc, want $want: $(cat "$TMP/err")"; fi
 }
-FAST="--repetitions 2 --min-time 0.001 --shape B=1,H=2,L=16,Dh=8"
+FAST="--repetitions 2 --precision 0 --min-time 0.001 --shape B=1,H=2,L=16,Dh=8"
 
 # Usage errors exit 2 with a message and write nothing.
 expect_rc 2 run --threads 1,x $FAST --json "$TMP/bad.json"
@@ -44,7 +44,7 @@ expect_rc 0 run --kernel naive,blocked --threads 1,1 $FAST --json "$TMP/t.json"
 # --memory: the table and the JSON carry the resident memory a call adds;
 # no kernel materializes the score matrix (2048² floats = 16 MiB per head).
 if [ -w /proc/self/clear_refs ]; then
-    expect_rc 0 run --kernel auto --memory --repetitions 1 --min-time 0.001 \
+    expect_rc 0 run --kernel auto --memory --repetitions 1 --precision 0 --min-time 0.001 \
         --shape B=1,H=1,L=2048,Dh=16 --json "$TMP/m.json"
     grep -q "memory +" "$TMP/out" && grep -q '"extra_rss_bytes"' "$TMP/m.json" && ok \
         || bad "--memory: no figure in the table or JSON: $(cat "$TMP/out")"
@@ -65,7 +65,7 @@ W="$TMP/wisdom"
 TS="op=sdpa,B=1,H=2,L=32,Dh=8"
 expect_rc 0 tune --wisdom "$W" --shape "$TS" --threads 1 --level estimate
 grep -q '^attnbench-wisdom 1' "$W" && grep -q '^record ' "$W" && ok || bad "tune wrote no record"
-ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions 1 \
+ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions 1 --precision 0 \
     --min-time 0.001 --json "$TMP/auto.json" >"$TMP/out" 2>&1
 grep -q '"chosen_by": "wisdom"' "$TMP/auto.json" && grep -q "1 of 1 benchmarks ran the kernel the wisdom chose" "$TMP/out" \
     && ok || bad "run --kernel auto did not use the wisdom: $(cat "$TMP/out")"
@@ -73,7 +73,7 @@ expect_rc 0 tune --wisdom "$W" --export "$TMP/exported"
 expect_rc 0 tune --wisdom "$TMP/imported" --import "$TMP/exported"
 cmp -s "$W" "$TMP/imported" && ok || bad "export + import changed the records"
 echo "garbage" >>"$W"
-ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions 1 \
+ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions 1 --precision 0 \
     --min-time 0.001 --json "$TMP/auto2.json" >"$TMP/out" 2>&1
 rc=$?
 [ $rc -eq 0 ] && grep -q '"chosen_by": "features"' "$TMP/auto2.json" && ok \

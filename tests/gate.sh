@@ -96,7 +96,12 @@ run_side() {   # side tag args...: one run of the gate suite, JSON into $work/SI
     local copy=$work/run-${side%"${side#?}"}       # run-b, run-n
     rm -f "$copy"
     cp "$bin" "$copy"
-    ATTNBENCH_INJECT_SLOWDOWN=$env "$copy" run --suite gate --threads 1 --repetitions 3 \
+    # Exactly 3 repetitions a run (--precision 0; a binary from before the
+    # adaptive repetitions has no such flag and takes 3 anyway).
+    local fixed=
+    if "$bin" run --help 2>&1 | grep -q -- --precision; then fixed="--precision 0"; fi
+    # shellcheck disable=SC2086
+    ATTNBENCH_INJECT_SLOWDOWN=$env "$copy" run --suite gate --threads 1 --repetitions 3 $fixed \
         --min-time 0.05 --json "$work/$side-$tag.json" "$@" >/dev/null
 }
 

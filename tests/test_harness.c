@@ -20,11 +20,18 @@
 #include "report.h"
 #include "select.h"
 #include "stats.h"
+#include "summary.h"
 #include "suites.h"
 #include "verify.h"
 #include "workload.h"
 
 #define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol) * fmax(1.0, fabs((double)(b))))
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 static void test_stats(void)
 {
@@ -50,12 +57,27 @@ static void test_stats(void)
     CHECK(s.stddev == 0 && s.cv == 0, "constant sample: stddev %g", s.stddev);
     CHECK(ab_stats_compute(y, 0, &s) == -1, "n=0 accepted");
 
-    t_case("stats: CV above 5%% is unstable, at or below is not");
-    const double stable[] = { 100, 102, 98, 101, 99 }, noisy[] = { 100, 120, 80, 110, 90 };
-    ab_stats_compute(stable, 5, &s);
-    CHECK(s.cv <= AB_UNSTABLE_CV, "stable sample cv %g", s.cv);
-    ab_stats_compute(noisy, 5, &s);
-    CHECK(s.cv > AB_UNSTABLE_CV, "noisy sample cv %g", s.cv);
+    t_case("stats: the median's 95%% interval is the binomial order statistics");
+    /* From the binomial table: n = 5 reaches no 95% pair, so [min, max];
+     * n = 10: 2·P(Bin(10, ½) <= 1) = 22/1024 <= 0.05 < 2·56/1024, so
+     * [x(2), x(9)]; n = 20: 2·P(Bin(20, ½) <= 5) = 43400/1048576 <= 0.05 <
+     * 2·60460/1048576, so [x(6), x(15)]. The samples are 1..n shuffled. */
+    double lo, hi, ranks[20];
+    const double five[] = { 5, 1, 4, 2, 3 };
+    CHECK(ab_median_ci(five, 5, 0.95, &lo, &hi) == 0 && lo == 1 && hi == 5, "n=5 [%g, %g]", lo, hi);
+    CHECK(fabs(ab_median_precision(five, 5) - 2.0 / 3.0) < 1e-12, "n=5 precision %g",
+          ab_median_precision(five, 5));
+    for (int i = 0; i < 20; i++)
+        ranks[i] = (double)((i * 7) % 20 + 1);           /* 1..20, in another order */
+    CHECK(ab_median_ci(ranks, 10, 0.95, &lo, &hi) == 0, "n=10");
+    double ten[10];
+    memcpy(ten, ranks, sizeof ten);
+    qsort(ten, 10, sizeof ten[0], cmp_double);
+    CHECK(lo == ten[1] && hi == ten[8], "n=10 [%g, %g], expected [%g, %g]", lo, hi, ten[1], ten[8]);
+    CHECK(ab_median_ci(ranks, 20, 0.95, &lo, &hi) == 0 && lo == 6 && hi == 15, "n=20 [%g, %g]", lo,
+          hi);
+    CHECK(ab_median_ci(ranks, 0, 0.95, &lo, &hi) == -1 && isnan(ab_median_precision(ranks, 0)),
+          "n=0 accepted");
 }
 
 static void test_flops(void)
@@ -79,6 +101,52 @@ static void test_flops(void)
     /* Bytes of SDPA: q, k, v, out = 4 bytes · 12·64·(512·4). */
     CHECK(ab_shape_parse("B=1,H=12,L=512,Dh=64", AB_OP_SDPA, &s, err, sizeof err) == 0, "%s", err);
     CHECK(ab_shape_bytes(&s) == 4.0 * 12 * 64 * 512 * 4, "sdpa bytes %.0f", ab_shape_bytes(&s));
+
+    t_case("flops: a causal mask counts the visible (query, key) pairs only");
+    /* L 512: 512·513/2 = 131328 pairs, 4·12·131328·64 FLOPs: about half the dense count. */
+    CHECK(ab_shape_parse("B=1,H=12,L=512,Dh=64,mask=causal", AB_OP_SDPA, &s, err, sizeof err) == 0,
+          "%s", err);
+    CHECK(ab_shape_flops(&s) == 403439616.0, "causal sdpa %.0f", ab_shape_flops(&s));
+    /* Lq 3 < Lk 5: queries see 1, 2, 3 keys; keys 3 and 4 are never read. */
+    CHECK(ab_shape_parse("B=1,H=1,Lq=3,Lk=5,Dh=2,mask=causal", AB_OP_SDPA, &s, err, sizeof err) == 0,
+          "%s", err);
+    CHECK(ab_visible_pairs(&s) == 6.0 && ab_shape_flops(&s) == 4.0 * 6 * 2, "Lq<Lk %.0f",
+          ab_visible_pairs(&s));
+    CHECK(ab_shape_bytes(&s) == 4.0 * 2 * (2 * 3 + 2 * 3), "Lq<Lk bytes %.0f", ab_shape_bytes(&s));
+    /* Lq 5 > Lk 3: 1 + 2 + 3 + 3 + 3. */
+    CHECK(ab_shape_parse("B=1,H=1,Lq=5,Lk=3,Dh=2,mask=causal", AB_OP_SDPA, &s, err, sizeof err) == 0,
+          "%s", err);
+    CHECK(ab_visible_pairs(&s) == 12.0, "Lq>Lk %.0f", ab_visible_pairs(&s));
+    /* The encoder's attention part shrinks the same way: 4·P·D with P = 8·9/2. */
+    CHECK(ab_shape_parse("B=1,L=8,D=4,H=2,F=16,mask=causal", AB_OP_ENCODER, &s, err, sizeof err) == 0,
+          "%s", err);
+    CHECK(ab_shape_flops(&s) == 8.0 * 8 * 16 + 4.0 * 36 * 4 + 4.0 * 8 * 4 * 16, "causal encoder %.0f",
+          ab_shape_flops(&s));
+
+    t_case("flops: every suite shape's pair count matches its workload's mask, key by key");
+    for (int i = 0; i <= ab_suite_count(); i++) {
+        const ab_suite *suite = i < ab_suite_count() ? ab_suite_get(i) : ab_check_suite();
+        for (int k = 0; k < suite->n_shapes; k++) {
+            const ab_shape *x = &suite->shapes[k];
+            ab_shape one = *x;        /* the mask pattern only: one batch, one head */
+            one.batch = 1;
+            one.heads = 1;
+            one.head_dim = 1;
+            one.d_ff = one.op == AB_OP_ENCODER ? 1 : 0;
+            ab_workload w;
+            if (ab_workload_init(&w, &one, 1, 0) != 0) {
+                CHECK(0, "%s shape %d: no memory", suite->name, k);
+                continue;
+            }
+            double visible = 0.0;
+            for (int q = 0; q < x->q_len; q++)
+                for (int key = 0; key < x->kv_len; key++)
+                    visible += !w.mask.causal || key <= q;
+            CHECK(visible == ab_visible_pairs(x), "%s shape %d: %.0f pairs visible, counted %.0f",
+                  suite->name, k, visible, ab_visible_pairs(x));
+            ab_workload_free(&w);
+        }
+    }
 }
 
 static void test_shapes(void)
@@ -294,6 +362,169 @@ static void test_bench_skip(void)
     attn_ctx_destroy(ctx);
 }
 
+struct order_log {
+    int *order;
+    int *n;
+};
+
+static void record_order(void *arg, int member, int round)
+{
+    struct order_log *log = arg;
+    (void)round;
+    if (*log->n < 64)
+        log->order[(*log->n)++] = member;
+}
+
+/* A result of kernel k timed in rounds 0..n-1 at times t[] (seconds). */
+static void timed_result(ab_result *r, const char *k, const char *shape, int threads,
+                         const double *t, int n)
+{
+    char err[128];
+    memset(r, 0, sizeof *r);
+    snprintf(r->kernel, sizeof r->kernel, "%s", k);
+    ab_shape_parse(shape, AB_OP_SDPA, &r->shape, err, sizeof err);
+    r->threads = threads;
+    ab_run_name(k, &r->shape, threads, r->run_name, sizeof r->run_name);
+    r->iterations = 1;
+    r->reps = n;
+    for (int i = 0; i < n; i++) {
+        r->real[i] = r->cpu[i] = t[i];
+        r->round[i] = i;
+        r->timed += t[i];
+    }
+    ab_bench_opts o = { .precision = 0.02 };
+    ab_bench_finish(r, &o);
+}
+
+static void test_bench_rounds(void)
+{
+    t_case("bench: adaptive repetitions stop at the precision, the minimum, or the caps");
+    const double flat[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+    const double noisy[8] = { 1.0, 1.1, 0.9, 1.2, 0.8, 1.15, 0.85, 1.0 };
+    ab_bench_opts o = { .repetitions = 5, .max_repetitions = 100, .precision = 0.02,
+                        .max_time = 10.0 };
+    ab_result r;
+    timed_result(&r, "naive", "B=1,H=1,L=4,Dh=4", 1, flat, 4);
+    CHECK(!ab_bench_done(&r, &o), "done below the minimum repetitions");
+    timed_result(&r, "naive", "B=1,H=1,L=4,Dh=4", 1, flat, 5);
+    CHECK(ab_bench_done(&r, &o) && !r.unstable, "5 equal samples not done");
+    timed_result(&r, "naive", "B=1,H=1,L=4,Dh=4", 1, noisy, 8);
+    CHECK(!ab_bench_done(&r, &o), "+-20%% spread meets a 2%% precision");
+    CHECK(r.unstable, "stopped short of the precision, not unstable");
+    o.max_time = 8.0;   /* the 8 samples took 8 s */
+    CHECK(ab_bench_done(&r, &o), "the time cap does not stop it");
+    o.max_time = 0.0;
+    o.max_repetitions = 8;
+    CHECK(ab_bench_done(&r, &o), "the repetition cap does not stop it");
+    o.precision = 0.0;
+    o.max_repetitions = 100;
+    o.repetitions = 8;
+    CHECK(ab_bench_done(&r, &o), "precision 0: exactly the repetitions");
+
+    t_case("bench: members timed side by side, every round in a new shuffled order");
+    ab_shape s;
+    char err[200];
+    attn_ctx *ctx[3] = { NULL, NULL, NULL };
+    ab_workload w;
+    ab_result res[3];
+    ab_bench_member m[3];
+    if (ab_shape_parse("B=1,H=1,L=8,Dh=4", AB_OP_SDPA, &s, err, sizeof err) != 0
+        || ab_workload_init(&w, &s, 1, 0) != 0) {
+        CHECK(0, "setup: %s", err);
+        return;
+    }
+    float *out = ab_alloc_floats(w.out_len, 0);
+    ab_bench_opts fixed = { .min_time = 1e-5, .repetitions = 12, .max_repetitions = 100 };
+    for (int i = 0; i < 3; i++) {
+        memset(&res[i], 0, sizeof res[i]);
+        snprintf(res[i].kernel, sizeof res[i].kernel, "%s", i == 2 ? "blocked" : "naive");
+        res[i].shape = s;
+        res[i].threads = 1;
+        CHECK(attn_ctx_create(&ctx[i], res[i].kernel, 1) == ATTN_OK
+              && ab_bench_prepare(ctx[i], &w, &fixed, &res[i], out) == 0, "prepare %d", i);
+        m[i] = (ab_bench_member){ ctx[i], &res[i], 0 };
+    }
+    int order[64], n_order = 0;
+    uint64_t rng = 42;
+    CHECK(ab_bench_rounds(m, 3, &w, &fixed, &rng, record_order, &(struct order_log){ order,
+                                                                                  &n_order })
+          == 0, "rounds");
+    int orders_seen = 0, same_as_first = 0;
+    for (int round = 0; round < 12; round++) {
+        const int *o3 = &order[3 * round];
+        orders_seen += o3[0] != o3[1] && o3[1] != o3[2] && o3[0] != o3[2];
+        same_as_first += memcmp(o3, order, 3 * sizeof *order) == 0;
+    }
+    CHECK(n_order == 36 && orders_seen == 12, "%d repetitions, %d rounds with each member once",
+          n_order, orders_seen);
+    CHECK(same_as_first < 12, "the order never changed over 12 rounds");
+    for (int i = 0; i < 3; i++) {
+        CHECK(res[i].reps == 12 && !res[i].unstable && res[i].real_stats.median > 0, "member %d",
+              i);
+        for (int k = 0; k < res[i].reps; k++)
+            CHECK(res[i].round[k] == k, "member %d repetition %d in round %d", i, k,
+                  res[i].round[k]);
+        attn_ctx_destroy(ctx[i]);
+    }
+    ab_free(out);
+    ab_workload_free(&w);
+}
+
+static void test_summary(void)
+{
+    /* Per round, the machine's speed drifts by up to ±30%: the rounds,
+     * which time every kernel under the same drift, must see through it. */
+    const double drift[9] = { 1.0, 1.3, 0.8, 1.1, 0.7, 1.25, 0.9, 1.05, 0.75 };
+    double a[9], b[9], c[9];
+    for (int i = 0; i < 9; i++) {
+        a[i] = 1e-3 * drift[i];
+        b[i] = 1.5e-3 * drift[i];
+        c[i] = 1e-3 * drift[i] * (i % 2 ? 1.01 : 0.99);
+    }
+    ab_result r[6];
+    const char *shape = "B=1,H=2,L=64,Dh=16";
+    timed_result(&r[0], "avx2", shape, 1, b, 9);
+    timed_result(&r[1], "avx512", shape, 1, a, 9);
+    timed_result(&r[2], "blocked", shape, 2, a, 9);
+    timed_result(&r[3], "avx512", shape, 2, c, 9);
+    timed_result(&r[4], "naive", "B=1,H=1,L=4,Dh=4", 1, a, 9);   /* alone: no answer */
+    timed_result(&r[5], "avx2", shape, 2, a, 9);
+    snprintf(r[5].error, sizeof r[5].error, "failed");          /* errors are not ranked */
+    ab_summary sum[8];
+
+    t_case("summary: the best kernel, the runner-up and their ratio, round by round");
+    int n = ab_summarize(r, 6, sum, 8);
+    CHECK(n == 2, "%d answers", n);
+    CHECK(strcmp(sum[0].shape, "sdpa/B1_H2_L64_Dh16/threads:1") == 0 && sum[0].threads == 1,
+          "shape %s", sum[0].shape);
+    CHECK(strcmp(sum[0].best, "avx512") == 0 && strcmp(sum[0].runner_up, "avx2") == 0
+          && NEAR(sum[0].ratio, 1.5, 1e-12) && NEAR(sum[0].ci_low, 1.5, 1e-12)
+          && sum[0].faster && sum[0].paired == 9 && sum[0].n_kernels == 2,
+          "best %s, runner-up %s, %g [%g, %g], paired %d", sum[0].best, sum[0].runner_up,
+          sum[0].ratio, sum[0].ci_low, sum[0].ci_high, sum[0].paired);
+    CHECK(strcmp(ab_summary_verdict(&sum[0]), "faster") == 0, "verdict");
+
+    t_case("summary: a 1%% alternating difference is a tie");
+    CHECK(n == 2 && sum[1].threads == 2 && !sum[1].faster && sum[1].ci_low <= 1.0
+          && sum[1].ci_high >= 1.0 && strcmp(ab_summary_verdict(&sum[1]), "tie") == 0,
+          "threads %d, %g [%g, %g]", sum[1].threads, sum[1].ratio, sum[1].ci_low, sum[1].ci_high);
+
+    t_case("summary: the rounds decide over the medians when they disagree");
+    /* X has the lower median (1.1 against 5), yet in 6 of the 9 rounds it
+     * ran 10% slower than Y beside it: Y is named best, 1.1x, a tie (the
+     * other 3 rounds say the opposite, strongly). */
+    const double x[9] = { 11, 11, 11, 1.1, 1.1, 1.1, 0.1, 0.1, 0.1 };
+    const double y[9] = { 10, 10, 10, 1, 1, 1, 5, 5, 5 };
+    timed_result(&r[0], "avx2", shape, 1, y, 9);
+    timed_result(&r[1], "avx512", shape, 1, x, 9);
+    n = ab_summarize(r, 2, sum, 8);
+    CHECK(n == 1 && strcmp(sum[0].best, "avx2") == 0 && strcmp(sum[0].runner_up, "avx512") == 0
+          && NEAR(sum[0].ratio, 1.1, 1e-9) && NEAR(sum[0].ci_high, 1.1, 1e-9)
+          && NEAR(sum[0].ci_low, 0.02, 1e-9) && !sum[0].faster,
+          "%s over %s: %g [%g, %g]", sum[0].best, sum[0].runner_up, sum[0].ratio, sum[0].ci_low,
+          sum[0].ci_high);
+}
+
 /* Writes with ab_json, reads back with the test parser. */
 static void test_json_writer(void)
 {
@@ -395,12 +626,16 @@ static void test_report(void)
     CHECK(doc != NULL, "%s", err);
     const jv *ctx = jv_get(doc, "context"), *b = jv_get(doc, "benchmarks");
     CHECK(ctx && ctx->type == JV_OBJECT && b && b->type == JV_ARRAY, "top level");
-    const char *ctx_fields[] = { "date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
+    const char *ctx_fields[] = { "date", "host_name", "executable", "num_cpus",
                                  "caches", "load_avg", "library_build_type", "git_commit",
                                  "cpu_model", "threads", "compiler", "build_flags" };
     for (size_t i = 0; ctx && i < sizeof ctx_fields / sizeof ctx_fields[0]; i++)
         CHECK(jv_get(ctx, ctx_fields[i]) != NULL, "context lacks %s", ctx_fields[i]);
     CHECK(ctx && strcmp(jv_get(ctx, "host_name")->string, "host \"quoted\"") == 0, "host name");
+    /* No measured clock, no clock: never /proc/cpuinfo's nominal one. */
+    CHECK(ctx && !jv_get(ctx, "mhz_per_cpu"), "mhz_per_cpu written without a measured clock");
+    const jv *summary = jv_get(doc, "summary");
+    CHECK(summary && summary->type == JV_ARRAY && summary->n == 0, "summary array");
     /* The machine label: this machine's hardware key, and its hash as id. */
     char hw[320], id[20];
     attn_machine_hardware_key(hw, sizeof hw);
@@ -420,12 +655,18 @@ static void test_report(void)
         const jv *e = &b->items[i];
         for (size_t k = 0; k < sizeof common / sizeof common[0]; k++)
             CHECK(jv_get(e, common[k]) != NULL, "entry %d lacks %s", i, common[k]);
-        if (jv_get(e, "error_occurred")) {
-            CHECK(strcmp(jv_get(e, "error_message")->string, "out of memory") == 0, "error text");
-            continue;
-        }
         for (size_t k = 0; k < sizeof timed / sizeof timed[0]; k++)
             CHECK(jv_get(e, timed[k]) != NULL, "entry %d lacks %s", i, timed[k]);
+        if (jv_get(e, "error_occurred")) {
+            /* Shaped as Google Benchmark writes a failed run: zero times. */
+            CHECK(strcmp(jv_get(e, "error_message")->string, "out of memory") == 0
+                  && jv_get(e, "error_occurred")->type == JV_BOOL
+                  && jv_get(e, "real_time")->number == 0 && jv_get(e, "cpu_time")->number == 0
+                  && jv_get(e, "iterations")->number == 0
+                  && strcmp(jv_get(e, "run_type")->string, "iteration") == 0
+                  && strcmp(jv_get(e, "time_unit")->string, "ns") == 0, "error entry shape");
+            continue;
+        }
         const char *type = jv_get(e, "run_type")->string;
         if (strcmp(type, "iteration") == 0) {
             iterations++;
@@ -454,6 +695,53 @@ static void test_report(void)
     jv_free(doc);
     free(buf);
 
+    t_case("report json: the measured clock, the read bandwidth and the summary");
+    ab_peaks peaks;
+    memset(&peaks, 0, sizeof peaks);
+    peaks.max_threads = 1;
+    peaks.gflops[AB_ISA_BASELINE][1] = 10.0;
+    peaks.gflops_err[AB_ISA_BASELINE][1] = 0.01;
+    peaks.triad_gbs[1] = 20.0;
+    peaks.read_gbs[1] = 25.0;
+    peaks.clock_mhz = 3012.4;
+    ab_summary answer = { .op = AB_OP_SDPA, .threads = 1, .ratio = 1.25, .ci_low = 1.2,
+                          .ci_high = 1.3, .faster = 1, .n_kernels = 2, .paired = 9 };
+    snprintf(answer.shape, sizeof answer.shape, "sdpa/B1_H2_L8_Dh4_causal/threads:1");
+    snprintf(answer.best, sizeof answer.best, "avx512");
+    snprintf(answer.runner_up, sizeof answer.runner_up, "avx2");
+    c.peaks = &peaks;
+    c.summary = &answer;
+    c.n_summary = 1;
+    buf = NULL;
+    f = open_memstream(&buf, &size);
+    ab_report_json(f, &c, r, 1);
+    fclose(f);
+    doc = jv_parse(buf, err, sizeof err);
+    ctx = doc ? jv_get(doc, "context") : NULL;
+    summary = doc ? jv_get(doc, "summary") : NULL;
+    CHECK(ctx && jv_get(ctx, "mhz_per_cpu") && jv_get(ctx, "mhz_per_cpu")->number == 3012
+          && jv_get(ctx, "read_gbs") && jv_get(ctx, "read_gbs")->number == 25.0
+          && jv_get(ctx, "triad_gbs") && jv_get(ctx, "triad_gbs")->number == 20.0,
+          "clock, read and triad bandwidth");
+    const jv *one = summary && summary->type == JV_ARRAY && summary->n == 1 ? &summary->items[0]
+                                                                            : NULL;
+    const char *keys[] = { "op", "shape", "threads", "best", "runner_up", "ratio", "ci_low",
+                           "ci_high", "verdict" };
+    for (size_t k = 0; one && k < sizeof keys / sizeof keys[0]; k++)
+        CHECK(jv_get(one, keys[k]) != NULL, "summary lacks %s", keys[k]);
+    CHECK(one && strcmp(jv_get(one, "verdict")->string, "faster") == 0
+          && strcmp(jv_get(one, "best")->string, "avx512") == 0
+          && strcmp(jv_get(one, "shape")->string, "sdpa/B1_H2_L8_Dh4_causal/threads:1") == 0
+          && jv_get(one, "ratio")->number == 1.25 && jv_get(one, "ci_low")->number == 1.2,
+          "summary entry");
+    /* Every entry names its ceiling: the peak the % is against, and its error. */
+    const jv *bs = doc ? jv_get(doc, "benchmarks") : NULL;
+    CHECK(bs && bs->n > 0 && jv_get(&bs->items[0], "peak_gflops")
+          && jv_get(&bs->items[0], "peak_gflops")->number == 10.0
+          && jv_get(&bs->items[0], "peak_error"), "ceiling fields");
+    jv_free(doc);
+    free(buf);
+
     t_case("report csv: header, quoted shape, one row per result");
     buf = NULL;
     f = open_memstream(&buf, &size);
@@ -477,6 +765,8 @@ void test_harness(void)
     test_select();
     test_verify();
     test_bench_skip();
+    test_bench_rounds();
+    test_summary();
     test_json_writer();
     test_report();
 }

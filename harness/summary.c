@@ -1,0 +1,123 @@
+/* summary.c — the best kernel per shape and thread count (summary.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compare.h"
+#include "summary.h"
+
+/* Below this many shared rounds the paired interval is too coarse to use. */
+#define MIN_PAIRED 5
+
+/* The benchmark name without the kernel: "<op>/<shape label>/threads:<n>". */
+static void shape_key(const ab_result *r, char *buf, size_t len)
+{
+    char label[120];
+    ab_shape_label(&r->shape, label, sizeof label);
+    snprintf(buf, len, "%s/%s/threads:%d", ab_op_name(r->shape.op), label, r->threads);
+}
+
+/* The ratio b/a round by round, over the rounds both were timed in. */
+static int paired_ratios(const ab_result *a, const ab_result *b, double *ratio)
+{
+    int n = 0;
+    for (int i = 0; i < a->reps; i++)
+        for (int j = 0; j < b->reps; j++)
+            if (a->round[i] == b->round[j] && a->real[i] > 0) {
+                ratio[n++] = b->real[j] / a->real[i];
+                break;
+            }
+    return n;
+}
+
+static void rank(const ab_result *r, const int *idx, int m, ab_summary *s)
+{
+    const ab_result *best = NULL, *second = NULL;
+    for (int k = 0; k < m; k++) {
+        const ab_result *x = &r[idx[k]];
+        if (!best || x->real_stats.median < best->real_stats.median) {
+            second = best;
+            best = x;
+        } else if (!second || x->real_stats.median < second->real_stats.median) {
+            second = x;
+        }
+    }
+    snprintf(s->best, sizeof s->best, "%s", best->kernel);
+    snprintf(s->runner_up, sizeof s->runner_up, "%s", second->kernel);
+    s->n_kernels = m;
+    s->unstable = best->unstable || second->unstable;
+    double ratio[AB_MAX_REPS];
+    int n = paired_ratios(best, second, ratio);
+    if (n >= MIN_PAIRED) {
+        ab_stats st;
+        ab_stats_compute(ratio, n, &st);
+        s->ratio = st.median;
+        ab_median_ci(ratio, n, 0.95, &s->ci_low, &s->ci_high);
+        s->paired = n;
+    } else {
+        ab_comparison c;
+        s->paired = 0;
+        if (ab_compare_samples(best->real, best->reps, second->real, second->reps, 0.05, 0.0, &c)
+            == 0) {
+            s->ratio = c.ratio;
+            s->ci_low = c.lo;
+            s->ci_high = c.hi;
+        } else {
+            s->ratio = s->ci_low = s->ci_high = NAN;
+        }
+    }
+    /* Ranked by median, the ratio taken round by round may still say the
+     * runner-up was the faster of the two: the rounds, which cancel the
+     * drift, decide, so the two swap and the ratio stays >= 1. */
+    if (s->ratio < 1.0) {
+        char t[sizeof s->best];
+        memcpy(t, s->best, sizeof t);
+        memcpy(s->best, s->runner_up, sizeof t);
+        memcpy(s->runner_up, t, sizeof t);
+        double lo = s->ci_low;
+        s->ratio = 1.0 / s->ratio;
+        s->ci_low = 1.0 / s->ci_high;
+        s->ci_high = 1.0 / lo;
+    }
+    s->faster = s->ci_low > 1.0;
+}
+
+int ab_summarize(const ab_result *r, int n, ab_summary *out, int max)
+{
+    int count = 0;
+    char key[sizeof ((ab_summary *)0)->shape], other[sizeof key];
+    int idx[256];
+    for (int i = 0; i < n && count < max; i++) {
+        if (r[i].error[0] || r[i].reps < 1)
+            continue;
+        shape_key(&r[i], key, sizeof key);
+        /* Only at the first result of its group (and thread count). */
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) {
+            shape_key(&r[j], other, sizeof other);
+            seen = !r[j].error[0] && r[j].reps >= 1 && strcmp(key, other) == 0;
+        }
+        if (seen)
+            continue;
+        int m = 0;
+        for (int j = i; j < n && m < (int)(sizeof idx / sizeof idx[0]); j++) {
+            shape_key(&r[j], other, sizeof other);
+            if (!r[j].error[0] && r[j].reps >= 1 && strcmp(key, other) == 0)
+                idx[m++] = j;
+        }
+        if (m < 2)
+            continue;
+        ab_summary *s = &out[count++];
+        memset(s, 0, sizeof *s);
+        s->op = r[i].shape.op;
+        s->threads = r[i].threads;
+        snprintf(s->shape, sizeof s->shape, "%s", key);
+        rank(r, idx, m, s);
+    }
+    return count;
+}
+
+const char *ab_summary_verdict(const ab_summary *s)
+{
+    return s->faster ? "faster" : "tie";
+}

@@ -1,0 +1,40 @@
+/*
+ * summary.h — the answer of a run: for every (op, shape, thread count) on
+ * which two or more kernels were timed, the best kernel (the lowest median
+ * time), the runner-up, and how sure the ranking is — the ratio runner-up /
+ * best with its 95% confidence interval, "faster" when the interval lies
+ * above 1, else "tie".
+ *
+ * The kernels of a shape are timed side by side, in rounds (bench.h), so
+ * the ratio is taken round by round: each round the two ran in gives one
+ * ratio, and the drift of the machine between rounds cancels out of it.
+ * The median of those ratios and its distribution-free interval (the order
+ * statistics, stats.h) are the estimate. With fewer than 5 shared rounds
+ * (results from elsewhere) the two samples are compared unpaired, by the
+ * Hodges–Lehmann ratio and its Mann–Whitney interval (compare.h).
+ */
+#ifndef AB_SUMMARY_H
+#define AB_SUMMARY_H
+
+#include "bench.h"
+
+typedef struct ab_summary {
+    ab_op op;
+    char shape[160];          /* the benchmark name without the kernel: "<op>/<label>" */
+    int threads;
+    char best[32], runner_up[32];
+    int n_kernels;            /* how many were compared */
+    double ratio, ci_low, ci_high;   /* runner-up time / best time */
+    int paired;               /* rounds the ratio was taken over; 0: unpaired */
+    int faster;               /* ci_low > 1: "faster", else "tie" */
+    int unstable;             /* the best or the runner-up is flagged unstable */
+} ab_summary;
+
+/* Fills out[0..max) from the n results (those without an error), one per
+ * (shape, thread count) in the order they first appear. Returns how many. */
+int ab_summarize(const ab_result *r, int n, ab_summary *out, int max);
+
+/* "faster" or "tie". */
+const char *ab_summary_verdict(const ab_summary *s);
+
+#endif /* AB_SUMMARY_H */
