@@ -144,9 +144,8 @@ static void print_counters(void)
         printf("  no hardware counters: %s\n", diagnosis);
     for (int i = 0; i < n; i++) {
         if (probes[i].available)
-            printf("  %-26s available%s\n", probes[i].name,
-                   strcmp(probes[i].via, "PAPI") == 0 ? ""
-                   : " (through perf_event_open: PAPI cannot count it here)");
+            printf("  %-26s available through %s, counts %s\n", probes[i].name, probes[i].via,
+                   probes[i].scope);
         else
             printf("  %-26s unavailable: %s\n", probes[i].name, probes[i].why);
     }

@@ -590,6 +590,10 @@ int ab_cmd_run(int argc, char **argv)
         printf("note: --kernel auto: %d of %d benchmarks ran the kernel the wisdom chose, the "
                "others the CPU-feature default (attnbench info lists the wisdom)\n", tuned, n);
     }
+    for (int e = 0; counters && e < ab_counters_count(counters); e++)
+        if (ab_counters_scope(counters, e))
+            printf("note: counter %s counts %s (values per iteration in the JSON and CSV)\n",
+                   ab_counters_name(counters, e), ab_counters_scope(counters, e));
     if (!pinned)
         printf("note: threads could not be pinned to cores\n");
     if (machine.emulated[0])

@@ -2,10 +2,12 @@
  * counters.c — hardware and software event counters through PAPI.
  *
  * Two back ends share the bookkeeping below: PAPI (ATTN_HAVE_PAPI) and a
- * stub that reports every event as unavailable; after either, the kernel's
- * software events that are still unavailable are opened directly. A Linux perf_event_open()
- * probe, independent of PAPI, explains why hardware events are missing when
- * they are (no PMU in a virtual machine, perf_event_paranoid, seccomp...).
+ * stub that reports every event as unavailable. The kernel's software events
+ * bypass both: they are opened directly with perf_event_open, one counter
+ * per thread of the process, because neither back end counts a thread pool
+ * that exists before counting starts. A Linux perf_event_open() probe,
+ * independent of PAPI, explains why hardware events are missing when they
+ * are (no PMU in a virtual machine, perf_event_paranoid, seccomp...).
  *
  * Library rules followed here: nothing is printed, nothing aborts, every
  * buffer is bounded, and everything allocated or created (PAPI event sets
@@ -16,7 +18,8 @@
  * component the kernel counters are opened when events are added, that is
  * in ab_counters_open, for the thread calling it; start and stop only
  * enable and disable them. So open, start and stop should be called from
- * the thread whose work is measured.
+ * the thread whose work is measured. The directly opened software events
+ * count every thread whichever thread starts them.
  */
 #include "counters.h"
 
@@ -28,9 +31,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #ifdef __linux__
+#include <dirent.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -50,6 +56,12 @@
 
 /* ---- bookkeeping ------------------------------------------------------------ */
 
+/* One thread's counter of a directly opened software event. */
+typedef struct ab_thread_fd {
+    pid_t tid;
+    int fd;
+} ab_thread_fd;
+
 typedef struct ab_event {
     char *name;          /* owned copy of the name asked for */
     const char *why;     /* NULL when countable, else static text or why_buf */
@@ -57,13 +69,22 @@ typedef struct ab_event {
     int pass;            /* the pass counting it, -1 when unavailable */
     int code;            /* PAPI event code */
     int cidx;            /* PAPI component index */
-    int fd;              /* a software event opened with perf_event_open, or -1 */
+    /* A kernel software event opened with perf_event_open (direct = 1):
+     * sw indexes SOFTWARE_EVENTS; exclude_kernel is 1 when the kernel lets
+     * this process count user space only; thr holds one counter per thread,
+     * every direct event of c holding the same threads in the same order. */
+    int direct;
+    int sw;
+    int exclude_kernel;
+    ab_thread_fd *thr;
+    int nthr, thr_cap;
 } ab_event;
 
 typedef struct ab_pass {
-    int direct;          /* 1: the events' own perf_event_open fds, not a PAPI set */
-    int set;             /* PAPI event set */
+    int papi;            /* 1 when the pass has a PAPI event set */
+    int set;             /* that set */
     int cidx;            /* its component */
+    int inherit;         /* 1 when the set counts threads the caller creates */
     int n;               /* events in the set, in the order added */
     int *idx;            /* idx[k]: the ab_event counted in slot k */
     long long *vals;     /* PAPI_stop writes here, in slot order */
@@ -75,8 +96,10 @@ struct ab_counters {
     int npass;
     ab_pass *pass;       /* room for n passes: at most one per event */
     int running;         /* the pass being counted, -1 when none */
-    int inherit;         /* 1 when every pass counts threads created while counting */
-    char inherit_note[WHY_LEN]; /* why not, when inherit is 0 and passes exist */
+    int direct_pass;     /* the pass that also counts the direct events, -1 when none */
+    int all_threads;     /* 1 when /proc/self/task lists the threads to count */
+    int inherit;         /* 1 when every PAPI pass counts threads created while counting */
+    char inherit_note[WHY_LEN]; /* why not, when inherit is 0 and PAPI passes exist */
     char err[ERR_LEN];
 };
 
@@ -331,6 +354,7 @@ static ab_counters *alloc_counters(const char *const *names, int n)
     if (!c)
         return NULL;
     c->running = -1;
+    c->direct_pass = -1;
     c->n = n;
     size_t slots = n > 0 ? (size_t)n : 1;
     c->ev = calloc(slots, sizeof *c->ev);
@@ -343,7 +367,7 @@ static ab_counters *alloc_counters(const char *const *names, int n)
     }
     for (int e = 0; e < n; e++) {
         c->ev[e].pass = -1;
-        c->ev[e].fd = -1;
+        c->ev[e].sw = -1;
         c->ev[e].name = dup_string(names[e] ? names[e] : "");
         if (!c->ev[e].name) {
             for (int k = 0; k < e; k++)
@@ -357,11 +381,13 @@ static ab_counters *alloc_counters(const char *const *names, int n)
     return c;
 }
 
+static void direct_close_all(ab_counters *c);
+
 static void free_counters(ab_counters *c)
 {
+    direct_close_all(c);
     for (int e = 0; e < c->n; e++)
-        if (c->ev[e].fd >= 0)
-            close(c->ev[e].fd);
+        free(c->ev[e].thr);
     for (int p = 0; p < c->npass; p++) {
         free(c->pass[p].idx);
         free(c->pass[p].vals);
@@ -374,123 +400,439 @@ static void free_counters(ab_counters *c)
 }
 
 /* ---- software events straight from the kernel -------------------------------- */
-/* PAPI reaches the kernel's software events through its perf_event
- * component. When that component is disabled (libpfm4 knows no PMU of this
- * CPU: seen on a Zen 5 KVM guest) or PAPI is not built in, the same events
- * are opened here with perf_event_open. They need no PMU and are never
- * scarce, so all of them share one pass; like PAPI's they count user space
- * and the threads created while counting (inherit). */
-static const struct { const char *name; unsigned long long config; } SOFTWARE_EVENTS[] = {
-#ifdef __linux__
-    {"perf::TASK-CLOCK", PERF_COUNT_SW_TASK_CLOCK},
-    {"perf::CPU-CLOCK", PERF_COUNT_SW_CPU_CLOCK},
-    {"perf::PAGE-FAULTS", PERF_COUNT_SW_PAGE_FAULTS},
-    {"perf::MINOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MIN},
-    {"perf::MAJOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MAJ},
-    {"perf::CONTEXT-SWITCHES", PERF_COUNT_SW_CONTEXT_SWITCHES},
-    {"perf::CPU-MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS},
-#endif
-    {NULL, 0},
+/* The kernel's software events need no PMU and are never scarce, so they
+ * are opened here with perf_event_open rather than through PAPI, even where
+ * PAPI's perf_event component could count them (where it is disabled — libpfm4
+ * knows no PMU of this CPU, seen on a Zen 5 KVM guest — or PAPI is not built
+ * in, nothing else could). The reason is threads: PAPI ties an event set to
+ * the thread that adds its events, and PAPI 7 refuses PAPI_INHERIT on a
+ * machine without a PMU, so through PAPI an OpenMP team created before
+ * counting starts is not counted at all. Here every thread of the process
+ * gets its own counter (see direct_start), and all of them join the first
+ * pass, since they cost no hardware counter.
+ *
+ * Kernel mode: context switches and CPU migrations are counted in the
+ * scheduler, that is always in kernel mode, so with exclude_kernel=1 they
+ * read 0 (measured: 72 and 20 against 0 and 0 over the same region). Page
+ * faults are counted in the mode the fault was taken in: those taken in the
+ * kernel (a read() into a fresh buffer) are lost with exclude_kernel=1
+ * (measured: 523 against 265). The clocks count time whatever the mode. So
+ * every event asks for kernel mode first; where the kernel refuses it
+ * (EACCES: perf_event_paranoid >= 2 without CAP_PERFMON or CAP_SYS_ADMIN),
+ * the clocks and faults fall back to user space, and the events that only
+ * occur in the kernel are unavailable rather than listed and reading 0. */
+
+enum {
+    SW_TIME,    /* a clock: counts the same in any mode */
+    SW_FAULTS,  /* occurs in both modes: user space only undercounts */
+    SW_KERNEL,  /* occurs in kernel mode only: user space only reads 0 */
 };
 
-/* Opens the software events among the unavailable ones of c, into one
- * direct pass. An event that cannot be opened keeps its reason, with the
- * kernel's answer appended. */
+/* libpfm4's names for the software events (perf::NAME), each with its
+ * PERF_COUNT_SW_* alias. */
+static const struct sw_event {
+    const char *name;
+    unsigned long long config;
+    int mode;
+    const char *what;  /* for reasons: "context switches happen in the kernel" */
+} SOFTWARE_EVENTS[] = {
+#ifdef __linux__
+    {"TASK-CLOCK", PERF_COUNT_SW_TASK_CLOCK, SW_TIME, NULL},
+    {"PERF_COUNT_SW_TASK_CLOCK", PERF_COUNT_SW_TASK_CLOCK, SW_TIME, NULL},
+    {"CPU-CLOCK", PERF_COUNT_SW_CPU_CLOCK, SW_TIME, NULL},
+    {"PERF_COUNT_SW_CPU_CLOCK", PERF_COUNT_SW_CPU_CLOCK, SW_TIME, NULL},
+    {"PAGE-FAULTS", PERF_COUNT_SW_PAGE_FAULTS, SW_FAULTS, NULL},
+    {"FAULTS", PERF_COUNT_SW_PAGE_FAULTS, SW_FAULTS, NULL},
+    {"PERF_COUNT_SW_PAGE_FAULTS", PERF_COUNT_SW_PAGE_FAULTS, SW_FAULTS, NULL},
+    {"MINOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MIN, SW_FAULTS, NULL},
+    {"PERF_COUNT_SW_PAGE_FAULTS_MIN", PERF_COUNT_SW_PAGE_FAULTS_MIN, SW_FAULTS, NULL},
+    {"MAJOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MAJ, SW_FAULTS, NULL},
+    {"PERF_COUNT_SW_PAGE_FAULTS_MAJ", PERF_COUNT_SW_PAGE_FAULTS_MAJ, SW_FAULTS, NULL},
+    {"CONTEXT-SWITCHES", PERF_COUNT_SW_CONTEXT_SWITCHES, SW_KERNEL, "context switches"},
+    {"CS", PERF_COUNT_SW_CONTEXT_SWITCHES, SW_KERNEL, "context switches"},
+    {"PERF_COUNT_SW_CONTEXT_SWITCHES", PERF_COUNT_SW_CONTEXT_SWITCHES, SW_KERNEL,
+     "context switches"},
+    {"CPU-MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS, SW_KERNEL, "CPU migrations"},
+    {"MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS, SW_KERNEL, "CPU migrations"},
+    {"PERF_COUNT_SW_CPU_MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS, SW_KERNEL, "CPU migrations"},
+    /* PERF_COUNT_SW_CGROUP_SWITCHES (Linux 5.13) is an enumerator, not a
+     * macro, so older headers cannot be told apart: its value is spelt out.
+     * An older kernel answers EINVAL, which becomes the reason. */
+    {"CGROUP-SWITCHES", 11, SW_KERNEL, "cgroup switches"},
+    {"PERF_COUNT_SW_CGROUP_SWITCHES", 11, SW_KERNEL, "cgroup switches"},
+#endif
+    {NULL, 0, 0, NULL},
+};
+
+/* The software event a name means, "perf::NAME" or "NAME" in any case: its
+ * index in SOFTWARE_EVENTS, or -1. *quals points at the libpfm4 qualifiers
+ * that follow the name (":u=1:k=0"), or at the empty string. */
+static int software_event(const char *name, const char **quals)
+{
+    const char *base = strncasecmp(name, "perf::", 6) == 0 ? name + 6 : name;
+    size_t len = strcspn(base, ":");
+    *quals = base + len;
+    for (int k = 0; SOFTWARE_EVENTS[k].name; k++)
+        if (strlen(SOFTWARE_EVENTS[k].name) == len
+            && strncasecmp(SOFTWARE_EVENTS[k].name, base, len) == 0)
+            return k;
+    return -1;
+}
+
+/* "context switches happen in the kernel" and so on, for event sw. */
+static const char *kernel_only_what(int sw)
+{
+    return sw >= 0 && SOFTWARE_EVENTS[sw].mode == SW_KERNEL ? SOFTWARE_EVENTS[sw].what : NULL;
+}
+
+#ifdef __linux__
+
+/* A disabled counter of software event config for thread tid (0: the
+ * calling thread), inherited by the threads it creates; -1 with errno. */
+static int perf_open_sw(unsigned long long config, pid_t tid, int exclude_kernel)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = config;
+    attr.disabled = 1;
+    /* Threads created while counting (or between a stop and the next start)
+     * are counted through the counter of the thread that created them; the
+     * kernel adds their counts to it, even after they exit. */
+    attr.inherit = 1;
+    attr.exclude_kernel = exclude_kernel ? 1 : 0;
+    attr.exclude_hv = 1;
+    long fd = syscall(SYS_perf_event_open, &attr, tid, -1 /* any cpu */, -1 /* no group */,
+                      PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && errno == EINVAL) {
+        /* Kernels before 3.14 lack the flag. */
+        fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, 0UL);
+        if (fd >= 0)
+            (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    }
+    return (int)fd;
+}
+
+/* The threads of this process now, malloc'd, their number in *n; NULL when
+ * /proc/self/task cannot be read or memory runs out (errno says which). */
+static pid_t *list_threads(int *n)
+{
+    *n = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return NULL;
+    int cap = 16, k = 0;
+    pid_t *tids = malloc((size_t)cap * sizeof *tids);
+    struct dirent *de;
+    while (tids && (de = readdir(d)) != NULL) {
+        char *end;
+        long v = strtol(de->d_name, &end, 10);
+        if (end == de->d_name || *end != '\0' || v <= 0)
+            continue;  /* "." and ".." */
+        if (k == cap) {
+            pid_t *more = realloc(tids, (size_t)cap * 2 * sizeof *tids);
+            if (!more) {
+                free(tids);
+                tids = NULL;
+                errno = ENOMEM;
+                break;
+            }
+            tids = more;
+            cap *= 2;
+        }
+        tids[k++] = (pid_t)v;
+    }
+    closedir(d);
+    *n = k;
+    return tids;
+}
+
+static int has_tid(const pid_t *tids, int n, pid_t tid)
+{
+    for (int i = 0; i < n; i++)
+        if (tids[i] == tid)
+            return 1;
+    return 0;
+}
+
+/* The first direct event: its threads are every direct event's. */
+static ab_event *first_direct(ab_counters *c)
+{
+    for (int e = 0; e < c->n; e++)
+        if (c->ev[e].direct && !c->ev[e].why)
+            return &c->ev[e];
+    return NULL;
+}
+
+/* Closes the counters of the thread in slot i of every direct event. */
+static void direct_drop_thread(ab_counters *c, int i)
+{
+    for (int e = 0; e < c->n; e++) {
+        ab_event *ev = &c->ev[e];
+        if (!ev->direct || ev->why || i >= ev->nthr)
+            continue;
+        close(ev->thr[i].fd);
+        ev->thr[i] = ev->thr[--ev->nthr];  /* the same swap in every event keeps them aligned */
+    }
+}
+
+/* Opens the counters of thread tid for every direct event, appended to
+ * their lists. Returns 0, or an errno (and none is kept): ESRCH when the
+ * thread has exited meanwhile. */
+static int direct_add_thread(ab_counters *c, pid_t tid)
+{
+    for (int e = 0; e < c->n; e++) {
+        ab_event *ev = &c->ev[e];
+        if (!ev->direct || ev->why)
+            continue;
+        int err = 0;
+        if (ev->nthr == ev->thr_cap) {
+            int cap = ev->thr_cap ? 2 * ev->thr_cap : 8;
+            ab_thread_fd *more = realloc(ev->thr, (size_t)cap * sizeof *more);
+            if (more) {
+                ev->thr = more;
+                ev->thr_cap = cap;
+            } else {
+                err = ENOMEM;
+            }
+        }
+        int fd = err ? -1 : perf_open_sw(SOFTWARE_EVENTS[ev->sw].config, tid, ev->exclude_kernel);
+        if (fd < 0) {
+            err = err ? err : errno;
+            /* Undo this thread in the events before this one. */
+            for (int k = 0; k < e; k++) {
+                ab_event *done = &c->ev[k];
+                if (done->direct && !done->why && done->nthr > 0
+                    && done->thr[done->nthr - 1].tid == tid)
+                    close(done->thr[--done->nthr].fd);
+            }
+            return err;
+        }
+        ev->thr[ev->nthr].tid = tid;
+        ev->thr[ev->nthr].fd = fd;
+        ev->nthr++;
+    }
+    return 0;
+}
+
+/* Why event e, which only occurs in the kernel, cannot be counted here. */
+static void set_why_kernel_only(ab_counters *c, int e, const char *what)
+{
+    int paranoid = read_paranoid();
+    if (paranoid != INT_MIN)
+        set_why(c, e, "%s happen in the kernel, and perf_event_paranoid=%d lets this process "
+                "count user space only (needs <= 1 or CAP_PERFMON), so it would read 0", what,
+                paranoid);
+    else
+        set_why(c, e, "%s happen in the kernel, and the kernel lets this process count user "
+                "space only, so it would read 0", what);
+}
+
+#endif /* __linux__ */
+
+static void direct_close_all(ab_counters *c)
+{
+    for (int e = 0; e < c->n; e++) {
+        for (int i = 0; i < c->ev[e].nthr; i++)
+            close(c->ev[e].thr[i].fd);
+        c->ev[e].nthr = 0;
+    }
+}
+
+/* Checks that each software event asked for (without qualifiers) can be
+ * opened, in kernel mode where permitted, and puts the countable ones in
+ * the first pass (a new one when PAPI has none). The counters themselves
+ * are opened per thread by direct_start. */
 static void direct_open(ab_counters *c)
 {
 #ifdef __linux__
-    ab_pass *ps = NULL;
+    int in_pass = 0;
     for (int e = 0; e < c->n; e++) {
         ab_event *ev = &c->ev[e];
-        int k = 0;
-        while (SOFTWARE_EVENTS[k].name && strcasecmp(SOFTWARE_EVENTS[k].name, ev->name) != 0)
-            k++;
-        if (!ev->why || !SOFTWARE_EVENTS[k].name)
+        if (!ev->direct || ev->why)
             continue;
-        if (!ps) {
-            ps = &c->pass[c->npass];
-            ps->idx = calloc((size_t)c->n, sizeof *ps->idx);
-            if (!ps->idx) {
-                set_why(c, e, "out of memory");
-                return;
+        const struct sw_event *sw = &SOFTWARE_EVENTS[ev->sw];
+        int exclude_kernel = 0;
+        int fd = perf_open_sw(sw->config, 0, 0);
+        if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+            if (kernel_only_what(ev->sw)) {
+                set_why_kernel_only(c, e, kernel_only_what(ev->sw));
+                continue;
             }
-            ps->direct = 1;
-            c->npass++;
+            exclude_kernel = 1;
+            fd = perf_open_sw(sw->config, 0, 1);
         }
-        struct perf_event_attr attr;
-        memset(&attr, 0, sizeof attr);
-        attr.size = sizeof attr;
-        attr.type = PERF_TYPE_SOFTWARE;
-        attr.config = SOFTWARE_EVENTS[k].config;
-        attr.disabled = 1;
-        attr.inherit = 1;
-        attr.exclude_kernel = 1;  /* PAPI's default domain; allowed at paranoid 2 */
-        attr.exclude_hv = 1;
-        long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
         if (fd < 0) {
-            char before[WHY_LEN];
-            put(before, sizeof before, "%s", ev->why);
-            set_why(c, e, "%s; perf_event_open: %s", before, strerror(errno));
+            int err = errno;
+            if ((err == EACCES || err == EPERM) && read_paranoid() != INT_MIN)
+                set_why(c, e, "perf_event_open: %s (perf_event_paranoid=%d)", strerror(err),
+                        read_paranoid());
+            else
+                set_why(c, e, "perf_event_open: %s", strerror(err));
             continue;
         }
-        ev->fd = (int)fd;
-        ev->why = NULL;
-        ev->pass = (int)(ps - c->pass);
-        ps->idx[ps->n++] = e;
+        close(fd);
+        ev->exclude_kernel = exclude_kernel;
+        if (c->npass == 0) {
+            memset(&c->pass[0], 0, sizeof c->pass[0]);
+            c->npass = 1;
+        }
+        ev->pass = 0;
+        in_pass = 1;
     }
-    if (ps && ps->n == 0) {
-        free(ps->idx);
-        memset(ps, 0, sizeof *ps);
-        c->npass--;
-    } else if (ps) {
-        c->inherit = c->npass == 1 ? 1 : c->inherit;
+    if (in_pass) {
+        c->direct_pass = 0;
+        /* Without /proc the threads cannot be listed: then the calling
+         * thread's counter and inheritance cover what they can. */
+        DIR *d = opendir("/proc/self/task");
+        c->all_threads = d != NULL;
+        if (d)
+            closedir(d);
     }
 #else
-    (void)c;
+    for (int e = 0; e < c->n; e++)
+        if (c->ev[e].direct && !c->ev[e].why)
+            set_why(c, e, "perf_event_open: not on this system");
 #endif
 }
 
+/* Lists the threads and makes sure each has one counter per direct event,
+ * then resets and enables them all. Each thread must be counted exactly
+ * once: a counter with inherit also counts the threads its thread creates
+ * from then on, so a thread created since the counters were opened is
+ * already counted by its creator's, and a counter of its own would count it
+ * twice. Such a thread shows as one not in the table; then every counter is
+ * closed (which ends the inherited ones) and reopened, one per thread
+ * listed. Otherwise the counters are reused, and those of threads that have
+ * exited are closed: none of them can still feed an inherited counter,
+ * since a live thread it created would have shown as new. One race is left:
+ * a thread created while the threads are being listed, by a thread whose
+ * counter is not open yet, is not counted until the next start lists it. */
 static int direct_start(ab_counters *c, int pass)
 {
 #ifdef __linux__
-    const ab_pass *ps = &c->pass[pass];
-    for (int k = 0; k < ps->n; k++) {
-        int fd = c->ev[ps->idx[k]].fd;
-        if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-            put(c->err, sizeof c->err, "perf_event_open counters (pass %d): %s", pass,
+    if (pass != c->direct_pass)
+        return 0;
+    ab_event *first = first_direct(c);
+    if (!first)
+        return 0;
+    int n = 0;
+    pid_t *now = NULL;
+    if (c->all_threads) {
+        now = list_threads(&n);
+        if (!now) {
+            put(c->err, sizeof c->err, "cannot list the threads in /proc/self/task: %s",
                 strerror(errno));
             return -1;
         }
+    } else {
+        now = malloc(sizeof *now);
+        if (!now) {
+            put(c->err, sizeof c->err, "out of memory");
+            return -1;
+        }
+        now[0] = (pid_t)syscall(SYS_gettid);
+        n = 1;
     }
+
+    int fresh = first->nthr == 0;
+    for (int i = 0; i < n && !fresh; i++) {
+        int known = 0;
+        for (int k = 0; k < first->nthr && !known; k++)
+            known = first->thr[k].tid == now[i];
+        fresh = !known;
+    }
+    if (fresh) {
+        direct_close_all(c);
+        for (int i = 0; i < n; i++) {
+            int err = direct_add_thread(c, now[i]);
+            if (err == ESRCH)
+                continue;  /* it exited after the listing: nothing to count */
+            if (err) {
+                if (err == EMFILE || err == ENFILE)
+                    put(c->err, sizeof c->err, "perf_event_open for thread %d of %d: %s (one "
+                        "descriptor per thread and software event; raise ulimit -n)",
+                        (int)now[i], n, strerror(err));
+                else
+                    put(c->err, sizeof c->err, "perf_event_open for thread %d: %s", (int)now[i],
+                        strerror(err));
+                direct_close_all(c);
+                free(now);
+                return -1;
+            }
+        }
+    } else {
+        for (int k = first->nthr - 1; k >= 0; k--)
+            if (!has_tid(now, n, first->thr[k].tid))
+                direct_drop_thread(c, k);
+    }
+    free(now);
+
+    /* Reset everything first, then enable in a tight loop, so that the
+     * threads' counters start as close together as they can. */
+    for (int pick = 0; pick < 2; pick++)
+        for (int e = 0; e < c->n; e++) {
+            ab_event *ev = &c->ev[e];
+            if (!ev->direct || ev->why)
+                continue;
+            for (int i = 0; i < ev->nthr; i++)
+                if (ioctl(ev->thr[i].fd, pick ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_RESET, 0)
+                    != 0) {
+                    put(c->err, sizeof c->err, "perf_event_open counter of %s, thread %d: %s",
+                        ev->name, (int)ev->thr[i].tid, strerror(errno));
+                    for (int k = 0; k < c->n; k++)
+                        for (int j = 0; c->ev[k].direct && j < c->ev[k].nthr; j++)
+                            (void)ioctl(c->ev[k].thr[j].fd, PERF_EVENT_IOC_DISABLE, 0);
+                    return -1;
+                }
+        }
     return 0;
 #else
-    put(c->err, sizeof c->err, "pass %d: no perf_event_open here", pass);
-    return -1;
+    (void)c;
+    (void)pass;
+    return 0;
 #endif
 }
 
+/* Disables every thread's counter, then stores each event's sum over its
+ * threads. A thread that exited while counting still reads what it
+ * counted. */
 static int direct_stop(ab_counters *c, int pass, long long *values)
 {
 #ifdef __linux__
-    const ab_pass *ps = &c->pass[pass];
+    if (pass != c->direct_pass)
+        return 0;
     int rc = 0;
-    for (int k = 0; k < ps->n; k++)
-        (void)ioctl(c->ev[ps->idx[k]].fd, PERF_EVENT_IOC_DISABLE, 0);
-    for (int k = 0; k < ps->n; k++) {
-        uint64_t v = 0;
-        if (read(c->ev[ps->idx[k]].fd, &v, sizeof v) != (ssize_t)sizeof v) {
-            put(c->err, sizeof c->err, "reading %s: %s", c->ev[ps->idx[k]].name,
-                strerror(errno));
-            rc = -1;
-        } else if (values) {
-            values[ps->idx[k]] = (long long)v;
+    for (int e = 0; e < c->n; e++)
+        for (int i = 0; c->ev[e].direct && i < c->ev[e].nthr; i++)
+            (void)ioctl(c->ev[e].thr[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+    for (int e = 0; e < c->n; e++) {
+        ab_event *ev = &c->ev[e];
+        if (!ev->direct || ev->why)
+            continue;
+        uint64_t sum = 0;
+        int ok = 1;
+        for (int i = 0; i < ev->nthr; i++) {
+            uint64_t v = 0;
+            if (read(ev->thr[i].fd, &v, sizeof v) != (ssize_t)sizeof v) {
+                put(c->err, sizeof c->err, "reading %s of thread %d: %s", ev->name,
+                    (int)ev->thr[i].tid, strerror(errno));
+                ok = 0;
+                rc = -1;
+                break;
+            }
+            sum += v;
         }
+        if (ok && values)
+            values[e] = (long long)sum;
     }
     return rc;
 #else
+    (void)c;
+    (void)pass;
     (void)values;
-    put(c->err, sizeof c->err, "pass %d: no perf_event_open here", pass);
-    return -1;
+    return 0;
 #endif
 }
 
@@ -500,6 +842,21 @@ static int direct_stop(ab_counters *c, int pass, long long *values)
 static pthread_once_t papi_once = PTHREAD_ONCE_INIT;
 static int papi_ok;                 /* PAPI_library_init succeeded */
 static char papi_init_error[WHY_LEN];
+
+/* Whether libpfm4 qualifiers (":u=1:k=1") ask for kernel mode: ":k" or
+ * ":k=1", the last one said counting. */
+static int quals_ask_kernel(const char *quals)
+{
+    int kernel = 0;
+    while (*quals == ':') {
+        quals++;
+        size_t len = strcspn(quals, ":");
+        if ((len == 1 || len == 3) && (quals[0] == 'k' || quals[0] == 'K'))
+            kernel = len == 1 || strncmp(quals + 1, "=1", 2) == 0;
+        quals += len;
+    }
+    return kernel;
+}
 
 static const char *papi_text(int code)
 {
@@ -708,7 +1065,9 @@ static int papi_place(ab_counters *c, int e)
         set_why(c, e, "PAPI_add_event failed in a new set: %s", papi_text(r));
         return -1;
     }
+    ps->papi = 1;
     ps->cidx = ev->cidx;
+    ps->inherit = inherit;
     ps->n = 1;
     ps->idx[0] = e;
     ev->pass = c->npass;
@@ -724,9 +1083,15 @@ static int papi_place(ab_counters *c, int e)
 
 static void backend_open(ab_counters *c)
 {
+    int wanted = 0;
+    for (int e = 0; e < c->n; e++)
+        wanted += !c->ev[e].direct;
+    if (wanted == 0)
+        return;  /* software events only: PAPI need not even be initialised */
     if (!papi_ready()) {
         for (int e = 0; e < c->n; e++)
-            set_why(c, e, "%s", papi_init_error);
+            if (!c->ev[e].direct)
+                set_why(c, e, "%s", papi_init_error);
         return;
     }
 
@@ -742,8 +1107,22 @@ static void backend_open(ab_counters *c)
     /* 1. Each event alone: what fails here is unavailable, with a reason. */
     for (int e = 0; e < c->n; e++) {
         ab_event *ev = &c->ev[e];
+        if (ev->direct)
+            continue;
         if (!ev->name[0]) {
             set_why(c, e, "empty event name");
+            continue;
+        }
+        /* A software event reaches PAPI only with libpfm4 qualifiers. PAPI
+         * counts in user mode by default, and PAPI 7's perf_event component
+         * refuses PAPI_DOM_ALL on a set (it checks with a hardware event,
+         * absent without a PMU), so an event that only occurs in the
+         * kernel counts only when its qualifiers ask for kernel mode. */
+        const char *quals;
+        const char *what = kernel_only_what(software_event(ev->name, &quals));
+        if (what && !quals_ask_kernel(quals)) {
+            set_why(c, e, "%s happen in the kernel, and PAPI counts this name in user mode "
+                    "only, so it would read 0: add :k=1, or drop the qualifiers", what);
             continue;
         }
         int code = PAPI_NULL;
@@ -786,13 +1165,15 @@ static void backend_open(ab_counters *c)
 static void backend_close(ab_counters *c)
 {
     for (int p = 0; p < c->npass; p++)
-        if (!c->pass[p].direct)
+        if (c->pass[p].papi)
             papi_free_set(&c->pass[p].set);  /* stops a running set first */
     c->running = -1;
 }
 
 static int backend_start(ab_counters *c, int pass)
 {
+    if (!c->pass[pass].papi)
+        return 0;
     int r = PAPI_start(c->pass[pass].set);
     if (r != PAPI_OK) {
         put(c->err, sizeof c->err, "PAPI_start (pass %d) failed: %s", pass, papi_text(r));
@@ -804,6 +1185,8 @@ static int backend_start(ab_counters *c, int pass)
 static int backend_stop(ab_counters *c, int pass, long long *values)
 {
     ab_pass *ps = &c->pass[pass];
+    if (!ps->papi)
+        return 0;
     int r = PAPI_stop(ps->set, ps->vals);
     if (r != PAPI_OK) {
         put(c->err, sizeof c->err, "PAPI_stop (pass %d) failed: %s", pass, papi_text(r));
@@ -896,7 +1279,8 @@ static const char NOT_BUILT_IN[] = "PAPI not built in (libpapi-dev was not found
 static void backend_open(ab_counters *c)
 {
     for (int e = 0; e < c->n; e++)
-        set_why(c, e, "%s", NOT_BUILT_IN);
+        if (!c->ev[e].direct)
+            set_why(c, e, "%s", NOT_BUILT_IN);
 }
 
 static void backend_close(ab_counters *c)
@@ -904,18 +1288,20 @@ static void backend_close(ab_counters *c)
     (void)c;
 }
 
-/* Never called: there are no passes. */
+/* The only pass is the direct events': nothing for PAPI to do. */
 static int backend_start(ab_counters *c, int pass)
 {
-    put(c->err, sizeof c->err, "pass %d: %s", pass, NOT_BUILT_IN);
-    return -1;
+    (void)c;
+    (void)pass;
+    return 0;
 }
 
 static int backend_stop(ab_counters *c, int pass, long long *values)
 {
+    (void)c;
+    (void)pass;
     (void)values;
-    put(c->err, sizeof c->err, "pass %d: %s", pass, NOT_BUILT_IN);
-    return -1;
+    return 0;
 }
 
 static void backend_describe(const ab_counters *probe, char *summary, size_t summary_len,
@@ -943,6 +1329,14 @@ ab_counters *ab_counters_open(const char *const *names, int n)
     ab_counters *c = alloc_counters(names, n);
     if (!c)
         return NULL;
+    /* The kernel's software events, named without qualifiers, are opened
+     * directly; everything else goes to PAPI, which goes first so that the
+     * direct events can join its first pass. */
+    for (int e = 0; e < c->n; e++) {
+        const char *quals;
+        c->ev[e].sw = software_event(c->ev[e].name, &quals);
+        c->ev[e].direct = c->ev[e].sw >= 0 && quals[0] == '\0';
+    }
     backend_open(c);
     direct_open(c);
     return c;
@@ -979,7 +1373,21 @@ const char *ab_counters_via(const ab_counters *c, int event)
 {
     if (!c || event < 0 || event >= c->n || c->ev[event].why)
         return NULL;
-    return c->ev[event].fd >= 0 ? "perf_event_open" : "PAPI";
+    return c->ev[event].direct ? "perf_event_open" : "PAPI";
+}
+
+const char *ab_counters_scope(const ab_counters *c, int event)
+{
+    if (!c || event < 0 || event >= c->n || c->ev[event].why)
+        return NULL;
+    const ab_event *ev = &c->ev[event];
+    if (!ev->direct)
+        return c->pass[ev->pass].inherit ? AB_SCOPE_CREATED : AB_SCOPE_CALLER;
+    /* The clocks count the same in user space only; page faults do not. */
+    int user_only = ev->exclude_kernel && SOFTWARE_EVENTS[ev->sw].mode == SW_FAULTS;
+    if (c->all_threads)
+        return user_only ? AB_SCOPE_ALL_USER : AB_SCOPE_ALL;
+    return user_only ? AB_SCOPE_CREATED_USER : AB_SCOPE_CREATED;
 }
 
 int ab_counters_passes(const ab_counters *c)
@@ -1010,8 +1418,14 @@ int ab_counters_start(ab_counters *c, int pass)
             c->running);
         return -1;
     }
-    if ((c->pass[pass].direct ? direct_start(c, pass) : backend_start(c, pass)) != 0)
+    /* PAPI's set starts last and stops first, so that the direct events'
+     * bookkeeping is not in its counts. */
+    if (direct_start(c, pass) != 0)
         return -1;
+    if (backend_start(c, pass) != 0) {
+        (void)direct_stop(c, pass, NULL);
+        return -1;
+    }
     c->running = pass;
     return 0;
 }
@@ -1025,7 +1439,13 @@ int ab_counters_stop(ab_counters *c, int pass, long long *values)
         return -1;
     }
     c->running = -1;  /* whatever PAPI_stop says, the pass is over */
-    return c->pass[pass].direct ? direct_stop(c, pass, values) : backend_stop(c, pass, values);
+    int papi = backend_stop(c, pass, values);
+    char papi_err[ERR_LEN];
+    put(papi_err, sizeof papi_err, "%s", c->err);
+    int direct = direct_stop(c, pass, values);
+    if (papi != 0)  /* the first failure is the one to report */
+        put(c->err, sizeof c->err, "%s", papi_err);
+    return papi != 0 || direct != 0 ? -1 : 0;
 }
 
 const char *ab_counters_error(const ab_counters *c)
@@ -1042,11 +1462,19 @@ int ab_counters_describe(char *summary, size_t summary_len, char *diagnosis, siz
     /* Every probe event is tried alone, exactly as a benchmark would. */
     ab_counters *c = ab_counters_open(PROBE_NAMES, N_PROBES);
     backend_describe(c, summary, summary_len, diagnosis, diag_len);
-    if (c && c->npass > 0) {
+    /* What the counts cover, by way of counting. */
+    int papi_passes = 0;
+    for (int p = 0; c && p < c->npass; p++)
+        papi_passes += c->pass[p].papi;
+    if (c && c->direct_pass >= 0)
+        append(summary, summary_len, ", software events count %s",
+               c->all_threads ? "every thread" : "the calling thread and threads it creates");
+    if (papi_passes > 0) {
         if (c->inherit)
-            append(summary, summary_len, ", counts include threads created while counting");
+            append(summary, summary_len, ", PAPI events count the calling thread and threads "
+                   "it creates");
         else
-            append(summary, summary_len, ", threads created while counting are NOT counted (%s)",
+            append(summary, summary_len, ", PAPI events count the calling thread only (%s)",
                    c->inherit_note);
     }
 
@@ -1058,6 +1486,7 @@ int ab_counters_describe(char *summary, size_t summary_len, char *diagnosis, siz
             p->name = PROBE_NAMES[n];
             p->available = why == NULL;
             p->via = ab_counters_via(c, n);
+            p->scope = ab_counters_scope(c, n);
             put(p->why, sizeof p->why, "%s", why ? why : "");
         }
     ab_counters_close(c);

@@ -212,6 +212,14 @@ static void json_context(ab_json *j, const ab_run_context *c)
     }
     if (c->counters) {
         ab_json_int(j, "counter_passes", ab_counters_passes(c->counters));
+        /* What each counted event covers: every thread of the process, or
+         * only the one that called the kernel (counters.h). */
+        ab_json_begin_object(j, "counters_scope");
+        for (int e = 0; e < ab_counters_count(c->counters); e++)
+            if (ab_counters_scope(c->counters, e))
+                ab_json_string(j, ab_counters_name(c->counters, e),
+                               ab_counters_scope(c->counters, e));
+        ab_json_end_object(j);
         ab_json_begin_array(j, "counters_unavailable");
         for (int e = 0; e < ab_counters_count(c->counters); e++) {
             const char *why = ab_counters_unavailable(c->counters, e);
