@@ -1,4 +1,5 @@
 /* bench_file.c — Google Benchmark JSON read back (bench_file.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,79 @@ static void context_string(const jv *ctx, const char *key, char *dst, size_t len
     snprintf(dst, len, "%s", v && v->type == JV_STRING ? v->string : "");
 }
 
+/* The set called name, added (with threads) when new; NULL when full. */
+static ab_sample_set *set_of(ab_bench_file *bf, const char *name, const jv *threads)
+{
+    for (int k = 0; k < bf->n; k++)
+        if (strcmp(bf->set[k].name, name) == 0)
+            return &bf->set[k];
+    if (bf->n == AB_MAX_BENCH)
+        return NULL;
+    ab_sample_set *s = &bf->set[bf->n++];
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->threads = threads && threads->type == JV_NUMBER && threads->number >= 1
+                 && threads->number < 1e6 ? (int)threads->number : 0;
+    s->cv = NAN;
+    s->precision = NAN;
+    s->unstable = -1;
+    return s;
+}
+
+/* A finite, non-negative number member, or NaN. */
+static double number_of(const jv *o, const char *key)
+{
+    const jv *v = jv_get(o, key);
+    return v && v->type == JV_NUMBER && v->number >= 0 && v->number < 1e300 ? v->number : NAN;
+}
+
+/* What an aggregate entry says of its benchmark: the median (else mean) as
+ * the sample of a file without repetitions, the cv, the repetitions, and
+ * attnbench's stability fields. */
+static int read_aggregate(ab_bench_file *bf, const jv *b, const char *path, double *central,
+                          int *central_rank, char *err, size_t len)
+{
+    const jv *agg = jv_get(b, "aggregate_name"), *name = jv_get(b, "run_name");
+    if (!agg || agg->type != JV_STRING)
+        return 0;                              /* an aggregate of a kind we do not read */
+    char base[256];
+    if (name && name->type == JV_STRING && name->string[0]) {
+        snprintf(base, sizeof base, "%s", name->string);
+    } else {
+        /* Older writers give only "NAME_median": strip the aggregate's suffix. */
+        const jv *full = jv_get(b, "name");
+        size_t n = full && full->type == JV_STRING ? strlen(full->string) : 0, a = strlen(agg->string);
+        if (n <= a + 1 || strcmp(full->string + n - a, agg->string) != 0
+            || full->string[n - a - 1] != '_')
+            return 0;
+        snprintf(base, sizeof base, "%.*s", (int)(n - a - 1), full->string);
+    }
+    ab_sample_set *s = set_of(bf, base, jv_get(b, "threads"));
+    if (!s) {
+        snprintf(err, len, "%s: more than %d benchmarks", path, AB_MAX_BENCH);
+        return -1;
+    }
+    int k = (int)(s - bf->set);
+    double reps = number_of(b, "repetitions"), time = number_of(b, "real_time");
+    const jv *unit = jv_get(b, "time_unit"), *unstable = jv_get(b, "unstable");
+    if (reps >= 1 && reps < 1e9)
+        s->repetitions = (int)reps;
+    if (unstable && unstable->type == JV_BOOL)
+        s->unstable = unstable->number != 0;
+    if (!isnan(number_of(b, "median_precision")))
+        s->precision = number_of(b, "median_precision");
+    if (strcmp(agg->string, "cv") == 0 && !isnan(time)) {
+        s->cv = time;                          /* Google Benchmark: a fraction in the time field */
+        return 0;
+    }
+    int rank = strcmp(agg->string, "median") == 0 ? 2 : strcmp(agg->string, "mean") == 0 ? 1 : 0;
+    double scale = unit_seconds(unit && unit->type == JV_STRING ? unit->string : NULL);
+    if (rank > central_rank[k] && time > 0 && scale > 0) {
+        central[k] = time * scale;
+        central_rank[k] = rank;
+    }
+    return 0;
+}
+
 int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t len)
 {
     memset(bf, 0, sizeof *bf);
@@ -75,25 +149,30 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
         context_string(ctx, "git_commit", bf->git_commit, sizeof bf->git_commit);
         context_string(ctx, "date", bf->date, sizeof bf->date);
         context_string(ctx, "host_name", bf->host, sizeof bf->host);
+        context_string(ctx, "cpu_model", bf->cpu_model, sizeof bf->cpu_model);
     }
     bf->set = calloc(AB_MAX_BENCH, sizeof *bf->set);
-    int rc = bf->set ? 0 : -1;
+    double *central = calloc(AB_MAX_BENCH, sizeof *central);
+    int *central_rank = calloc(AB_MAX_BENCH, sizeof *central_rank);
+    int rc = bf->set && central && central_rank ? 0 : -1;
     if (rc != 0)
         snprintf(err, len, "%s: out of memory", path);
     for (int i = 0; rc == 0 && i < benchmarks->n; i++) {
         const jv *b = &benchmarks->items[i];
-        const jv *type = jv_get(b, "run_type"), *name = jv_get(b, "run_name");
-        const jv *time = jv_get(b, "real_time"), *unit = jv_get(b, "time_unit");
-        const jv *error = jv_get(b, "error_occurred"), *threads = jv_get(b, "threads");
         if (b->type != JV_OBJECT) {
             snprintf(err, len, "%s: benchmark %d is not an object", path, i);
             rc = -1;
             break;
         }
-        if (type && type->type == JV_STRING && strcmp(type->string, "aggregate") == 0)
-            continue;
+        const jv *type = jv_get(b, "run_type"), *name = jv_get(b, "run_name");
+        const jv *time = jv_get(b, "real_time"), *unit = jv_get(b, "time_unit");
+        const jv *error = jv_get(b, "error_occurred");
         if (error && error->type == JV_BOOL && error->number != 0)
             continue;
+        if (type && type->type == JV_STRING && strcmp(type->string, "aggregate") == 0) {
+            rc = read_aggregate(bf, b, path, central, central_rank, err, len);
+            continue;
+        }
         if (!name || name->type != JV_STRING)
             name = jv_get(b, "name");
         double scale = unit_seconds(unit && unit->type == JV_STRING ? unit->string : NULL);
@@ -104,25 +183,32 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
             rc = -1;
             break;
         }
-        int k = 0;
-        while (k < bf->n && strcmp(bf->set[k].name, name->string) != 0)
-            k++;
-        if (k == bf->n) {
-            if (bf->n == AB_MAX_BENCH) {
-                snprintf(err, len, "%s: more than %d benchmarks", path, AB_MAX_BENCH);
-                rc = -1;
-                break;
-            }
-            snprintf(bf->set[bf->n].name, sizeof bf->set[0].name, "%s", name->string);
-            bf->set[bf->n].threads = threads && threads->type == JV_NUMBER
-                                     && threads->number >= 1 && threads->number < 1e6
-                                   ? (int)threads->number : 0;
-            bf->n++;
+        ab_sample_set *s = set_of(bf, name->string, jv_get(b, "threads"));
+        if (!s) {
+            snprintf(err, len, "%s: more than %d benchmarks", path, AB_MAX_BENCH);
+            rc = -1;
+            break;
         }
-        if (bf->set[k].n < AB_MAX_REP)
-            bf->set[k].t[bf->set[k].n++] = time->number * scale;
+        if (s->n < AB_MAX_REP)
+            s->t[s->n++] = time->number * scale;
     }
+    /* Benchmarks seen only through their aggregates: their central value is
+     * the one sample; one with neither is dropped. */
+    int kept = 0;
+    for (int k = 0; rc == 0 && k < bf->n; k++) {
+        ab_sample_set *s = &bf->set[k];
+        if (s->n == 0 && central_rank[k] > 0) {
+            s->t[s->n++] = central[k];
+            s->aggregates_only = 1;
+        }
+        if (s->n > 0)
+            bf->set[kept++] = *s;
+    }
+    if (rc == 0)
+        bf->n = kept;
     jv_free(root);
+    free(central);
+    free(central_rank);
     if (rc == 0 && bf->n == 0) {
         snprintf(err, len, "%s: no benchmarks", path);
         rc = -1;
@@ -139,45 +225,49 @@ void ab_bench_file_free(ab_bench_file *bf)
     bf->n = 0;
 }
 
-int ab_bench_files_load(const char *list, ab_bench_file *bf, char *err, size_t len)
+const ab_sample_set *ab_bench_file_find(const ab_bench_file *bf, const char *name)
+{
+    for (int i = 0; i < bf->n; i++)
+        if (strcmp(bf->set[i].name, name) == 0)
+            return &bf->set[i];
+    return NULL;
+}
+
+int ab_bench_files_load(const char *list, ab_bench_file **files, int *n, char *err, size_t len)
 {
     char path[4096];
     const char *p = list;
-    memset(bf, 0, sizeof *bf);
-    for (int first = 1;; first = 0) {
-        size_t n = strcspn(p, ",");
-        if (n == 0 || n >= sizeof path) {
-            snprintf(err, len, "'%.200s': %s", list, n ? "a path is too long" : "an empty path");
-            ab_bench_file_free(bf);
-            return -1;
-        }
-        memcpy(path, p, n);
-        path[n] = '\0';
-        ab_bench_file one;
-        if (ab_bench_file_load(path, &one, err, len) != 0) {
-            ab_bench_file_free(bf);
-            return -1;
-        }
-        if (first) {
-            *bf = one;
-        } else {
-            for (int i = 0; i < one.n; i++) {
-                int k = 0;
-                while (k < bf->n && strcmp(bf->set[k].name, one.set[i].name) != 0)
-                    k++;
-                if (k == bf->n) {
-                    if (bf->n == AB_MAX_BENCH)
-                        continue;
-                    bf->set[bf->n++] = one.set[i];
-                    continue;
-                }
-                for (int r = 0; r < one.set[i].n && bf->set[k].n < AB_MAX_REP; r++)
-                    bf->set[k].t[bf->set[k].n++] = one.set[i].t[r];
-            }
-            ab_bench_file_free(&one);
-        }
-        if (p[n] != ',')
-            return 0;
-        p += n + 1;
+    int count = 1;
+    for (const char *c = list; *c; c++)
+        count += *c == ',';
+    ab_bench_file *f = calloc((size_t)count, sizeof *f);
+    if (!f) {
+        snprintf(err, len, "out of memory");
+        return -1;
     }
+    for (int i = 0; i < count; i++) {
+        size_t m = strcspn(p, ",");
+        if (m == 0 || m >= sizeof path) {
+            snprintf(err, len, "'%.200s': %s", list, m ? "a path is too long" : "an empty path");
+            ab_bench_files_free(f, i);
+            return -1;
+        }
+        memcpy(path, p, m);
+        path[m] = '\0';
+        if (ab_bench_file_load(path, &f[i], err, len) != 0) {
+            ab_bench_files_free(f, i);
+            return -1;
+        }
+        p += m + 1;
+    }
+    *files = f;
+    *n = count;
+    return 0;
+}
+
+void ab_bench_files_free(ab_bench_file *files, int n)
+{
+    for (int i = 0; i < n; i++)
+        ab_bench_file_free(&files[i]);
+    free(files);
 }

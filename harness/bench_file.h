@@ -1,9 +1,10 @@
 /*
  * bench_file.h — a Google Benchmark JSON file (attnbench's, or any other
  * program's) read back: per benchmark, the times of its repetitions (the
- * "iteration" entries; aggregates are ignored, and a file without
- * repetitions gives one sample per benchmark), and what the context says of
- * the machine and the build. `attnbench compare` and `attnbench history add`
+ * "iteration" entries; a file without repetitions gives one sample per
+ * benchmark, and a file of aggregates only its median), what its aggregates
+ * say of the spread, and what the context says of the machine and the
+ * build. `attnbench compare` and `attnbench history add`
  * read their input with it.
  */
 #ifndef AB_BENCH_FILE_H
@@ -19,13 +20,24 @@ typedef struct ab_sample_set {
     int threads;              /* "threads", 0 when absent */
     int n;
     double t[AB_MAX_REP];     /* seconds per iteration */
+    /* A file of aggregates only (Google Benchmark's
+     * --benchmark_report_aggregates_only) gives one sample, its median (else
+     * its mean), and what its other aggregates say of the spread. */
+    int aggregates_only;
+    int repetitions;          /* as the aggregates declare them; 0 unknown */
+    double cv;                /* the "cv" aggregate (a fraction); NaN unknown */
+    /* What the file says of how well it knows the median: "unstable" and
+     * "median_precision" (attnbench's aggregates); -1 / NaN when it says
+     * nothing. */
+    int unstable;
+    double precision;
 } ab_sample_set;
 
 typedef struct ab_bench_file {
     int n;
     ab_sample_set *set;
     /* From the context; "" when absent (other programs write only some). */
-    char machine_key[320], machine_id[24], git_commit[64], date[48], host[128];
+    char machine_key[320], machine_id[24], git_commit[64], date[48], host[128], cpu_model[96];
 } ab_bench_file;
 
 /* Reads path. 0, or -1 with a one-line reason in err (the file is unusable:
@@ -34,9 +46,13 @@ typedef struct ab_bench_file {
 int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t len);
 void ab_bench_file_free(ab_bench_file *bf);
 
-/* Reads a comma-separated list of files as one: the repetitions of a
- * benchmark in several files are pooled (interleaved runs of one build);
- * the context is the first file's. 0, or -1 with err. */
-int ab_bench_files_load(const char *list, ab_bench_file *bf, char *err, size_t len);
+/* Reads a comma-separated list of files, each on its own (a run each):
+ * *files gets *n loaded files (free each, then the array, with
+ * ab_bench_files_free). 0, or -1 with err (nothing to free). */
+int ab_bench_files_load(const char *list, ab_bench_file **files, int *n, char *err, size_t len);
+void ab_bench_files_free(ab_bench_file *files, int n);
+
+/* The benchmark called name in bf, NULL when absent. */
+const ab_sample_set *ab_bench_file_find(const ab_bench_file *bf, const char *name);
 
 #endif /* AB_BENCH_FILE_H */

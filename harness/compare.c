@@ -1,8 +1,10 @@
 /* compare.c — the statistics of `attnbench compare` (compare.h). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compare.h"
+#include "stats.h"
 
 #define MAX_SAMPLES 1000
 
@@ -123,4 +125,206 @@ int ab_compare_samples(const double *base, int nb, const double *fresh, int nf, 
     else if (c->p < alpha && c->ratio < 1.0 - min_effect)
         c->verdict = AB_IMPROVEMENT;
     return 0;
+}
+
+/* ---- Across runs ---------------------------------------------------------------------- */
+
+/* The continued fraction of the incomplete beta function (modified Lentz). */
+static double beta_fraction(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
+    d = fabs(d) < tiny ? tiny : d;
+    d = 1.0 / d;
+    double h = d;
+    for (int m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m, num = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        d = 1.0 + num * d;
+        d = fabs(d) < tiny ? tiny : d;
+        c = 1.0 + num / c;
+        c = fabs(c) < tiny ? tiny : c;
+        d = 1.0 / d;
+        h *= d * c;
+        num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        d = 1.0 + num * d;
+        d = fabs(d) < tiny ? tiny : d;
+        c = 1.0 + num / c;
+        c = fabs(c) < tiny ? tiny : c;
+        d = 1.0 / d;
+        double step = d * c;
+        h *= step;
+        if (fabs(step - 1.0) < 1e-15)
+            break;
+    }
+    return h;
+}
+
+/* The regularized incomplete beta function I_x(a, b). */
+static double incomplete_beta(double a, double b, double x)
+{
+    if (x <= 0.0)
+        return 0.0;
+    if (x >= 1.0)
+        return 1.0;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1.0) / (a + b + 2.0))
+        return front * beta_fraction(a, b, x) / a;
+    return 1.0 - front * beta_fraction(b, a, 1.0 - x) / b;
+}
+
+double ab_student_sf(double t, double df)
+{
+    if (isinf(df))
+        return ab_normal_sf(t);
+    double tail = 0.5 * incomplete_beta(0.5 * df, 0.5, df / (df + t * t));
+    return t >= 0.0 ? tail : 1.0 - tail;
+}
+
+/* The t with P(T > t) = q (q < ½), by bisection. */
+static double student_isf(double q, double df)
+{
+    double lo = 0.0, hi = 1e3;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (ab_student_sf(mid, df) > q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision, double cv,
+                           int repetitions)
+{
+    ab_run_stat r = { NAN, NAN, 0 };
+    ab_stats st;
+    if (n < 1 || ab_stats_compute(t, n, &st) != 0)
+        return r;
+    r.median = st.median;
+    if (!isnan(precision))
+        r.precision = precision;
+    else if (n >= 2)
+        r.precision = ab_median_precision(t, n);
+    else if (!isnan(cv) && repetitions >= 2)
+        /* The median's standard error is about 1.2533·σ/√n for a normal sample. */
+        r.precision = 1.96 * 1.2533 * cv / sqrt((double)repetitions);
+    r.unstable = flagged >= 0 ? flagged : r.precision > AB_UNSTABLE_PRECISION;
+    return r;
+}
+
+static int cmp_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of x[0..n) (n >= 1; x is reordered). */
+static double median_of(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_value);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+#define PRIOR_DF 4.0          /* the pooled spread counts as this many runs */
+#define MIN_CROSS 5           /* benchmarks needed to read a spread across them */
+
+int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
+                    ab_run_comparison *out)
+{
+    if (n < 0 || !(o->alpha > 0 && o->alpha < 1) || !(o->min_effect >= 0) || !(o->run_noise >= 0))
+        return -1;
+    double *diff = malloc(sizeof *diff * (size_t)(n > 0 ? n : 1));
+    double *var = malloc(sizeof *var * (size_t)(n > 0 ? n : 1));
+    if (!diff || !var) {
+        free(diff);
+        free(var);
+        return -1;
+    }
+    /* Pass 1: each benchmark's mean log-median difference, the spread of its
+     * runs within their sides, and which are judged at all. */
+    int n_var = 0, n_diff = 0;
+    for (int i = 0; i < n; i++) {
+        const ab_bench_runs *x = &b[i];
+        ab_run_comparison *c = &out[i];
+        memset(c, 0, sizeof *c);
+        if (x->nb < 1 || x->nf < 1 || x->nb > AB_MAX_RUNS || x->nf > AB_MAX_RUNS)
+            goto unusable;
+        double mb = 0, mf = 0, ss = 0;
+        for (int k = 0; k < x->nb; k++) {
+            if (!(x->base[k].median > 0) || !isfinite(x->base[k].median))
+                goto unusable;
+            mb += log(x->base[k].median) / x->nb;
+            c->unstable |= x->base[k].unstable;
+        }
+        for (int k = 0; k < x->nf; k++) {
+            if (!(x->fresh[k].median > 0) || !isfinite(x->fresh[k].median))
+                goto unusable;
+            mf += log(x->fresh[k].median) / x->nf;
+            c->unstable |= x->fresh[k].unstable;
+        }
+        for (int k = 0; k < x->nb; k++)
+            ss += (log(x->base[k].median) - mb) * (log(x->base[k].median) - mb);
+        for (int k = 0; k < x->nf; k++)
+            ss += (log(x->fresh[k].median) - mf) * (log(x->fresh[k].median) - mf);
+        c->runs_base = x->nb;
+        c->runs_new = x->nf;
+        c->ratio = exp(mf - mb);
+        c->noise = ss;                        /* the sum of squares, until pass 2 */
+        if (c->unstable)
+            continue;
+        diff[n_diff++] = mf - mb;
+        if (x->nb + x->nf > 2)
+            var[n_var++] = ss / (x->nb + x->nf - 2);
+    }
+    /* The typical spread between runs of one side (the prior), and the
+     * spread of the differences across benchmarks around their median. */
+    double prior = n_var > 0 ? median_of(var, n_var) : NAN, cross = 0.0;
+    if (n_diff >= MIN_CROSS) {
+        double center = median_of(diff, n_diff);
+        for (int i = 0; i < n_diff; i++)
+            diff[i] = fabs(diff[i] - center);
+        cross = 1.4826 * median_of(diff, n_diff) / sqrt(2.0);   /* per run: a difference of two */
+    }
+    /* Pass 2: each benchmark's noise, test and verdict. */
+    for (int i = 0; i < n; i++) {
+        const ab_bench_runs *x = &b[i];
+        ab_run_comparison *c = &out[i];
+        double d = log(c->ratio), se, df, q;
+        int df_own = x->nb + x->nf - 2;
+        if (df_own >= 1 && !isnan(prior)) {
+            double s2 = (c->noise + PRIOR_DF * prior) / (df_own + PRIOR_DF);
+            c->noise = sqrt(s2);
+            se = c->noise * sqrt(1.0 / x->nb + 1.0 / x->nf);
+            df = df_own + PRIOR_DF;
+        } else {
+            double floor = o->run_noise > cross ? o->run_noise : cross;
+            double u = 0.0;
+            for (int k = 0; k < x->nb; k++)
+                u += isnan(x->base[k].precision) ? 0 : pow(x->base[k].precision / 1.96, 2) / x->nb;
+            for (int k = 0; k < x->nf; k++)
+                u += isnan(x->fresh[k].precision) ? 0 : pow(x->fresh[k].precision / 1.96, 2) / x->nf;
+            c->noise = floor;
+            se = sqrt(floor * floor * (1.0 / x->nb + 1.0 / x->nf) + u);
+            df = INFINITY;
+        }
+        q = isinf(df) ? normal_isf(o->alpha / 2.0) : student_isf(o->alpha / 2.0, df);
+        c->lo = exp(d - q * se);
+        c->hi = exp(d + q * se);
+        c->p = se > 0 ? 2.0 * ab_student_sf(fabs(d) / se, df) : (d == 0 ? 1.0 : 0.0);
+        c->p = c->p > 1.0 ? 1.0 : c->p;
+        c->verdict = AB_SAME;
+        if (!c->unstable && c->p < o->alpha && c->ratio > 1.0 + o->min_effect)
+            c->verdict = AB_REGRESSION;
+        else if (!c->unstable && c->p < o->alpha && c->ratio < 1.0 - o->min_effect)
+            c->verdict = AB_IMPROVEMENT;
+    }
+    free(diff);
+    free(var);
+    return 0;
+
+unusable:
+    free(diff);
+    free(var);
+    return -1;
 }

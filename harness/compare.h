@@ -31,5 +31,72 @@ int ab_compare_samples(const double *base, int nb, const double *fresh, int nf, 
 
 /* P(Z > z) for a standard normal Z. */
 double ab_normal_sf(double z);
+/* P(T > t) for Student's T with df degrees of freedom (df > 0). */
+double ab_student_sf(double t, double df);
+
+/* ---- Across runs ---------------------------------------------------------------------- */
+/*
+ * Repetitions inside one process share its state (where its memory and
+ * code landed, which cores its threads got, what else ran meanwhile), so
+ * their spread understates how much two runs of the same binary differ.
+ * Benchmarks are therefore judged at the level of runs: each run (file)
+ * gives one median per benchmark, and the log ratio new/base is set
+ * against the run-to-run noise:
+ *  - with two or more runs on a side, that noise is estimated from the
+ *    runs themselves: the spread of each benchmark's run medians within its
+ *    side, moderated toward the typical spread of all benchmarks of the
+ *    comparison (df0 = 4 runs' worth of prior, as limma's moderated t), and
+ *    the difference of the sides' mean log medians gets a t-test;
+ *  - with one run a side, it cannot be: the noise is the larger of the
+ *    floor run_noise (this machine kind's A/A calibration, the docs give
+ *    it) and the spread of all benchmarks' log ratios around their median
+ *    (robust: MAD; a uniform shift leaves it alone, so a 30% slowdown of
+ *    everything still shows), plus each run's own uncertainty of its
+ *    median; the log ratio gets a normal test.
+ * A benchmark that either side flags unstable (its file says so, or its
+ * median is known to no better than ±5%) is reported and not judged.
+ */
+
+#define AB_MAX_RUNS 64
+#define AB_UNSTABLE_PRECISION 0.05     /* files that do not flag: a median known to ±5% */
+#define AB_DEFAULT_RUN_NOISE 0.05
+
+typedef struct ab_run_stat {
+    double median;            /* seconds */
+    double precision;         /* relative half-width of its median's 95% interval; NaN unknown */
+    int unstable;
+} ab_run_stat;
+
+typedef struct ab_bench_runs {
+    int nb, nf;
+    ab_run_stat base[AB_MAX_RUNS], fresh[AB_MAX_RUNS];
+} ab_bench_runs;
+
+typedef struct ab_compare_opts {
+    double alpha, min_effect;
+    double run_noise;         /* floor of the run-to-run σ of log time, one run a side */
+} ab_compare_opts;
+
+typedef struct ab_run_comparison {
+    double ratio, lo, hi;     /* exp of the mean log-median difference, and its interval */
+    double p;
+    double noise;             /* the run-level σ of log time used */
+    int runs_base, runs_new;
+    int unstable;             /* flagged on a side: reported, not judged */
+    ab_verdict_kind verdict;  /* AB_SAME when unstable */
+} ab_run_comparison;
+
+/* The run statistics of one benchmark's samples in one file: the median,
+ * its precision (ab_median_precision; from cv and repetitions for a file
+ * of aggregates), unstable as the file flags it, else when the precision
+ * is worse than AB_UNSTABLE_PRECISION. */
+ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision, double cv,
+                           int repetitions);
+
+/* Judges the n benchmarks b[0..n) together (the pooled noise needs them
+ * all). 0, or -1 for unusable input (a benchmark without runs on a side, a
+ * non-positive or non-finite median, options out of range). */
+int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
+                    ab_run_comparison *out);
 
 #endif /* AB_COMPARE_H */

@@ -88,7 +88,8 @@ expect_rc 0 tune --wisdom "$W" --shape "$TS" --threads 1 --level estimate
 expect_rc 2 tune --level sloppy --shape "$TS"
 
 # compare: Google Benchmark JSON from any program; exit 0 unchanged, 1 on a
-# regression (effect and significance), 2 on unusable input.
+# regression (effect and significance), 2 on unusable input. Each file is a
+# run: one file a side catches a gross change (30%), runs a side a 10% one.
 gbench() {   # gbench FILE FACTOR: benchmark "x" with 12 repetitions around 100 ns × FACTOR
     {
         printf '{"context": {}, "benchmarks": ['
@@ -99,13 +100,35 @@ gbench() {   # gbench FILE FACTOR: benchmark "x" with 12 repetitions around 100 
         printf ', {"name": "x_median", "run_type": "aggregate", "real_time": 1, "time_unit": "ns"}]}\n'
     } >"$1"
 }
+# As Google Benchmark writes with --benchmark_report_aggregates_only: no repetitions.
+gbench_aggregates() {   # FILE FACTOR
+    awk -v f="$2" 'BEGIN {
+        printf "{\"context\": {}, \"benchmarks\": ["
+        split("mean median stddev cv", a, " ")
+        split("101.5 101.5 1.1 0.011", v, " ")
+        for (i = 1; i <= 4; i++)
+            printf "%s{\"name\": \"x_%s\", \"run_name\": \"x\", \"run_type\": \"aggregate\", \"repetitions\": 12, \"aggregate_name\": \"%s\", \"real_time\": %s, \"cpu_time\": %s, \"time_unit\": \"ns\"}", \
+                (i > 1 ? ", " : ""), a[i], a[i], (i < 3 ? v[i] * f : v[i]), (i < 3 ? v[i] * f : v[i])
+        print "]}"
+    }' >"$1"
+}
 gbench "$TMP/a.json" 1
-gbench "$TMP/b.json" 1.2
+gbench "$TMP/a2.json" 1.01
+gbench "$TMP/b.json" 1.3
+gbench "$TMP/s1.json" 1.10
+gbench "$TMP/s2.json" 1.11
 expect_rc 0 compare "$TMP/a.json" "$TMP/a.json"
 expect_rc 1 compare "$TMP/a.json" "$TMP/b.json"
 grep -q "REGRESSION" "$TMP/out" && ok || bad "compare: no REGRESSION line: $(cat "$TMP/out")"
 expect_rc 0 compare "$TMP/b.json" "$TMP/a.json"
 grep -q "improvement" "$TMP/out" && ok || bad "compare: no improvement line"
+expect_rc 0 compare "$TMP/a.json" "$TMP/s1.json"       # 10%, one run a side: within the noise
+expect_rc 1 compare "$TMP/a.json,$TMP/a2.json" "$TMP/s1.json,$TMP/s2.json"   # two runs a side
+grep -q "2/2  REGRESSION" "$TMP/out" && ok || bad "compare: runs a side: $(cat "$TMP/out")"
+gbench_aggregates "$TMP/agg-a.json" 1
+gbench_aggregates "$TMP/agg-b.json" 1.3
+expect_rc 1 compare "$TMP/agg-a.json" "$TMP/agg-b.json"   # aggregates only are read
+grep -q "1.300 .*REGRESSION" "$TMP/out" && ok || bad "compare: aggregates only: $(cat "$TMP/out")"
 echo "not json" >"$TMP/bad.json"
 expect_rc 2 compare "$TMP/a.json" "$TMP/bad.json"
 expect_rc 2 compare "$TMP/a.json"

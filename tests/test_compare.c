@@ -6,6 +6,7 @@
  * size AND significance).
  */
 #include <math.h>
+#include <string.h>
 
 #include "check.h"
 #include "compare.h"
@@ -50,4 +51,96 @@ void test_compare(void)
     CHECK(ab_compare_samples(base, 15, bad, 2, 0.01, 0.05, &c) == -1, "zero time accepted");
     CHECK(ab_compare_samples(nan_, 1, base, 15, 0.01, 0.05, &c) == -1, "NaN accepted");
     CHECK(ab_compare_samples(base, 0, base, 15, 0.01, 0.05, &c) == -1, "empty accepted");
+
+    t_case("compare: Student's t tail against the table");
+    /* t(10) = 2.228 leaves 2.5% in the tail; t(1) = 1 leaves 25%; t(4) = 4.604 0.5%. */
+    CHECK(fabs(ab_student_sf(2.228, 10) - 0.025) < 2e-4, "t(10) %g", ab_student_sf(2.228, 10));
+    CHECK(fabs(ab_student_sf(1.0, 1) - 0.25) < 1e-9, "t(1) %g", ab_student_sf(1.0, 1));
+    CHECK(fabs(ab_student_sf(4.604, 4) - 0.005) < 5e-5, "t(4) %g", ab_student_sf(4.604, 4));
+    CHECK(fabs(ab_student_sf(-2.228, 10) - 0.975) < 2e-4 && ab_student_sf(0, 3) == 0.5,
+          "negative t");
+
+    /* Ten benchmarks: run medians around 1 ms, one run a side or two. */
+    ab_bench_runs b[10];
+    ab_run_comparison v[10];
+    ab_compare_opts o = { 0.01, 0.05, 0.05 };
+    memset(b, 0, sizeof b);
+    for (int i = 0; i < 10; i++) {
+        b[i].nb = b[i].nf = 1;
+        b[i].base[0] = (ab_run_stat){ 1e-3 * (1 + i), 0.01, 0 };
+        b[i].fresh[0] = (ab_run_stat){ 1e-3 * (1 + i), 0.01, 0 };
+    }
+    t_case("compare runs: one run a side, a gross change is caught and nothing else");
+    b[3].fresh[0].median *= 1.3;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0, "rejected");
+    int fired = 0;
+    for (int i = 0; i < 10; i++)
+        fired += v[i].verdict != AB_SAME;
+    CHECK(v[3].verdict == AB_REGRESSION && fired == 1 && fabs(v[3].ratio - 1.3) < 1e-9
+          && v[3].lo > 1.0, "benchmark 3: verdict %d ratio %g [%g, %g]; %d fired",
+          v[3].verdict, v[3].ratio, v[3].lo, v[3].hi, fired);
+    /* 10% with one run a side is within a 5% run noise: sqrt(2)·5% = 7% per ratio. */
+    b[3].fresh[0].median = 1.1 * b[3].base[0].median;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[3].verdict == AB_SAME, "10%% one run: %d",
+          v[3].verdict);
+
+    t_case("compare runs: one run a side, a 30%% slowdown of everything is caught");
+    for (int i = 0; i < 10; i++)
+        b[i].fresh[0].median = 1.3 * b[i].base[0].median;
+    fired = 0;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0, "rejected");
+    for (int i = 0; i < 10; i++)
+        fired += v[i].verdict == AB_REGRESSION;
+    CHECK(fired == 10, "%d of 10 caught", fired);
+
+    t_case("compare runs: the spread across benchmarks widens the noise of one run a side");
+    /* Ratios scattered by ±15% (no common shift): a 25% one among them is
+     * not called, where the 5% floor alone would call it. */
+    const double scatter[10] = { 0.85, 1.15, 0.9, 1.25, 1.1, 0.88, 1.12, 0.95, 1.05, 1.0 };
+    for (int i = 0; i < 10; i++)
+        b[i].fresh[0].median = scatter[i] * b[i].base[0].median;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[3].verdict == AB_SAME && v[3].noise > 0.05,
+          "verdict %d noise %g", v[3].verdict, v[3].noise);
+
+    t_case("compare runs: two runs a side catch 10%% and leave an A/A alone");
+    for (int i = 0; i < 10; i++) {
+        b[i].nb = b[i].nf = 2;
+        double m = 1e-3 * (1 + i), j = 0.005 * ((i % 3) - 1);   /* run jitter within ±1% */
+        b[i].base[0] = (ab_run_stat){ m * (1 + j), 0.01, 0 };
+        b[i].base[1] = (ab_run_stat){ m * (1 - j + 0.004), 0.01, 0 };
+        b[i].fresh[0] = (ab_run_stat){ m * (1 - j), 0.01, 0 };
+        b[i].fresh[1] = (ab_run_stat){ m * (1 + j - 0.004), 0.01, 0 };
+    }
+    fired = 0;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0, "rejected");
+    for (int i = 0; i < 10; i++)
+        fired += v[i].verdict != AB_SAME;
+    CHECK(fired == 0, "A/A: %d fired", fired);
+    b[6].fresh[0].median *= 1.1;
+    b[6].fresh[1].median *= 1.1;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[6].verdict == AB_REGRESSION
+          && v[6].runs_base == 2 && v[6].runs_new == 2 && v[6].p < 0.01,
+          "10%%, two runs a side: verdict %d ratio %g p %g", v[6].verdict, v[6].ratio, v[6].p);
+
+    t_case("compare runs: an unstable benchmark is reported, not judged");
+    b[6].fresh[1].unstable = 1;
+    b[6].fresh[0].median *= 2.0;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[6].unstable && v[6].verdict == AB_SAME
+          && v[6].ratio > 1.4, "verdict %d unstable %d ratio %g", v[6].verdict, v[6].unstable,
+          v[6].ratio);
+    ab_run_stat st = ab_run_stat_of((const double[]){ 1, 1.2, 0.8, 1.1, 0.9 }, 5, -1, NAN, NAN, 0);
+    CHECK(st.median == 1 && st.unstable && fabs(st.precision - 0.2) < 1e-12,
+          "a ±20%% median is unstable (precision %g)", st.precision);
+    st = ab_run_stat_of((const double[]){ 1, 1.2, 0.8 }, 3, 0, NAN, NAN, 0);
+    CHECK(!st.unstable, "the file's own flag (stable) was not taken");
+    st = ab_run_stat_of((const double[]){ 1e-6 }, 1, -1, NAN, 0.04, 25);
+    CHECK(fabs(st.precision - 1.96 * 1.2533 * 0.04 / 5) < 1e-12 && !st.unstable,
+          "aggregates: precision %g", st.precision);
+
+    t_case("compare runs: unusable runs are refused");
+    b[2].base[0].median = 0.0;
+    CHECK(ab_compare_runs(b, 10, &o, v) == -1, "a zero median accepted");
+    b[2].base[0].median = 1e-3;
+    b[2].nf = 0;
+    CHECK(ab_compare_runs(b, 10, &o, v) == -1, "no runs accepted");
 }
