@@ -24,21 +24,27 @@ double ab_result_pct_peak(const ab_result *r, double seconds)
     return r->peak_gflops > 0.0 ? 100.0 * ab_result_gflops(r, seconds) / r->peak_gflops : NAN;
 }
 
-/* The regression gate's test hook (tests/gate.sh, README): with
+/* The regression gate's test hook (tests/gate.sh, docs/verdicts.md): with
  * ATTNBENCH_INJECT_SLOWDOWN=KERNEL:F in the environment, every batch timed
  * for KERNEL makes F more calls (a fraction, spread evenly over the
  * batches: a carry accumulates F per call, in millionths so that ten calls
  * at 0.1 make exactly one more), as a kernel F slower would take; the work
- * is real, so instruction counts grow by F too. Returns F in millionths
- * for this kernel, 0 when the hook is off. */
+ * is real, so instruction counts grow by F too. Several KERNEL:F pairs may
+ * be given, comma-separated, and KERNEL * means every kernel. Returns F in
+ * millionths for this kernel, 0 when the hook is off. */
 static long injected_slowdown(const char *kernel)
 {
     const char *v = getenv("ATTNBENCH_INJECT_SLOWDOWN");
-    size_t n = v ? strcspn(v, ":") : 0;
-    if (!v || v[n] != ':' || strlen(kernel) != n || strncmp(v, kernel, n) != 0)
-        return 0;
-    double f = atof(v + n + 1);
-    return f > 0.0 && f < 10.0 ? lround(f * 1e6) : 0;
+    for (const char *p = v; p && *p; p += strcspn(p, ","), p += *p == ',') {
+        size_t n = strcspn(p, ":,");
+        if (p[n] != ':')
+            continue;
+        if ((n == 1 && p[0] == '*') || (strlen(kernel) == n && strncmp(p, kernel, n) == 0)) {
+            double f = atof(p + n + 1);
+            return f > 0.0 && f < 10.0 ? lround(f * 1e6) : 0;
+        }
+    }
+    return 0;
 }
 
 /* Runs iters calls (plus the injected ones: slowdown, carry, in millionths
@@ -58,6 +64,38 @@ static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long i
     double t1 = ab_now();
     *cpu = ab_cpu_now() - c0;
     return t1 - t0;
+}
+
+/* Calls above this much work are first tried on a smaller shape. */
+#define PROBE_FLOPS 1e8
+
+/* How long one call of s will take, extrapolated by work from the same
+ * call on a shape whose sequence lengths are cut so that it does about a
+ * 32nd of the work; 0 when s is small (or the probe fails). It keeps
+ * max_call_time from first making a call it exists to avoid: the oracle's
+ * SDPA at L 8192 takes over a minute. */
+static double estimated_call(attn_ctx *ctx, const ab_shape *s)
+{
+    double flops = ab_shape_flops(s);
+    if (!(flops > PROBE_FLOPS))
+        return 0.0;
+    ab_shape small = *s;
+    for (int i = 0; i < 8 && ab_shape_flops(&small) > flops / 32.0; i++) {
+        small.q_len = small.q_len > 32 ? small.q_len / 2 : small.q_len;
+        small.kv_len = small.kv_len > 32 ? small.kv_len / 2 : small.kv_len;
+    }
+    ab_workload w;
+    if (ab_shape_flops(&small) >= flops || ab_workload_init(&w, &small, 1, 0) != 0)
+        return 0.0;
+    float *out = ab_alloc_floats(w.out_len, 0);
+    double t = 0.0, cpu;
+    long carry = 0;
+    attn_status st;
+    if (out && time_calls(ctx, &w, out, 1, 0, &carry, &cpu, &st) >= 0.0)
+        t = time_calls(ctx, &w, out, 1, 0, &carry, &cpu, &st);
+    ab_free(out);
+    ab_workload_free(&w);
+    return t > 0.0 ? t * flops / ab_shape_flops(&small) : 0.0;
 }
 
 int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
@@ -83,8 +121,13 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
         return -1;
     }
 
-    /* Warm-up: the first call grows the workspace and faults its pages in. */
     long carry = 0;
+    double estimate = o->max_call_time > 0.0 ? estimated_call(ctx, &r->shape) : 0.0;
+    if (estimate > 2.0 * o->max_call_time) {
+        r->real[0] = estimate;
+        return 1;
+    }
+    /* Warm-up: the first call grows the workspace and faults its pages in. */
     double first = time_calls(ctx, w, out, 1, 0, &carry, &cpu, &st);
     if (first < 0.0)
         goto failed;
@@ -183,16 +226,25 @@ void ab_bench_finish(ab_result *r, const ab_bench_opts *o)
     r->unstable = o->precision > 0.0 && !(r->precision <= o->precision);
 }
 
+/* Where a process's buffers land (their offsets within pages, which cache
+ * sets and which 4 KiB aliases they share) is fixed for its whole run and
+ * differs from run to run; small calls run measurably faster or slower
+ * for it (seen here: 15-25% between two runs of one binary, each steady
+ * within itself). So every round times the calls on a fresh copy of the
+ * inputs and a fresh output, each at a random offset of up to 64 KiB: a
+ * run's median then stands for the layouts a user's process may get, and a
+ * benchmark sensitive to them shows the spread in its own samples instead of
+ * one layout's bias. */
+#define RELAYOUT_SPAN ((size_t)64 << 10)
+
 int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_bench_opts *o,
                     uint64_t *rng, ab_bench_progress progress, void *progress_arg)
 {
-    float *out = ab_alloc_floats(w->out_len, 0);
     int *order = malloc(sizeof *order * (size_t)(n > 0 ? n : 1));
-    if (!out || !order) {
-        ab_free(out);
-        free(order);
+    ab_workload copy;
+    int have_copy = 0;
+    if (!order)
         return -1;
-    }
     for (int i = 0; i < n; i++)
         m[i].live = !m[i].r->error[0];
     for (int round = 0;; round++) {
@@ -202,6 +254,22 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
                 order[live++] = i;
         if (live == 0)
             break;
+        /* The new copy is made before the old one is freed, so it cannot
+         * simply take the old one's place. */
+        ab_workload next;
+        float *out = ab_alloc_floats(w->out_len, ab_rng_next(rng) % (RELAYOUT_SPAN / 64) * 64);
+        int cloned = out && ab_workload_clone(&next, w, ab_rng_next(rng) % RELAYOUT_SPAN) == 0;
+        if (have_copy)
+            ab_workload_free(&copy);
+        have_copy = cloned;
+        if (cloned)
+            copy = next;
+        if (!out) {
+            free(order);
+            return -1;
+        }
+        memset(out, 0, w->out_len * sizeof *out);   /* its pages faulted in, not timed */
+        const ab_workload *inputs = cloned ? &copy : w;
         /* Fisher–Yates: a new order every round. */
         for (int i = live - 1; i > 0; i--) {
             int j = (int)(ab_rng_next(rng) % (uint64_t)(i + 1)), t = order[i];
@@ -210,18 +278,20 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
         }
         for (int k = 0; k < live; k++) {
             ab_bench_member *x = &m[order[k]];
-            ab_bench_repeat(x->ctx, w, o, x->r, out, round);
+            ab_bench_repeat(x->ctx, inputs, o, x->r, out, round);
             if (progress)
                 progress(progress_arg, order[k], round);
         }
+        ab_free(out);
         for (int k = 0; k < live; k++)
             if (ab_bench_done(m[order[k]].r, o))
                 m[order[k]].live = 0;
     }
+    if (have_copy)
+        ab_workload_free(&copy);
     for (int i = 0; i < n; i++)
         if (!m[i].r->error[0])
             ab_bench_finish(m[i].r, o);
-    ab_free(out);
     free(order);
     return 0;
 }

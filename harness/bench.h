@@ -67,6 +67,7 @@ typedef struct ab_result {
     double peak_gflops;       /* measured peak for isa and threads; 0 unknown */
     double peak_error;        /* that peak's relative error */
     double read_gbs;          /* measured read-only bandwidth at these threads; 0 unknown */
+    double read_error;        /* its relative error */
     int unstable;             /* stopped (time cap, repetition cap) short of the precision */
     double extra_rss;         /* bytes of resident memory one call adds (--memory); NaN: not measured */
     char chosen_by[16];       /* why this kernel ran: wisdom, features, named, ATTN_KERNEL */
@@ -80,7 +81,8 @@ void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, 
  * and calibrates the iterations per repetition. r->kernel, r->shape,
  * r->threads, r->isa and the peak fields must be set by the caller. out
  * holds the workload's output. Returns 0; 1 when skipped by max_call_time
- * (the warm-up time in r->real[0]); or -1 with r->error. */
+ * (the warm-up time in r->real[0], or for a call of much work, estimated
+ * from a smaller shape before making it); or -1 with r->error. */
 int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
                      float *out);
 /* Times one more repetition of r (one pass per counter event set), tagged
@@ -127,7 +129,7 @@ double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t l3);
  * wider than AB_DEFAULT_PRECISION (relative half-width) when it stops is
  * unstable. Short repetitions make many samples in the time one long one
  * would take, and the rounds see the drift of the machine at a finer grain. */
-#define AB_DEFAULT_PRECISION 0.02
+#define AB_DEFAULT_PRECISION 0.03
 #define AB_DEFAULT_REPETITIONS 7
 #define AB_DEFAULT_MIN_TIME 0.05
 #define AB_DEFAULT_MAX_TIME 2.0

@@ -88,6 +88,7 @@ static void set_ceilings(ab_result *r, ab_isa isa, const ab_peaks *peaks)
     r->peak_gflops = peaks ? ab_peak_gflops(peaks, isa, r->threads) : 0.0;
     r->peak_error = peaks ? ab_peak_error(peaks, isa, r->threads) : 0.0;
     r->read_gbs = peaks ? ab_peak_read_gbs(peaks, r->threads) : 0.0;
+    r->read_error = peaks ? ab_peak_read_error(peaks, r->threads) : 0.0;
 }
 
 /* Which kernel ran and why ("wisdom", "features", "named", "ATTN_KERNEL");
@@ -280,7 +281,7 @@ int ab_cmd_run(int argc, char **argv)
         { "threads", AB_FLAG_STRING, &threads_text, "N", "threads, one per core (default: all cores); a list N1,N2 runs each", 0, 0 },
         { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark, at least (default 7; exactly, with --precision 0)", 1, AB_MAX_REPS },
         { "max-repetitions", AB_FLAG_INT, &max_reps, "R", "repetitions per benchmark, at most (default 100)", 1, AB_MAX_REPS },
-        { "precision", AB_FLAG_DOUBLE, &precision, "P", "sample until the median's 95% interval is within +-P of it (default 0.02; 0 with --iterations); 0: fixed repetitions", 0, 1 },
+        { "precision", AB_FLAG_DOUBLE, &precision, "P", "sample until the median's 95% interval is within +-P of it (default 0.03; 0 with --iterations); 0: fixed repetitions", 0, 1 },
         { "max-time", AB_FLAG_DOUBLE, &max_time, "S", "seconds of timed repetitions per benchmark, at most (default 2; smoke 0.1)", 0, 36000 },
         { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds each repetition lasts at least (default 0.05; smoke 0.005)", 1e-4, 3600 },
         { "max-call-time", AB_FLAG_DOUBLE, &max_call, "S", "skip a benchmark whose warm-up call takes over S seconds; 0: never (default: 0.5 with --kernel all, else 0)", 0, 3600 },
@@ -474,7 +475,7 @@ int ab_cmd_run(int argc, char **argv)
      * by the runtime (main.c sets OMP_PROC_BIND unless the user did). */
     const char *bind = getenv("OMP_PROC_BIND");
     int n = 0, failed = 0, n_skipped = 0;
-    char skipped[1024] = "";
+    char skipped[8192] = "";
     int pinned = bind && strcmp(bind, "false") != 0 && strcmp(bind, "FALSE") != 0;
     size_t l3 = ab_topology_cache_size(&topo, 3);
     /* The order of every round is shuffled from this seed (recorded in the JSON). */
@@ -490,13 +491,8 @@ int ab_cmd_run(int argc, char **argv)
         const ab_shape *s = &shapes[si];
         ab_workload w;
         int first = n, nm = 0;
-        if (ab_workload_init(&w, s, SEED, 0) != 0) {
-            fprintf(stderr, "attnbench run: out of memory for the inputs of %s\n",
-                    ab_op_name(s->op));
-            failed++;
-            continue;
-        }
-        float *out = ab_alloc_floats(w.out_len, 0);
+        int have_inputs = ab_workload_init(&w, s, SEED, 0) == 0;
+        float *out = have_inputs ? ab_alloc_floats(w.out_len, 0) : NULL;
         for (int ki = 0; ki < nk; ki++) {
             for (int ti = 0; ti < nt; ti++) {
                 /* A single-threaded kernel runs, is reported and is held to the
@@ -534,13 +530,15 @@ int ab_cmd_run(int argc, char **argv)
                 int prc = -1;
                 if (st != ATTN_OK)
                     snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
+                else if (!have_inputs)
+                    snprintf(r->error, sizeof r->error, "out of memory for the inputs");
                 else if (!out)
                     snprintf(r->error, sizeof r->error, "out of memory for the output");
                 else if (apply_params(ctx, settings, n_settings, r->error, sizeof r->error) == 0)
                     prc = ab_bench_prepare(ctx, &w, &o, r, out);
                 if (prc == 1) {
                     size_t used = strlen(skipped);
-                    snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.1f s)",
+                    snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.2g s)",
                              n_skipped ? "\n" : "", r->run_name, r->real[0]);
                     n_skipped++;
                 }
@@ -571,14 +569,16 @@ int ab_cmd_run(int argc, char **argv)
             attn_ctx_destroy(members[i].ctx);
         }
         ab_free(out);
-        ab_workload_free(&w);
+        if (have_inputs)
+            ab_workload_free(&w);
     }
     ab_progress_clear(&progress);
 
     ab_report_table(stdout, results, n);
     ab_summary *summary = calloc((size_t)(n > 0 ? n : 1), sizeof *summary);
     int n_summary = summary ? ab_summarize(results, n, summary, n) : 0;
-    ab_report_unstable(stdout, results, n, precision, max_time, machine.loadavg);
+    ab_report_unstable(stdout, results, n, precision, max_time, machine.loadavg,
+                       have_peaks ? peaks.noise : 0.0);
     if (n_skipped)
         printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
                "(--kernel K) to time %s:\n%s\n", n_skipped, n_skipped == 1 ? "" : "s", max_call,

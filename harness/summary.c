@@ -54,6 +54,11 @@ static void rank(const ab_result *r, const int *idx, int m, ab_summary *s)
         s->ratio = st.median;
         ab_median_ci(ratio, n, 0.95, &s->ci_low, &s->ci_high);
         s->paired = n;
+    } else if (best->reps < MIN_PAIRED || second->reps < MIN_PAIRED) {
+        /* Too few repetitions for any interval: a ratio of medians, never "faster". */
+        s->paired = 0;
+        s->ratio = second->real_stats.median / best->real_stats.median;
+        s->ci_low = s->ci_high = NAN;
     } else {
         ab_comparison c;
         s->paired = 0;
@@ -69,7 +74,7 @@ static void rank(const ab_result *r, const int *idx, int m, ab_summary *s)
     /* Ranked by median, the ratio taken round by round may still say the
      * runner-up was the faster of the two: the rounds, which cancel the
      * drift, decide, so the two swap and the ratio stays >= 1. */
-    if (s->ratio < 1.0) {
+    if (s->ratio < 1.0 && !isnan(s->ci_low)) {
         char t[sizeof s->best];
         memcpy(t, s->best, sizeof t);
         memcpy(s->best, s->runner_up, sizeof t);

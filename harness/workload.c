@@ -1,21 +1,24 @@
 /* workload.c — reproducible inputs for a shape and one call of its operation. */
 #include <math.h>
+#include <stdint.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "workload.h"
 
-/* Allocations are 64-byte aligned plus misalign; the offset is stored in
- * front of the block so ab_free can find its start. */
+/* Allocations are 64-byte aligned plus misalign; the block's own start is
+ * stored in the 8 bytes below the 64-byte boundary under the returned
+ * pointer (the header keeps them inside the block), so ab_free can find it. */
 void *ab_alloc(size_t bytes, size_t misalign)
 {
     void *base = NULL;
     const size_t header = 64;
-    if (misalign >= 64 || bytes > SIZE_MAX - header - 64
+    if (misalign >= AB_MAX_SHIFT || bytes > SIZE_MAX - header - AB_MAX_SHIFT
         || posix_memalign(&base, 64, header + misalign + bytes) != 0)
         return NULL;
     char *p = (char *)base + header + misalign;
-    memcpy(p - misalign - sizeof(void *), &base, sizeof(void *));
+    memcpy(p - misalign % 64 - sizeof(void *), &base, sizeof(void *));
     return p;
 }
 
@@ -53,8 +56,10 @@ static void *take(ab_workload *w, size_t bytes, size_t misalign)
     if (w->n_blocks == (int)(sizeof w->blocks / sizeof w->blocks[0]))
         return NULL;
     void *p = ab_alloc(bytes, misalign);
-    if (p)
+    if (p) {
+        w->sizes[w->n_blocks] = bytes;
         w->blocks[w->n_blocks++] = p;
+    }
     return p;
 }
 
@@ -115,6 +120,14 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
 {
     memset(w, 0, sizeof *w);
     w->shape = *s;
+    /* Sizes are each up to 2^30: their products can pass SIZE_MAX and wrap
+     * into a small allocation. Every buffer is at most one of these. */
+    double largest = fmax(fmax((double)s->batch * s->heads * fmax(s->q_len, s->kv_len) * s->head_dim,
+                               (double)s->batch * s->q_len * s->kv_len * 5.0),
+                          fmax((double)s->heads * s->head_dim * s->heads * s->head_dim,
+                               (double)s->heads * s->head_dim * fmax(s->d_ff, 1)));
+    if (!(largest * sizeof(float) < (double)(PTRDIFF_MAX / 2)))
+        return -1;
     size_t b = (size_t)s->batch, lq = (size_t)s->q_len, lk = (size_t)s->kv_len;
     size_t h = (size_t)s->heads, dh = (size_t)s->head_dim, d = h * dh, f = (size_t)s->d_ff;
     double wamp = 1.0 / sqrt((double)d);   /* keeps projections O(1) */
@@ -157,6 +170,56 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
         ab_workload_free(w);
         return -1;
     }
+    return 0;
+}
+
+/* Every pointer of w into its blocks. */
+static int pointer_slots(ab_workload *w, const void ***slot)
+{
+    const void **all[] = {
+        (const void **)&w->q, (const void **)&w->k, (const void **)&w->v,
+        (const void **)&w->x_q, (const void **)&w->x_kv,
+        (const void **)&w->mha.w_q, (const void **)&w->mha.w_k, (const void **)&w->mha.w_v,
+        (const void **)&w->mha.w_o, (const void **)&w->mha.b_q, (const void **)&w->mha.b_k,
+        (const void **)&w->mha.b_v, (const void **)&w->mha.b_o,
+        (const void **)&w->enc.attn.w_q, (const void **)&w->enc.attn.w_k,
+        (const void **)&w->enc.attn.w_v, (const void **)&w->enc.attn.w_o,
+        (const void **)&w->enc.attn.b_q, (const void **)&w->enc.attn.b_k,
+        (const void **)&w->enc.attn.b_v, (const void **)&w->enc.attn.b_o,
+        (const void **)&w->enc.ln1_gamma, (const void **)&w->enc.ln1_beta,
+        (const void **)&w->enc.ln2_gamma, (const void **)&w->enc.ln2_beta,
+        (const void **)&w->enc.w_ff1, (const void **)&w->enc.b_ff1,
+        (const void **)&w->enc.w_ff2, (const void **)&w->enc.b_ff2,
+        (const void **)&w->mask.key_padding, (const void **)&w->mask.keep,
+        (const void **)&w->mask.bias,
+    };
+    int n = (int)(sizeof all / sizeof all[0]);
+    memcpy(slot, all, sizeof all);
+    return n;
+}
+
+int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift)
+{
+    *dst = *src;
+    dst->n_blocks = 0;
+    for (int i = 0; i < src->n_blocks; i++) {
+        /* The same offset from a 64-byte boundary as the original, plus shift. */
+        size_t misalign = shift / 64 * 64 + (uintptr_t)src->blocks[i] % 64;
+        void *p = take(dst, src->sizes[i], misalign);
+        if (!p) {
+            ab_workload_free(dst);
+            return -1;
+        }
+        memcpy(p, src->blocks[i], src->sizes[i]);
+    }
+    const void **slot[40];
+    int n = pointer_slots(dst, slot);
+    for (int k = 0; k < n; k++)
+        for (int i = 0; *slot[k] && i < src->n_blocks; i++)
+            if (*slot[k] == src->blocks[i]) {
+                *slot[k] = dst->blocks[i];
+                break;
+            }
     return 0;
 }
 

@@ -22,6 +22,7 @@ typedef struct ab_workload {
     size_t out_len;                  /* floats in the output */
     double max_abs_v;                /* SDPA tolerance: max |V| */
     void *blocks[32];                /* every allocation, for ab_workload_free */
+    size_t sizes[32];                /* and its size */
     int n_blocks;
 } ab_workload;
 
@@ -30,9 +31,14 @@ typedef struct ab_workload {
  * memory (w is then freed). */
 int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t misalign);
 void ab_workload_free(ab_workload *w);
+/* A copy of src whose every buffer sits shift bytes (rounded down to 64)
+ * further from where a fresh allocation would put it: the same inputs at
+ * other addresses. 0, or -1 when out of memory (dst is then empty). */
+int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift);
 
-/* bytes of memory starting misalign (< 64) bytes past a 64-byte boundary,
- * uninitialized; NULL when out of memory. Release with ab_free. */
+/* bytes of memory starting misalign (< AB_MAX_SHIFT) bytes past a 64-byte
+ * boundary, uninitialized; NULL when out of memory. Release with ab_free. */
+#define AB_MAX_SHIFT ((size_t)1 << 20)
 void *ab_alloc(size_t bytes, size_t misalign);
 float *ab_alloc_floats(size_t n, size_t misalign);
 void ab_free(void *p);

@@ -509,6 +509,14 @@ static void test_summary(void)
           && sum[1].ci_high >= 1.0 && strcmp(ab_summary_verdict(&sum[1]), "tie") == 0,
           "threads %d, %g [%g, %g]", sum[1].threads, sum[1].ratio, sum[1].ci_low, sum[1].ci_high);
 
+    t_case("summary: three repetitions each are too few to call anything faster");
+    timed_result(&r[0], "avx2", shape, 1, b, 3);
+    timed_result(&r[1], "avx512", shape, 1, a, 3);
+    n = ab_summarize(r, 2, sum, 8);
+    CHECK(n == 1 && !sum[0].faster && isnan(sum[0].ci_low) && NEAR(sum[0].ratio, 1.5, 1e-9)
+          && strcmp(sum[0].best, "avx512") == 0, "%s %g [%g, %g] %s", sum[0].best, sum[0].ratio,
+          sum[0].ci_low, sum[0].ci_high, ab_summary_verdict(&sum[0]));
+
     t_case("summary: the rounds decide over the medians when they disagree");
     /* X has the lower median (1.1 against 5), yet in 6 of the 9 rounds it
      * ran 10% slower than Y beside it: Y is named best, 1.1x, a tie (the
