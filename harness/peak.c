@@ -15,7 +15,7 @@
 #include "timer.h"
 
 /* Bump when a micro-benchmark changes, so cached figures are re-measured. */
-#define PEAK_BENCH_VERSION 4
+#define PEAK_BENCH_VERSION 5
 
 /* ---- ISAs ------------------------------------------------------------------------- */
 
@@ -148,7 +148,7 @@ double ab_fma_loop(ab_isa isa, long iters)
 
 /* n threads, one per core, start together at a barrier; thread 0 times each
  * pass between barriers, so a pass lasts as long as its slowest thread. */
-#define MAX_PASSES 8
+#define MAX_PASSES 32
 
 typedef struct team {
     const ab_topology *topo;
@@ -270,13 +270,13 @@ static double pass_error(const team *t)
     return gap > 0.005 ? gap : 0.005;
 }
 
-double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double seconds, int passes,
-                      double *rel_err)
+/* Runs passes of the isa's FMA loop of about `seconds` each on n threads;
+ * the team holds each pass's time. 0, or -1 when it cannot run. */
+static int fma_passes(team *tm, ab_isa isa, const ab_topology *t, int n_threads, double seconds,
+                      int passes)
 {
-    if (rel_err)
-        *rel_err = 0.0;
     if (!ab_isa_available(isa))
-        return 0.0;
+        return -1;
     /* Calibrate on this thread: grow the count until a loop takes >= 10 ms. */
     long iters = 1 << 14;
     double dt;
@@ -288,10 +288,22 @@ double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double se
             break;
         iters *= 4;
     }
-    team tm = { .topo = t, .n = n_threads, .isa = isa };
-    tm.passes = passes < 2 ? 2 : passes > MAX_PASSES ? MAX_PASSES : passes;
-    tm.iters = (long)((double)iters * seconds / dt) + 1;
-    if (run_team(&tm) != 0 || tm.best <= 0.0)
+    memset(tm, 0, sizeof *tm);
+    tm->topo = t;
+    tm->n = n_threads;
+    tm->isa = isa;
+    tm->passes = passes < 2 ? 2 : passes > MAX_PASSES ? MAX_PASSES : passes;
+    tm->iters = (long)((double)iters * seconds / dt) + 1;
+    return run_team(tm) == 0 && tm->best > 0.0 ? 0 : -1;
+}
+
+double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double seconds, int passes,
+                      double *rel_err)
+{
+    team tm;
+    if (rel_err)
+        *rel_err = 0.0;
+    if (fma_passes(&tm, isa, t, n_threads, seconds, passes) != 0)
         return 0.0;
     if (rel_err)
         *rel_err = pass_error(&tm);
@@ -316,8 +328,10 @@ double ab_measure_triad(const ab_topology *t, int n_threads, size_t bytes)
     return gbs;
 }
 
-double ab_measure_read(const ab_topology *t, int n_threads, size_t bytes)
+double ab_measure_read(const ab_topology *t, int n_threads, size_t bytes, double *rel_err)
 {
+    if (rel_err)
+        *rel_err = 0.0;
     size_t len = bytes / sizeof(float);
     team tm = { .topo = t, .n = n_threads, .passes = 6, .len = len };
     tm.b = malloc(len * sizeof(float));
@@ -328,6 +342,8 @@ double ab_measure_read(const ab_topology *t, int n_threads, size_t bytes)
             total += tm.sums[i];
         if (total == (double)len * tm.passes)
             gbs = (double)(len * sizeof(float)) / tm.best / 1e9;
+        if (rel_err)
+            *rel_err = pass_error(&tm);
     }
     free(tm.b);
     return gbs;
@@ -463,7 +479,7 @@ static int figure(double v)
 }
 
 /* Reads a cache file; 0 when valid for key, else -1 with the reason. The
- * format is line-based: "fma ISA N GFLOPS ERR", "triad N GBS", "read N GBS",
+ * format is line-based: "fma ISA N GFLOPS ERR", "triad N GBS", "read N GBS ERR",
  * "clock_mhz X", "load LOAD STEAL", "measured_at TIME", framed by the
  * header, the key and "end". */
 static int cache_read(const char *path, const char *key, ab_peaks *p, char *why, size_t len)
@@ -479,6 +495,7 @@ static int cache_read(const char *path, const char *key, ab_peaks *p, char *why,
     memset(p->gflops_err, 0, sizeof p->gflops_err);
     memset(p->triad_gbs, 0, sizeof p->triad_gbs);
     memset(p->read_gbs, 0, sizeof p->read_gbs);
+    memset(p->read_err, 0, sizeof p->read_err);
     p->clock_mhz = 0.0;
     p->load_avg = p->steal = -1.0;
     p->measured_at[0] = '\0';
@@ -508,11 +525,16 @@ static int cache_read(const char *path, const char *key, ab_peaks *p, char *why,
                 p->gflops[isa][n] = v;
                 p->gflops_err[isa][n] = e;
             }
-        } else if (sscanf(line, "triad %d %lf", &n, &v) == 2
-                   || sscanf(line, "read %d %lf", &n, &v) == 2) {
+        } else if (sscanf(line, "triad %d %lf", &n, &v) == 2) {
             bad = n < 1 || n > AB_PEAK_MAX_THREADS || !figure(v);
             if (!bad)
-                (line[0] == 't' ? p->triad_gbs : p->read_gbs)[n] = v;
+                p->triad_gbs[n] = v;
+        } else if (sscanf(line, "read %d %lf %lf", &n, &v, &e) == 3) {
+            bad = n < 1 || n > AB_PEAK_MAX_THREADS || !figure(v) || !figure(e) || e > 1;
+            if (!bad) {
+                p->read_gbs[n] = v;
+                p->read_err[n] = e;
+            }
         } else if (sscanf(line, "clock_mhz %lf", &v) == 1) {
             bad = !(v >= 0.0) || !isfinite(v);
             p->clock_mhz = bad ? 0.0 : v;
@@ -559,7 +581,7 @@ static int cache_write(const char *dir, const char *path, const char *key, const
         if (p->triad_gbs[n] > 0)
             fprintf(af.f, "triad %d %.6g\n", n, p->triad_gbs[n]);
         if (p->read_gbs[n] > 0)
-            fprintf(af.f, "read %d %.6g\n", n, p->read_gbs[n]);
+            fprintf(af.f, "read %d %.6g %.4g\n", n, p->read_gbs[n], p->read_err[n]);
     }
     fprintf(af.f, "end\n");
     return ab_atomic_commit(&af, 0, err, len) == 0 ? 0 : -1;
@@ -584,7 +606,7 @@ static void measure_all(ab_peaks *p, const ab_topology *t, const ab_machine *m)
     size_t read_bytes = 16 * l3 > ((size_t)512 << 20) ? 16 * l3 : (size_t)512 << 20;
     for (int n = 1; n <= p->max_threads; n++) {
         p->triad_gbs[n] = ab_measure_triad(t, n, bytes);
-        p->read_gbs[n] = ab_measure_read(t, n, read_bytes);
+        p->read_gbs[n] = ab_measure_read(t, n, read_bytes, &p->read_err[n]);
     }
     /* Under emulation a chain of adds says nothing of a clock. */
     p->clock_mhz = m->emulated[0] ? 0.0 : ab_measure_clock_mhz();
@@ -606,6 +628,12 @@ static ab_isa widest_isa(void)
     return w;
 }
 
+static int by_time(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* The cheap check of cached figures: the widest ISA's FMA rate now, at 1
  * thread and at max_threads, over the cached rate. 1 when it ran faster
  * than the cache allows (the cache was measured under load). */
@@ -619,8 +647,20 @@ static int check_cached(ab_peaks *p, const ab_topology *t, char *note, size_t no
             p->check_ratio[1] = p->check_ratio[0];
             break;
         }
-        double cached = p->gflops[isa][counts[k]];
-        double now = ab_measure_fma(isa, t, counts[k], 0.03, 3, NULL);
+        double cached = p->gflops[isa][counts[k]], now = 0.0;
+        team tm;
+        /* At 1 thread, 24 passes of 5 ms: their best checks the peak, their
+         * spread says how steady the machine runs now. */
+        if (fma_passes(&tm, isa, t, counts[k], k == 0 ? 0.005 : 0.03, k == 0 ? 24 : 3) == 0) {
+            now = ab_fma_loop(isa, 1) * (double)tm.iters * tm.n / tm.best / 1e9;
+            if (k == 0) {
+                double sorted[MAX_PASSES];
+                memcpy(sorted, tm.times, sizeof(double) * (size_t)tm.passes);
+                qsort(sorted, (size_t)tm.passes, sizeof sorted[0], by_time);
+                double p50 = sorted[tm.passes / 2], p90 = sorted[tm.passes * 9 / 10];
+                p->noise = p50 > 0 ? (p90 - p50) / p50 : 0.0;
+            }
+        }
         p->check_ratio[k] = cached > 0 && now > 0 ? now / cached : 0.0;
         double margin = p->gflops_err[isa][counts[k]] > 0.02 ? p->gflops_err[isa][counts[k]] : 0.02;
         if (p->check_ratio[k] > 1.0 + margin)
@@ -665,14 +705,21 @@ int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int ref
     }
     char path[sizeof p->cache_path];
     snprintf(path, sizeof path, "%s", p->cache_path);
-    double checked[2] = { p->check_ratio[0], p->check_ratio[1] };
+    double checked[2] = { p->check_ratio[0], p->check_ratio[1] }, noise = p->noise;
     memset(p, 0, sizeof *p);
     snprintf(p->cache_path, sizeof p->cache_path, "%s", path);
     p->check_ratio[0] = checked[0];
     p->check_ratio[1] = checked[1];
+    p->noise = noise;
     measure_all(p, t, m);
     if (p->gflops[AB_ISA_BASELINE][1] <= 0.0 || p->triad_gbs[1] <= 0.0 || p->read_gbs[1] <= 0.0)
         return -1;
+    if (check && p->noise == 0.0) {
+        /* The machine's steadiness, which the check measures, is wanted
+         * with fresh figures too. */
+        char ignored[8];
+        check_cached(p, t, ignored, sizeof ignored);
+    }
     if (!have_dir) {
         snprintf(note, note_len, "no cache directory (set ATTNBENCH_CACHE_DIR or HOME); "
                  "peaks not cached");
@@ -712,4 +759,9 @@ double ab_peak_read_gbs(const ab_peaks *p, int n_threads)
 double ab_peak_triad_gbs(const ab_peaks *p, int n_threads)
 {
     return p->max_threads < 1 ? 0.0 : p->triad_gbs[nearest(p, n_threads)];
+}
+
+double ab_peak_read_error(const ab_peaks *p, int n_threads)
+{
+    return p->max_threads < 1 ? 0.0 : p->read_err[nearest(p, n_threads)];
 }

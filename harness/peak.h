@@ -38,6 +38,7 @@ typedef struct ab_peaks {
     /* Read-only bandwidth: a sum over an array far larger than the last-level
      * cache, the ceiling of what only reads (decoding reads its KV cache). */
     double read_gbs[AB_PEAK_MAX_THREADS + 1];
+    double read_err[AB_PEAK_MAX_THREADS + 1];            /* its relative error, as gflops_err */
     double clock_mhz;         /* measured core clock (a chain of dependent adds); 0 unknown */
     /* Under what load the figures were measured: the 1-minute load average
      * before, and the fraction of CPU time the hypervisor stole during the
@@ -51,6 +52,12 @@ typedef struct ab_peaks {
      * the widest ISA's FMA rate now over the cached one, at 1 thread and at
      * max_threads; 0 when not checked. */
     double check_ratio[2];
+    /* And how steady the machine runs now: over 24 passes of 5 ms of that
+     * FMA loop on one core, (90th percentile − median) / median. A loop that
+     * touches no memory varies only with what else shares the core (another
+     * VM on its SMT sibling, the host): seen here 1-2% on a quiet machine,
+     * 29% on a busy one. 0 when not checked. */
+    double noise;
 } ab_peaks;
 
 /* The peaks for this machine: from the cache when a valid entry exists for
@@ -70,8 +77,10 @@ int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int ref
 double ab_peak_gflops(const ab_peaks *p, ab_isa isa, int n_threads);
 /* Its relative error (gflops_err), 0 if none. */
 double ab_peak_error(const ab_peaks *p, ab_isa isa, int n_threads);
-/* Read-only and triad bandwidth, GB/s, at n threads (the nearest measured count). */
+/* Read-only and triad bandwidth, GB/s, at n threads (the nearest measured
+ * count), and the read bandwidth's relative error. */
 double ab_peak_read_gbs(const ab_peaks *p, int n_threads);
+double ab_peak_read_error(const ab_peaks *p, int n_threads);
 double ab_peak_triad_gbs(const ab_peaks *p, int n_threads);
 
 /* ---- Micro-benchmarks (exposed for tests) --------------------------------------- */
@@ -86,8 +95,9 @@ double ab_measure_fma(ab_isa isa, const ab_topology *t, int n_threads, double se
                       double *rel_err);
 /* Measures triad bandwidth in GB/s with n threads over arrays of bytes each. */
 double ab_measure_triad(const ab_topology *t, int n_threads, size_t bytes);
-/* Measures read-only bandwidth in GB/s with n threads summing an array of bytes. */
-double ab_measure_read(const ab_topology *t, int n_threads, size_t bytes);
+/* Measures read-only bandwidth in GB/s with n threads summing an array of
+ * bytes; *rel_err (may be NULL) as ab_measure_fma's. */
+double ab_measure_read(const ab_topology *t, int n_threads, size_t bytes, double *rel_err);
 /* The sum of x[0..n), read with the widest vector loads this CPU runs. */
 double ab_read_sum(const float *x, size_t n);
 /* The core clock in MHz from a chain of dependent integer adds (one cycle

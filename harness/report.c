@@ -74,7 +74,10 @@ void ab_report_answer(FILE *out, const ab_summary *s, int n)
             "much slower the runner-up is, with its 95%% interval):\n");
     for (int i = 0; i < n; i++) {
         const ab_summary *x = &s[i];
-        if (x->faster)
+        if (isnan(x->ci_low))
+            fprintf(out, "  %-*s  %s or %s: too few repetitions to rank (%.3fx)", w, x->shape,
+                    x->best, x->runner_up, x->ratio);
+        else if (x->faster)
             fprintf(out, "  %-*s  %s: %.2fx faster than %s [%.3f, %.3f]", w, x->shape, x->best,
                     x->ratio, x->runner_up, x->ci_low, x->ci_high);
         else
@@ -85,7 +88,7 @@ void ab_report_answer(FILE *out, const ab_summary *s, int n)
 }
 
 void ab_report_unstable(FILE *out, const ab_result *r, int n, double precision, double max_time,
-                        const double *loadavg)
+                        const double *loadavg, double machine_noise)
 {
     int unstable = 0, timed = 0;
     for (int i = 0; i < n; i++) {
@@ -97,7 +100,13 @@ void ab_report_unstable(FILE *out, const ab_result *r, int n, double precision, 
     fprintf(out, "note: %d of %d benchmarks UNSTABLE: their median is not known to +-%.3g%% "
             "(95%%) after %.3g s of repetitions", unstable, timed, 100.0 * precision, max_time);
     if (loadavg && loadavg[0] >= 0)
-        fprintf(out, " (load average %.2f at the start)", loadavg[0]);
+        fprintf(out, " (load average %.2f at the start", loadavg[0]);
+    if (machine_noise > 0)
+        fprintf(out, "%s a plain FMA loop varied by %.0f%% between 5 ms passes%s",
+                loadavg && loadavg[0] >= 0 ? ";" : " (", 100.0 * machine_noise,
+                machine_noise > 0.05 ? ": the machine itself is busy" : "");
+    if ((loadavg && loadavg[0] >= 0) || machine_noise > 0)
+        fputc(')', out);
     fprintf(out, ". To settle them: a longer --max-time, fewer threads (--threads 1 is the least "
             "disturbed on a shared machine), or a quieter machine. attnbench compare reports "
             "them without judging them.\n");
@@ -202,6 +211,8 @@ static void json_context(ab_json *j, const ab_run_context *c)
         ab_json_string(j, "peaks_measured_at", c->peaks->measured_at);
         ab_json_number(j, "peaks_load_avg", c->peaks->load_avg);
         ab_json_number(j, "peaks_steal", c->peaks->steal);
+        if (c->peaks->noise > 0)
+            ab_json_number(j, "machine_noise", c->peaks->noise);
         if (c->peaks->check_ratio[0] > 0) {
             /* The start-of-run check: the FMA rate now over the peak, 1 and all threads. */
             ab_json_begin_array(j, "peaks_check");
@@ -246,6 +257,7 @@ static void json_counters(ab_json *j, const ab_run_context *c, const ab_result *
     ab_json_number(j, "arith_intensity", r->bytes > 0 ? r->flops / r->bytes : NAN);
     ab_json_number(j, "GBps", seconds > 0 ? r->bytes / seconds / 1e9 : NAN);
     ab_json_number(j, "pct_read_bw", ab_result_pct_bandwidth(r, seconds, c->l3_bytes));
+    ab_json_number(j, "read_bw_error", r->read_gbs > 0 ? r->read_error : NAN);
     ab_json_number(j, "peak_gflops", r->peak_gflops > 0 ? r->peak_gflops : NAN);
     ab_json_number(j, "peak_error", r->peak_gflops > 0 ? r->peak_error : NAN);
     if (!isnan(r->extra_rss))

@@ -48,9 +48,10 @@ typedef struct ab_run_context {
 void ab_report_table(FILE *out, const ab_result *r, int n);
 /* After the table: per shape and thread count, the kernel to use, in words. */
 void ab_report_answer(FILE *out, const ab_summary *s, int n);
-/* A note on the unstable rows, with what to do about them; nothing when none is. */
+/* A note on the unstable rows, with what to do about them and how busy the
+ * machine was (peak.h's noise; 0 unknown); nothing when none is. */
 void ab_report_unstable(FILE *out, const ab_result *r, int n, double precision, double max_time,
-                        const double *loadavg);
+                        const double *loadavg, double machine_noise);
 void ab_report_json(FILE *out, const ab_run_context *c, const ab_result *r, int n);
 void ab_report_csv(FILE *out, const ab_run_context *c, const ab_result *r, int n);
 
