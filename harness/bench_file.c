@@ -150,6 +150,7 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
         context_string(ctx, "date", bf->date, sizeof bf->date);
         context_string(ctx, "host_name", bf->host, sizeof bf->host);
         context_string(ctx, "cpu_model", bf->cpu_model, sizeof bf->cpu_model);
+        bf->attnbench = jv_get(ctx, "attnbench_version") != NULL;
     }
     bf->set = calloc(AB_MAX_BENCH, sizeof *bf->set);
     double *central = calloc(AB_MAX_BENCH, sizeof *central);

@@ -38,6 +38,7 @@ typedef struct ab_bench_file {
     ab_sample_set *set;
     /* From the context; "" when absent (other programs write only some). */
     char machine_key[320], machine_id[24], git_commit[64], date[48], host[128], cpu_model[96];
+    int attnbench;            /* the context names an attnbench version: attnbench wrote it */
 } ab_bench_file;
 
 /* Reads path. 0, or -1 with a one-line reason in err (the file is unusable:

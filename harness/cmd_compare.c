@@ -115,6 +115,7 @@ int ab_cmd_compare(int argc, char **argv)
             if (seen || n == AB_MAX_BENCH)
                 continue;
             ab_bench_runs *r = &runs[n];
+            r->attnbench = base[i].attnbench;
             for (int f = 0; f < nb; f++) {
                 const ab_sample_set *s = ab_bench_file_find(&base[f], name);
                 if (s)

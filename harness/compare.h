@@ -49,10 +49,11 @@ double ab_student_sf(double t, double df);
  *    the difference of the sides' mean log medians gets a t-test;
  *  - with one run a side, it cannot be: the noise is the larger of the
  *    floor run_noise (this machine kind's A/A calibration, the docs give
- *    it) and the spread of all benchmarks' log ratios around their median
- *    (robust: MAD; a uniform shift leaves it alone, so a 30% slowdown of
- *    everything still shows), plus each run's own uncertainty of its
- *    median; the log ratio gets a normal test.
+ *    it; for calls shorter than AB_SHORT_CALL it grows as 1/sqrt of their
+ *    time, as short calls shift more) and the spread of all benchmarks' log
+ *    ratios around their median (robust: MAD; a uniform shift leaves it
+ *    alone, so a 30% slowdown of everything still shows), plus each run's
+ *    own uncertainty of its median; the log ratio gets a normal test.
  * A benchmark that either side flags unstable (its file says so, or its
  * median is known to no better than ±5%) is reported and not judged.
  */
@@ -60,6 +61,7 @@ double ab_student_sf(double t, double df);
 #define AB_MAX_RUNS 64
 #define AB_UNSTABLE_PRECISION 0.05     /* files that do not flag: a median known to ±5% */
 #define AB_DEFAULT_RUN_NOISE 0.05
+#define AB_SHORT_CALL 200e-6           /* below this, the floor grows as 1/sqrt(time) */
 
 typedef struct ab_run_stat {
     double median;            /* seconds */
@@ -70,6 +72,11 @@ typedef struct ab_run_stat {
 typedef struct ab_bench_runs {
     int nb, nf;
     ab_run_stat base[AB_MAX_RUNS], fresh[AB_MAX_RUNS];
+    /* 1 when attnbench wrote the base: its short calls get the floor's
+     * growth, which was calibrated on attnbench's own benchmarks (other
+     * programs' nanosecond benchmarks batch millions of calls, a different
+     * noise). */
+    int attnbench;
 } ab_bench_runs;
 
 typedef struct ab_compare_opts {

@@ -129,6 +129,22 @@ gbench_aggregates "$TMP/agg-a.json" 1
 gbench_aggregates "$TMP/agg-b.json" 1.3
 expect_rc 1 compare "$TMP/agg-a.json" "$TMP/agg-b.json"   # aggregates only are read
 grep -q "1.300 .*REGRESSION" "$TMP/out" && ok || bad "compare: aggregates only: $(cat "$TMP/out")"
+# A failed benchmark is written as Google Benchmark writes one (zero times,
+# error_occurred), so its tools read the file: inputs too large to allocate.
+expect_rc 1 run --kernel blocked --threads 1 --precision 0 --repetitions 2 --min-time 0.001 \
+    --shape 'op=sdpa,B=1,H=2,L=16,Dh=8;op=sdpa,B=1073741824,H=1024,L=1073741824,Dh=8' \
+    --json "$TMP/failed.json"
+grep -q '"error_occurred": true' "$TMP/failed.json" && ok || bad "no error entry in the JSON"
+expect_rc 0 compare "$TMP/failed.json" "$TMP/failed.json"
+# Google Benchmark's own compare.py (Debian libbenchmark-tools), when present.
+GBCOMPARE=${GBCOMPARE:-/usr/share/benchmark/compare.py}
+if [ -f "$GBCOMPARE" ] && /usr/bin/python3 -c 'import scipy' 2>/dev/null; then
+    /usr/bin/python3 "$GBCOMPARE" benchmarks "$TMP/failed.json" "$TMP/failed.json" >"$TMP/out" 2>&1 \
+        && grep -q 'sdpa/blocked/B1_H2_L16_Dh8/threads:1 ' "$TMP/out" && ok \
+        || bad "compare.py cannot read our JSON: $(tail -n 3 "$TMP/out")"
+else
+    echo "skip: no Google Benchmark compare.py (Debian libbenchmark-tools, python3-scipy)"
+fi
 echo "not json" >"$TMP/bad.json"
 expect_rc 2 compare "$TMP/a.json" "$TMP/bad.json"
 expect_rc 2 compare "$TMP/a.json"

@@ -137,6 +137,25 @@ void test_compare(void)
     CHECK(fabs(st.precision - 1.96 * 1.2533 * 0.04 / 5) < 1e-12 && !st.unstable,
           "aggregates: precision %g", st.precision);
 
+    t_case("compare runs: attnbench's short calls get a wider floor, others' do not");
+    /* 20 us calls: the floor grows by sqrt(200 / 20) to 15.8%, so 30% with
+     * one run a side is within the noise; the same in another program's
+     * file (no attnbench context) is judged on the flat 5% floor. */
+    for (int i = 0; i < 10; i++) {
+        b[i].nb = b[i].nf = 1;
+        b[i].base[0] = (ab_run_stat){ 20e-6, 0.01, 0 };
+        b[i].fresh[0] = (ab_run_stat){ i == 4 ? 26e-6 : 20e-6, 0.01, 0 };
+        b[i].attnbench = 1;
+    }
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_SAME
+          && fabs(v[4].noise - 0.05 * sqrt(10.0)) < 1e-9, "attnbench: verdict %d noise %g",
+          v[4].verdict, v[4].noise);
+    for (int i = 0; i < 10; i++)
+        b[i].attnbench = 0;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_REGRESSION
+          && v[4].noise == 0.05, "another program: verdict %d noise %g", v[4].verdict,
+          v[4].noise);
+
     t_case("compare runs: unusable runs are refused");
     b[2].base[0].median = 0.0;
     CHECK(ab_compare_runs(b, 10, &o, v) == -1, "a zero median accepted");
