@@ -198,6 +198,7 @@ test: all
 	$(CLI_BIN) check --quiet
 	sh tests/cli.sh $(CLI_BIN)
 	sh tests/crash.sh $(CLI_BIN)
+	$(if $(filter 1,$(SAN)),@echo "ceilings: skipped under the sanitizers (their timings mean nothing)",PYTHON=$(PYTHON) sh tests/ceilings.sh $(CLI_BIN))
 	PYTHON=$(PYTHON) sh tests/test_report.sh $(CLI_BIN)
 
 # AArch64 under user-mode qemu (Debian: gcc-aarch64-linux-gnu qemu-user):

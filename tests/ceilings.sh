@@ -1,0 +1,63 @@
+#!/bin/sh
+# ceilings.sh — no figure above its measured ceiling: every suite (the check
+# shapes too), on every kernel this machine runs, at 1 thread and at all
+# cores, is timed briefly (one repetition of 2 ms; calls over MAX_CALL
+# seconds, default 0.01, are skipped as `--kernel all` skips slow ones, to
+# keep `make test` short), and then every benchmark's median must
+# stay within 100% of its peak (pct_peak) and of the read bandwidth
+# (pct_read_bw, for calls whose bytes cannot stay in the last-level cache),
+# allowing each ceiling's own measured error. A % of peak above that is a
+# miscount of the work (the causal mask once counted the pairs it skips:
+# 107-137%) or a peak measured on a loaded machine (which the start-of-run
+# check re-measures). The work formulas themselves are checked against
+# hand counts for every suite shape in the unit tests (test_harness.c).
+# Usage: tests/ceilings.sh [path/to/attnbench]. Last line: "ceilings: N
+# passed, N failed".
+set -u
+AB=${1:-build/attnbench}
+PY=${PYTHON:-/usr/bin/python3}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+cores=$(nproc)
+MAX_CALL=${MAX_CALL:-0.01}
+# Every suite on every kernel, then the long sequences (whose calls all take
+# longer) on the auto kernel with a longer limit: the causal rows there were
+# the worst offenders (148%).
+for run in $("$AB" list --suites | sed -n 's/^suite \([a-z-]*\):.*/\1:all:'"$MAX_CALL"'/p') \
+           long:auto:0.2; do
+    suite=${run%%:*} rest=${run#*:}
+    kernel=${rest%%:*} max_call=${rest#*:}
+    if ! "$AB" run --suite "$suite" --kernel "$kernel" --threads "1,$cores" --precision 0 \
+            --repetitions 1 --min-time 0.002 --max-call-time "$max_call" \
+            --json "$TMP/$suite.json" >"$TMP/$suite.txt" 2>&1; then
+        echo "FAIL ceilings: run --suite $suite: $(tail -n 3 "$TMP/$suite.txt")"
+        fail=$((fail + 1))
+        continue
+    fi
+    if out=$("$PY" - "$TMP/$suite.json" <<'EOF'
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+rows = over = 0
+for b in doc["benchmarks"]:
+    if b.get("run_type") != "aggregate" or b.get("aggregate_name") != "median":
+        continue
+    rows += 1
+    for pct, err in (("pct_peak", "peak_error"), ("pct_read_bw", "read_bw_error")):
+        p, e = b.get(pct), b.get(err)
+        if isinstance(p, (int, float)) and isinstance(e, (int, float)) and p > 100 * (1 + e):
+            over += 1
+            print(f"{b['run_name']}: {pct} {p:.1f}% above 100% + its error {100 * e:.1f}%")
+print(f"{rows} benchmarks, {over} above a ceiling")
+sys.exit(1 if over else 0)
+EOF
+    ); then
+        pass=$((pass + 1))
+    else
+        echo "FAIL ceilings: suite $suite ($kernel): $out"
+        fail=$((fail + 1))
+    fi
+done
+echo "ceilings: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
