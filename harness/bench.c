@@ -228,13 +228,16 @@ void ab_bench_finish(ab_result *r, const ab_bench_opts *o)
 
 /* Where a process's buffers land (their offsets within pages, which cache
  * sets and which 4 KiB aliases they share) is fixed for its whole run and
- * differs from run to run; small calls run measurably faster or slower
- * for it (seen here: 15-25% between two runs of one binary, each steady
- * within itself). So every round times the calls on a fresh copy of the
- * inputs and a fresh output, each at a random offset of up to 64 KiB: a
- * run's median then stands for the layouts a user's process may get, and a
- * benchmark sensitive to them shows the spread in its own samples instead of
- * one layout's bias. */
+ * differs from run to run, one of the known ways the same binary runs at
+ * two speeds (Mytkowicz et al., "Producing wrong data without doing
+ * anything obviously wrong", 2009). So every round times the calls on a
+ * fresh copy of the inputs and a fresh output, each at a random offset of
+ * up to 64 KiB (as Stabilizer randomizes layout): a run's median then
+ * stands for the layouts a process may get, and a benchmark sensitive to
+ * them shows it in its own spread rather than as one layout's bias. (The
+ * run-to-run shifts of 15-25% seen here on 10-50 us calls did not go away
+ * with it: the machine's own state dominates those; compare's floor covers
+ * them.) */
 #define RELAYOUT_SPAN ((size_t)64 << 10)
 
 int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_bench_opts *o,
