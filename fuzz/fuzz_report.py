@@ -5,9 +5,12 @@ reports/report.py is Python, out of libFuzzer's reach; this feeds
 reports/report_data.py's readers (load_benchmarks, read_wisdom) mutations
 of the committed samples (tests/report_samples): byte flips, insertions,
 truncations, and structural ones on the parsed JSON (a field deleted, set
-to null, a string, a huge or negative number, a list, an object). The
-readers must skip what they cannot use; any exception is a defect: the
-input is saved as build/fuzz/report-crash-N and the run fails.
+to null, a string, a huge or negative number, a list, an object), some of
+them aimed at the fields of newer attnbench files that a random walk
+rarely reaches (the "summary" rows, read_gbs, the peaks' errors, the
+median's interval, a failed entry's). The readers must skip what they
+cannot use; any exception is a defect: the input is saved as
+build/fuzz/report-crash-N and the run fails.
 
     /usr/bin/python3 fuzz/fuzz_report.py [--seconds S] [--seed N]
 """
@@ -51,6 +54,38 @@ def mutate_json(doc, rng):
         parent[key] = copy.deepcopy(rng.choice(ODD))   # (a shared list could nest in itself)
 
 
+# Where the readers look for the fields of newer files, and those fields.
+NEW_FIELDS = {
+    "summary": ("op", "shape", "threads", "best", "runner_up", "ratio", "ci_low", "ci_high",
+                "verdict", "kernels", "paired_rounds", "unstable"),
+    "context": ("read_gbs", "peak_error", "triad_gbs", "peak_gflops", "threads", "date"),
+    "benchmarks": ("peak_gflops", "peak_error", "median_precision", "median_ci_low",
+                   "median_ci_high", "GBps", "pct_read_bw", "error_occurred", "real_time",
+                   "time_unit", "shape"),
+}
+
+
+def mutate_new_fields(doc, rng):
+    """One change to a field of NEW_FIELDS (in place), or to the summary
+    array itself."""
+    if not isinstance(doc, dict):
+        return
+    where = rng.choice(list(NEW_FIELDS))
+    if where == "summary" and rng.random() < 0.15:
+        doc["summary"] = copy.deepcopy(rng.choice(ODD))
+        return
+    node = doc.get(where)
+    if isinstance(node, list) and node:
+        node = rng.choice(node)
+    if not isinstance(node, dict):
+        return
+    key = rng.choice(NEW_FIELDS[where])
+    if rng.random() < 0.3:
+        node.pop(key, None)
+    else:
+        node[key] = copy.deepcopy(rng.choice(ODD))
+
+
 def mutate_bytes(data, rng):
     data = bytearray(data)
     for _ in range(rng.randint(1, 8)):
@@ -90,7 +125,7 @@ def main():
             elif kind < 0.6:
                 doc = json.loads(rng.choice(texts))
                 for _ in range(rng.randint(1, 4)):
-                    mutate_json(doc, rng)
+                    (mutate_new_fields if rng.random() < 0.4 else mutate_json)(doc, rng)
                 data, name = json.dumps(doc).encode(), "r.json"
             else:
                 data, name = mutate_bytes(rng.choice(texts), rng), "r.json"

@@ -16,10 +16,12 @@ when present and the wisdom at attnbench's default path when present
 With files named, only those are read, plus --history and --wisdom: a test
 or a reader of someone else's results does not pick up this machine's.
 
-The figures (reports/report_figures.py): GFLOP/s vs length, roofline, % of
-peak on BERT-base, speedup over PyTorch, einsum loop-order spread, thread
-scaling, tuned vs default, counters, noise, history. Each is drawn per
-machine; one without data is left out with a note.
+The sections (reports/report_figures.py): first the answer, "On this
+machine, use …" (the best kernel per op, shape and thread count, from the
+"summary" of the results files), then the figures: GFLOP/s vs length,
+roofline, % of peak on BERT-base, speedup over PyTorch, einsum loop-order
+spread, thread scaling, tuned vs default, counters, noise, history. Each is
+drawn per machine; one without data is left out with a note.
 
 Needs Python 3 and matplotlib (Debian python3-matplotlib); run it with
 /usr/bin/python3, whose site packages have matplotlib.
@@ -145,9 +147,11 @@ def save_figure(out, f):
 
 def inputs_html(bm, wisdom, history):
     rows = [[bf.path.name, bf.program, bf.machine.label, bf.commit, bf.context.get("date", "?"),
-             len(bf.results), "; ".join(bf.notes)]
+             len(bf.results), "-" if bf.summary is None else len(bf.summary),
+             "; ".join(bf.notes)]
             for bf in sorted(bm.files, key=lambda b: b.sort_key)]
-    header = ["file", "program", "machine", "commit", "date", "benchmarks", "notes"]
+    header = ["file", "program", "machine", "commit", "date", "benchmarks", "summary rows",
+              "notes"]
     parts = [html_table(header, rows) if rows
              else "<p class='omitted'>No benchmark file could be read.</p>"]
     read = ", ".join(f"{p} ({len(recs)} records)" for p, recs in wisdom)
@@ -160,16 +164,20 @@ def machines_html(bm):
     rows = []
     for m in bm.machines:
         counts = sorted({t for (mid, t) in bm.peaks.gflops if mid == m.id})
+        def peak(t, isa, g):
+            err = bm.peaks.error.get((m.id, t), {}).get(isa)
+            return (f"{isa} {g:.0f}" + (f" ±{100 * err:.1f}%" if err is not None else "")
+                    + ("*" if (m.id, t, isa) in bm.peaks.derived else ""))
         peaks = "; ".join(
-            f"{t} thr: " + ", ".join(f"{isa} {g:.0f}" + ("*" if (m.id, t, isa) in bm.peaks.derived
-                                                          else "")
+            f"{t} thr: " + ", ".join(peak(t, isa, g)
                                      for isa, g in sorted(bm.peaks.at(m.id, t).items()))
             for t in counts)
-        triad = "; ".join(f"{t} thr: {g:.1f}" for (mid, t), g in sorted(bm.peaks.triad.items())
-                          if mid == m.id)
-        rows.append([m.label, m.key or "(none)", peaks or "-", triad or "-"])
-    return (html_table(["machine", "machine_key", "peak GFLOP/s (* from pct_peak)",
-                        "triad GB/s"], rows)
+        triad, read = ("; ".join(f"{t} thr: {g:.1f}" for (mid, t), g in sorted(bw.items())
+                                 if mid == m.id) for bw in (bm.peaks.triad, bm.peaks.read))
+        rows.append([m.label, m.key or "(none)", peaks or "-", triad or "-", read or "-"])
+    return (html_table(["machine", "machine_key",
+                        "peak GFLOP/s (± its measured error; * from pct_peak)",
+                        "triad GB/s", "read-only GB/s"], rows)
             + "<p>Figures never mix machines: each figure below is one machine's.</p>")
 
 
@@ -185,7 +193,8 @@ def section_html(n, sec, saved):
                      f"<figcaption>{esc(f.machine_label)} · <a href='{esc(svg)}'>SVG</a> · "
                      f"<a href='{esc(png)}'>PNG</a> · <a href='{esc(tab)}'>CSV</a>"
                      + "".join(f"<br>{esc(x)}" for x in f.notes) + "</figcaption></figure>")
-        parts.append(f"<details><summary>Table ({len(f.table.rows)} rows)</summary>"
+        parts.append(f"<details{' open' if sec.open_tables else ''}>"
+                     f"<summary>Table ({len(f.table.rows)} rows)</summary>"
                      f"{html_table(f.table.header, f.table.rows)}</details>")
     if saved and sec.notes:
         parts.append("<ul class='notes'>" + "".join(f"<li>{esc(x)}</li>" for x in sec.notes)

@@ -5,7 +5,11 @@ cannot be used is named on stderr and skipped; the report never crashes on
 one):
 
   * benchmark JSON in Google Benchmark's schema, as `attnbench run --json`
-    (harness/report.c) and reports/pytorch_anchor.py write it;
+    (harness/report.c) and reports/pytorch_anchor.py write it, with, from
+    newer attnbench, its "summary" (the best kernel per op, shape and thread
+    count: BenchFile.summary), the read-only bandwidth and the peaks' errors
+    (Peaks.read, Peaks.error, Result.peak_error); a failed benchmark
+    (error_occurred) is listed in BenchFile.failed, never read as a time;
   * the tuner's wisdom file (kernels/wisdom.c, attn_wisdom_write);
   * the results history, an SQLite database (harness/history.h).
 
@@ -47,9 +51,14 @@ ENTRY_FIELDS = {
     "time_unit", "aggregate_name", "aggregate_unit", "error_occurred", "error_message",
     "label", "GFLOPS", "pct_peak", "flops", "bytes", "arith_intensity", "extra_rss_bytes",
     "unstable", "kernel", "chosen_by", "shape",
+    # Newer attnbench: the bandwidth and peak beside each time, and how well
+    # the median is known (aggregates).
+    "GBps", "pct_read_bw", "read_bw_error", "peak_gflops", "peak_error",
+    "median_ci_low", "median_ci_high", "median_precision",
 }
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-UNSTABLE_CV = 0.05          # harness: CV > 5% is flagged unstable
+UNSTABLE_CV = 0.05          # older harness: CV > 5% is flagged unstable (a file
+                            # without the flag is judged so here)
 
 
 def parse_date(text):
@@ -72,6 +81,14 @@ def number(x):
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return None
     return float(x) if math.isfinite(x) else None
+
+
+def plausible(x, lo=1e-6, hi=1e6):
+    """number(x) when it lies in [lo, hi], else None: a ratio, a bandwidth in
+    GB/s or a peak in GFLOP/s out of that range is a damaged field, and
+    drawing it would overflow the axes."""
+    x = number(x)
+    return x if x is not None and lo <= x <= hi else None
 
 
 def parse_shape(text):
@@ -151,6 +168,10 @@ class Result:
     peak: float             # the peak pct_peak is against (GFLOPS / pct_peak)
     counters: dict          # event name -> median value per iteration
     chosen_by: str
+    peak_error: float = None   # relative error of that peak (newer files), else None
+    precision: float = None    # the median's 95% interval half-width / median (newer files)
+    new_flops: bool = False    # written by an attnbench that counts causal FLOPs over the
+                               # visible pairs only (its entries carry peak_error)
 
     @property
     def machine(self):
@@ -169,6 +190,26 @@ class Result:
     def intensity(self):
         return self.flops / self.bytes if self.flops and self.bytes else None
 
+    @property
+    def causal(self):
+        return self.shape.get("mask") == "causal" or self.label.endswith("_causal")
+
+    @property
+    def above_peak(self):
+        """More than 100% of the peak beyond the peak's own measured error
+        (beyond 100% where the file gives no error): an impossible figure."""
+        if self.pct_peak is None:
+            return False
+        return self.pct_peak > 100.0 * (1.0 + max(0.0, self.peak_error or 0.0))
+
+    @property
+    def above_peak_reason(self):
+        """Why this row can be above its peak, as far as the file tells."""
+        if self.causal and not self.new_flops:
+            return ("causal row of an older file: its FLOPs were counted dense (all Lq·Lk "
+                    "pairs, about twice the visible ones)")
+        return "the peak was measured low (or the FLOP count is wrong)"
+
 
 @dataclass(eq=False)
 class BenchFile:
@@ -181,6 +222,7 @@ class BenchFile:
     results: list = field(default_factory=list)
     failed: list = field(default_factory=list)    # (run name, error message)
     notes: list = field(default_factory=list)
+    summary: list = None     # [Summary] of the file's "summary" array; None: it has none
 
     @property
     def commit(self):
@@ -246,15 +288,79 @@ def _summarize(bf, run_name, entries):
     gflops = flops / median_s / 1e9 if flops else number(ref.get("GFLOPS"))
     pct = number(ref.get("pct_peak"))
     g_ref = number(ref.get("GFLOPS"))
+    peak = plausible(ref.get("peak_gflops"), hi=1e9)      # newer files give it
+    if peak is None:
+        peak = g_ref * 100.0 / pct if g_ref and pct else None
+    peak_error = number(ref.get("peak_error"))
+    precision = number(median_entry.get("median_precision")) if median_entry else None
     shape = parse_shape(ref.get("shape"))
     return Result(source=bf, run_name=run_name, op=shape.get("op", parts[0]),
                   kernel=ref["kernel"], label=parts[2], shape=shape,
                   threads=int(parts[3].split(":")[1]),
                   median_s=median_s, cv=cv, unstable=bool(unstable),
                   reps=len(times) or int(ref.get("repetitions") or 1), flops=flops,
-                  bytes=nbytes, gflops=gflops, pct_peak=pct,
-                  peak=g_ref * 100.0 / pct if g_ref and pct else None,
-                  counters=counters, chosen_by=str(ref.get("chosen_by") or ""))
+                  bytes=nbytes, gflops=gflops, pct_peak=pct, peak=peak,
+                  counters=counters, chosen_by=str(ref.get("chosen_by") or ""),
+                  peak_error=peak_error if peak_error is not None and peak_error >= 0 else None,
+                  precision=precision if precision is not None and precision >= 0 else None,
+                  new_flops="peak_error" in ref)
+
+
+@dataclass
+class Summary:
+    """One row of a file's "summary" (harness/summary.h): on one op, shape
+    and thread count, the fastest kernel, the runner-up and the ratio
+    runner-up time / best time with its 95% interval."""
+    source: "BenchFile"
+    op: str
+    shape: str              # the benchmark name without the kernel: op/label/threads:N
+    threads: int
+    best: str
+    runner_up: str
+    ratio: float            # None where the run could not compute one
+    ci_low: float
+    ci_high: float
+    verdict: str            # "faster" (ci_low > 1) or "tie"
+    kernels: int            # how many were compared, None if not given
+    paired_rounds: int      # None if not given; 0: compared unpaired
+    unstable: bool
+
+    @property
+    def label(self):
+        """The shape label: the shape without its op and thread count."""
+        parts = self.shape.split("/")
+        if len(parts) >= 2 and parts[0] == self.op:
+            parts = parts[1:]
+        if parts and re.fullmatch(r"threads:\d+", parts[-1]):
+            parts = parts[:-1]
+        return "/".join(parts) or self.shape
+
+
+def _count(x):
+    """A non-negative integer field (bool excluded), or None."""
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
+
+
+def _summary_row(bf, e):
+    """A Summary from one element of the "summary" array, or a reason string."""
+    if not isinstance(e, dict):
+        return "not an object"
+    texts = {k: e.get(k) for k in ("op", "shape", "best", "runner_up")}
+    if not all(isinstance(v, str) and v for v in texts.values()):
+        return "no op, shape, best or runner_up"
+    threads = _count(e.get("threads"))
+    if threads is None:
+        m = re.search(r"/threads:(\d+)$", texts["shape"])
+        threads = int(m.group(1)) if m else None
+    if not threads:
+        return "no thread count"
+    ratio, lo, hi = (plausible(e.get(k)) for k in ("ratio", "ci_low", "ci_high"))
+    verdict = e.get("verdict")
+    if verdict not in ("faster", "tie"):
+        verdict = "faster" if lo is not None and lo > 1 else "tie"
+    return Summary(bf, texts["op"], texts["shape"], threads, texts["best"], texts["runner_up"],
+                   ratio, lo, hi, verdict, _count(e.get("kernels")),
+                   _count(e.get("paired_rounds")), e.get("unstable") is True)
 
 
 def read_bench_file(path, order):
@@ -295,6 +401,17 @@ def read_bench_file(path, order):
             skipped.setdefault(r, []).append(name)
     for why, names in skipped.items():
         bf.notes.append(f"{len(names)} benchmark(s) skipped ({why}), e.g. {names[0]!r}")
+    if "summary" in data:
+        bf.summary, bad = [], {}
+        rows = data["summary"] if isinstance(data["summary"], list) else [data["summary"]]
+        for e in rows:
+            x = _summary_row(bf, e)
+            if isinstance(x, Summary):
+                bf.summary.append(x)
+            else:
+                bad[x] = bad.get(x, 0) + 1
+        for why, n in bad.items():
+            bf.notes.append(f"{n} summary row(s) skipped ({why})")
     if bf.failed:
         bf.notes.append(f"{len(bf.failed)} benchmark(s) failed in the run, e.g. "
                         f"{bf.failed[0][0]}: {bf.failed[0][1]}")
@@ -321,6 +438,8 @@ class Peaks:
     def __init__(self, files):
         self.gflops = {}      # (machine id, threads) -> {isa: GFLOP/s}
         self.triad = {}       # (machine id, threads) -> GB/s
+        self.read = {}        # (machine id, threads) -> read-only GB/s (newer files)
+        self.error = {}       # (machine id, threads) -> {isa: relative error of its peak}
         self.derived = set()  # (machine id, threads, isa) known only from pct_peak
         isa_of = {}           # (machine id, kernel) -> isa
         for bf in sorted(files, key=lambda b: b.sort_key):     # newest wins
@@ -329,8 +448,14 @@ class Peaks:
             peaks = ctx.get("peak_gflops") if isinstance(ctx.get("peak_gflops"), dict) else {}
             if isinstance(t, int) and peaks:
                 self.gflops[(mid, t)] = {k: v for k, v in peaks.items() if number(v)}
-                if number(ctx.get("triad_gbs")):
+                if plausible(ctx.get("triad_gbs")):
                     self.triad[(mid, t)] = ctx["triad_gbs"]
+                if plausible(ctx.get("read_gbs")):
+                    self.read[(mid, t)] = ctx["read_gbs"]
+                errors = ctx.get("peak_error")
+                if isinstance(errors, dict):
+                    self.error[(mid, t)] = {k: number(v) for k, v in errors.items()
+                                            if number(v) is not None and number(v) >= 0}
             for r in bf.results:
                 if isinstance(ctx.get("pct_peak_isa"), str) and r.kernel == "pytorch":
                     isa_of[(mid, r.kernel)] = ctx["pct_peak_isa"]
@@ -357,11 +482,20 @@ class Peaks:
     def triad_at(self, machine_id, threads):
         """(GB/s, the thread count it was measured at): the nearest measured
         count, as attnbench's own peak lookup does; (None, None) if none."""
-        counts = [t for (m, t) in self.triad if m == machine_id]
+        return self._nearest(self.triad, machine_id, threads)
+
+    def read_at(self, machine_id, threads):
+        """The read-only bandwidth, as triad_at; (None, None) where no file
+        of the machine has one (older attnbench)."""
+        return self._nearest(self.read, machine_id, threads)
+
+    @staticmethod
+    def _nearest(table, machine_id, threads):
+        counts = [t for (m, t) in table if m == machine_id]
         if not counts:
             return None, None
         t = min(counts, key=lambda c: (abs(c - threads), c))
-        return self.triad[(machine_id, t)], t
+        return table[(machine_id, t)], t
 
 
 # ---- All benchmark inputs ----------------------------------------------------------------

@@ -10,6 +10,7 @@ matplotlib is used through its object interface (no pyplot state), with
 the Agg canvas, so nothing needs a display.
 """
 import math
+import re
 import textwrap
 import zlib
 from dataclasses import dataclass, field
@@ -17,10 +18,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from matplotlib.figure import Figure as MplFigure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 OP_ORDER = {"sdpa": 0, "mha": 1, "encoder": 2}
 OP_MARKER = {"sdpa": "o", "mha": "s", "encoder": "^"}
+READ_BW_COLOR = "darkgoldenrod"     # the read-only bandwidth ceiling of the roofline
 PEAK_STYLE = {"avx512": "--", "avx2": "-.", "sse2": ":", "neon": "-."}
 BERT_BASE_LENGTHS = (128, 512)
 BERT_BASE_TOKENS = {"B1", "H12", "D768", "Dh64", "F3072"}    # dropped from its labels
@@ -48,6 +51,7 @@ class Section:
     about: str              # what the figure shows and how to read it
     figures: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    open_tables: bool = False   # the tables are the point: shown, not folded away
 
 
 # ---- Helpers -----------------------------------------------------------------------------
@@ -134,19 +138,25 @@ def new_figure(n_panels, ncols=2, width=11.0, panel_height=3.6):
     return fig, axes[:n_panels]
 
 
-def grouped_bars(ax, groups, series, value, color, log=False):
+def grouped_bars(ax, groups, series, value, color, log=False, flagged=None):
     """Bars of value(group, series) (None: no bar) with groups on the x axis
-    and one bar per series within each group; the legend names the series."""
+    and one bar per series within each group; the legend names the series.
+    Bars for which flagged(group, series) is true are hatched and edged in
+    red (ABOVE_PEAK_STYLE)."""
     width = 0.8 / max(1, len(series))
     for i, s in enumerate(series):
-        xs, ys = [], []
+        xs, ys, flags = [], [], []
         for g_i, g in enumerate(groups):
             v = value(g, s)
             if v is not None:
                 xs.append(g_i - 0.4 + width * (i + 0.5))
                 ys.append(v)
+                flags.append(bool(flagged and flagged(g, s)))
         if xs:
-            ax.bar(xs, ys, width, color=color(s), label=s)
+            bars = ax.bar(xs, ys, width, color=color(s), label=s)
+            for bar, flag in zip(bars, flags):
+                if flag:
+                    bar.set(**ABOVE_PEAK_STYLE)
     ax.set_xticks(range(len(groups)))
     ax.set_xlim(-0.6, len(groups) - 0.4)
     if log:
@@ -163,6 +173,46 @@ def kernel_op_legend(ax, pal, kernels, ops, extra=()):
     return legend_right(ax, handles + list(extra))
 
 
+# Rows above 100% of their peak (Result.above_peak) are drawn, never dropped,
+# and marked: hatched red-edged bars, red rings around points.
+ABOVE_PEAK_STYLE = dict(hatch="///", edgecolor="red", linewidth=1.2)
+ABOVE_PEAK_LABEL = "above 100% of peak (see the note)"
+
+
+def above_peak_handle(bars=False):
+    """The legend entry of the mark."""
+    if bars:
+        return Patch(facecolor="white", label=ABOVE_PEAK_LABEL, **ABOVE_PEAK_STYLE)
+    return Line2D([], [], color="red", marker="o", markerfacecolor="none", markersize=9,
+                  ls="", label=ABOVE_PEAK_LABEL)
+
+
+def ring_above_peak(ax, xs, ys):
+    """Red rings around the points that are above their peak."""
+    if xs:
+        ax.scatter(xs, ys, s=130, facecolors="none", edgecolors="red", linewidths=1.4, zorder=4)
+
+
+def above_peak_notes(rows):
+    """The note under a figure that draws rows above 100% of their peak:
+    how many, and why they can be there, as far as their files tell."""
+    over = sorted({r.run_name: r for r in rows if r.above_peak}.values(), key=shape_key)
+    if not over:
+        return []
+    n = len(over)
+    why = sorted({r.above_peak_reason for r in over})
+    return [f"{n} row{'s' if n != 1 else ''} above 100% of peak: their FLOPs were counted with "
+            "an older formula (dense causal) or the peak was measured low. Drawn and marked "
+            "(red), not dropped; the threshold is 100% plus the peak's measured error where "
+            "the file gives one. Here: " + "; ".join(why) + ". Rows: "
+            + ", ".join(f"{r.run_name} ({r.pct_peak:.0f}%)" for r in over[:6])
+            + (f" and {n - 6} more" if n > 6 else "") + "."]
+
+
+def flag_text(r):
+    return "ABOVE PEAK" if r.above_peak else ""
+
+
 def peak_lines(ax, peaks, derived):
     """Horizontal lines at each ISA's measured peak, labelled at the right."""
     for isa, g in sorted(peaks.items(), key=lambda kv: kv[1]):
@@ -170,6 +220,120 @@ def peak_lines(ax, peaks, derived):
         ax.text(0.99, g, f"{isa} peak {g:.0f}" + (" (from pct_peak)" if isa in derived else ""),
                 transform=ax.get_yaxis_transform(), ha="right", va="bottom", fontsize=7,
                 color="dimgrey")
+
+
+# ---- 0. The answer: which kernel to use -------------------------------------------------
+
+
+ANSWER_COLOR = {"faster": "C2", "tie": "#bbbbbb"}
+
+
+def latest_summaries(bm, machine):
+    """The machine's summary rows, one per (op, shape, threads): the latest
+    file's (by context date, as everywhere on the page), and how many rows
+    of older files that superseded."""
+    rows, superseded = {}, 0
+    for bf in sorted((b for b in bm.files if b.machine is machine and b.summary),
+                     key=lambda b: b.sort_key):
+        for x in bf.summary:
+            k = (x.op, x.shape, x.threads)
+            superseded += k in rows and rows[k].source is not bf
+            rows[k] = x
+    return list(rows.values()), superseded
+
+
+def summary_key(x):
+    m = re.search(r"(?:^|_)Lq?(\d+)(?:_|$)", x.label)
+    return (OP_ORDER.get(x.op, 9), x.op, int(m.group(1)) if m else 0, x.label, x.threads)
+
+
+def fig_answer(bm, pal):
+    sec = Section("answer", "On this machine, use …",
+                  "The answer of each run (the “summary” of `attnbench run --json`): per op, "
+                  "shape and thread count on which two or more kernels were timed, the fastest "
+                  "kernel, the runner-up, and the runner-up's time over the best's with its "
+                  "95% interval (taken round by round where the two were timed side by side: "
+                  "“paired rounds”). “faster”: the interval lies above 1; “tie”: it reaches "
+                  "1, and either kernel will do. A bar starts at 1 (no difference) and ends at "
+                  "the ratio; the whisker is the interval. Where several files of one machine "
+                  "answer for the same shape and thread count, the latest file's row (by its "
+                  "date) is shown, as in the other figures; the table names the file. Files "
+                  "without a summary (older attnbench, the PyTorch anchor) are not in it.",
+                  open_tables=True)
+    without = []
+    for m in bm.machines:
+        files = [b for b in bm.files if b.machine is m and b.summary is not None]
+        if not files:
+            without.append(m.label)
+            continue
+        rows, superseded = latest_summaries(bm, m)
+        if not rows:
+            sec.notes.append(f"{m.label}: its files' summaries are empty (no shape was timed "
+                             "with two or more kernels)")
+            continue
+        rows.sort(key=summary_key)
+        n = len(rows)
+        fig, axes = new_figure(1, ncols=1, width=11.0, panel_height=0.42 * n + 1.3)
+        ax = axes[0]
+        ends = [v for x in rows for v in (x.ratio, x.ci_low, x.ci_high) if v]
+        lo_x, hi_x = min(ends + [1.0]), max(ends + [1.0])
+        log = hi_x / lo_x > 4
+        for y, x in enumerate(rows):
+            if x.ratio is None:
+                ax.text(1, y, "  no ratio (the run could not compare the two)", va="center",
+                        fontsize=7, color="dimgrey")
+                continue
+            ax.barh(y, x.ratio - 1, left=1, height=0.6, color=ANSWER_COLOR[x.verdict],
+                    edgecolor="black" if x.verdict == "faster" else "dimgrey", lw=0.6,
+                    alpha=0.55 if x.unstable else 1.0)
+            if x.ci_low is not None and x.ci_high is not None:
+                ax.errorbar(x.ratio, y, xerr=[[max(0.0, x.ratio - x.ci_low)],
+                                              [max(0.0, x.ci_high - x.ratio)]],
+                            fmt="none", ecolor="black", elinewidth=1, capsize=3)
+            right = max(v for v in (x.ratio, x.ci_high, 1.0) if v)
+            ax.text(right, y, f"  {x.best} ×{x.ratio:.2f} " + (
+                    "faster" if x.verdict == "faster" else "(tie)")
+                    + (" · unstable" if x.unstable else ""), va="center", fontsize=7)
+        ax.set_yticks(range(n))
+        ax.set_yticklabels([f"{x.op} {x.label} · {x.threads} thr\n{x.best} vs {x.runner_up}"
+                            for x in rows], fontsize=7)
+        ax.invert_yaxis()
+        ax.axvline(1, color="black", lw=1)
+        if log:
+            log_scale(ax, "x")
+            ax.set_xlim(lo_x / 1.2, hi_x * 2.5)
+        else:
+            span = hi_x - min(lo_x, 1.0)
+            ax.set_xlim(min(lo_x, 1.0) - 0.08 * span - 0.01, hi_x + 0.45 * span + 0.05)
+        ax.set_xlabel("runner-up time / best time (1: no difference)")
+        ax.grid(axis="x", alpha=0.3)
+        legend_right(ax, [Patch(color=ANSWER_COLOR["faster"],
+                                label="faster: the interval lies above 1"),
+                          Patch(color=ANSWER_COLOR["tie"], label="tie: the interval reaches 1"),
+                          Line2D([], [], color="black", marker="|", ls="-", lw=1,
+                                 label="95% interval"),
+                          Patch(color=ANSWER_COLOR["tie"], alpha=0.55,
+                                label="pale: best or runner-up unstable")])
+        fig.suptitle(f"On this machine, use … — {m.label}", fontsize=10)
+        table = [[x.op, x.label, x.threads, x.best, x.runner_up, fmt(x.ratio, ".3f"),
+                  fmt(x.ci_low, ".3f"), fmt(x.ci_high, ".3f"), x.verdict,
+                  fmt(x.kernels, "d"), fmt(x.paired_rounds, "d"),
+                  "UNSTABLE" if x.unstable else "", x.source.path.name,
+                  x.source.context.get("date", "?")] for x in rows]
+        notes = [f"One row per op, shape and thread count: the latest file's ({n} rows)"
+                 + (f"; {superseded} row(s) of older files superseded" if superseded else "")
+                 + "."]
+        sec.figures.append(Figure(f"{sec.key}-{m.id}", m.label, fig, Table(
+            ["op", "shape", "threads", "use (best)", "runner-up", "runner-up / best",
+             "95% low", "95% high", "verdict", "kernels compared", "paired rounds", "unstable",
+             "file", "file date"], table), notes))
+    if without and len(without) < len(bm.machines):
+        sec.notes.append("Not in this section (no results file with a summary): "
+                         + "; ".join(without))
+    elif without:
+        sec.notes.append("no results file has a summary (written by newer `attnbench run "
+                         "--json`; older files and the PyTorch anchor's have none)")
+    return sec
 
 
 # ---- 1. GFLOP/s vs sequence length -------------------------------------------------------
@@ -202,9 +366,10 @@ def fig_gflops_vs_length(bm, pal):
                              "of one shape")
             continue
         fig, axes = new_figure(len(panels), width=13.0)
-        rows = []
+        rows, drawn = [], []
         for ax, ((_, op, t), series) in zip(axes, sorted(panels.items())):
             several = len({rest for _, rest in series}) > 1
+            over = []
             for (kernel, rest), pts in sorted(series.items()):
                 pts.sort(key=lambda p: p.length)
                 ax.plot([p.length for p in pts], [p.gflops for p in pts],
@@ -212,7 +377,11 @@ def fig_gflops_vs_length(bm, pal):
                         ls="--" if kernel == "pytorch" else "-",
                         label=kernel + (f" ({rest})" if several else ""))
                 rows += [[op, t, kernel, p.label, p.length, fmt_time(p.median_s),
-                          fmt(p.gflops, ".1f"), fmt(p.pct_peak, ".1f")] for p in pts]
+                          fmt(p.gflops, ".1f"), fmt(p.pct_peak, ".1f"), flag_text(p)]
+                         for p in pts]
+                over += [p for p in pts if p.above_peak]
+                drawn += pts
+            ring_above_peak(ax, [p.length for p in over], [p.gflops for p in over])
             peak_lines(ax, bm.peaks.at(m.id, t), bm.peaks.derived_at(m.id, t))
             ax.set_xscale("log", base=2)
             ax.set_xticks(sorted({p.length for pts in series.values() for p in pts}))
@@ -223,10 +392,14 @@ def fig_gflops_vs_length(bm, pal):
             ax.set_ylabel("GFLOP/s (median)")
             ax.set_title(f"{op}, {t} thread{'s' if t > 1 else ''}", fontsize=10)
             ax.grid(alpha=0.3)
-            legend_right(ax)
+            if over:
+                legend_right(ax, ax.get_legend_handles_labels()[0] + [above_peak_handle()])
+            else:
+                legend_right(ax)
         fig.suptitle(f"GFLOP/s vs sequence length — {m.label}", fontsize=10)
         sec.figures.append(Figure(f"{sec.key}-{m.id}", m.label, fig, Table(
-            ["op", "threads", "kernel", "shape", "L", "median", "GFLOP/s", "% peak"], rows)))
+            ["op", "threads", "kernel", "shape", "L", "median", "GFLOP/s", "% peak", "flag"],
+            rows), above_peak_notes(drawn)))
     return sec
 
 
@@ -238,8 +411,12 @@ def fig_roofline(bm, pal):
                   "Every benchmark at its arithmetic intensity (the flops and bytes counters: "
                   "attnbench's count of the compulsory memory traffic) and its median "
                   "GFLOP/s, one panel per thread count. Ceilings: each ISA's measured FMA "
-                  "peak, and the STREAM-triad bandwidth times intensity (measured at the "
-                  "thread count named in the legend).")
+                  "peak, the STREAM-triad bandwidth times intensity and, where the run "
+                  "measured it (newer attnbench: context read_gbs), the read-only bandwidth "
+                  "times intensity (brown: attention mostly reads, so its memory roof lies "
+                  "between the two), each measured at the thread count named in the legend "
+                  "when it is not the panel's. Points above their ISA's peak are ringed in "
+                  "red.")
     for m, rs in by_machine(bm.results).items():
         pts = [r for r in rs if r.intensity and r.gflops]
         if not pts:
@@ -252,6 +429,7 @@ def fig_roofline(bm, pal):
             here = sorted((r for r in pts if r.threads == t), key=shape_key)
             peaks = bm.peaks.at(m.id, t)
             bw, bw_t = bm.peaks.triad_at(m.id, t)
+            rbw, rbw_t = bm.peaks.read_at(m.id, t)
             for r in here:
                 ax.scatter(r.intensity, r.gflops, color=pal(r.kernel),
                            marker=OP_MARKER.get(r.op, "x"), s=28, zorder=3)
@@ -262,17 +440,24 @@ def fig_roofline(bm, pal):
                 roof = min(ceilings, default=None)
                 rows.append([t, r.op, r.kernel, r.label, fmt(r.intensity, ".1f"),
                              fmt(r.gflops, ".1f"), fmt(roof, ".1f"),
-                             fmt(100 * r.gflops / roof if roof else None, ".0f")])
-            xs = [r.intensity for r in here] + ([g / bw for g in peaks.values()] if bw else [])
+                             fmt(100 * r.gflops / roof if roof else None, ".0f"),
+                             fmt(rbw * r.intensity if rbw else None, ".1f"),
+                             fmt(r.pct_peak, ".1f"), flag_text(r)])
+            over = [r for r in here if r.above_peak]
+            ring_above_peak(ax, [r.intensity for r in over], [r.gflops for r in over])
+            bws = [b for b in (bw, rbw) if b]
+            xs = [r.intensity for r in here] + [g / b for g in peaks.values() for b in bws]
             lo, hi = min(xs) / 2, max(xs) * 2
-            if bw:
-                xx = np.geomspace(lo, max(peaks.values(), default=bw * hi) / bw, 50)
-                ax.plot(xx, bw * xx, color="dimgrey", lw=1.2,
-                        label=f"triad {bw:.1f} GB/s × intensity"
-                              + (f" (measured at {bw_t} threads)" if bw_t != t else ""))
+            for b, b_t, what, color in ((bw, bw_t, "triad", "dimgrey"),
+                                        (rbw, rbw_t, "read-only", READ_BW_COLOR)):
+                if b:
+                    xx = np.geomspace(lo, max(peaks.values(), default=b * hi) / b, 50)
+                    ax.plot(xx, b * xx, color=color, lw=1.2,
+                            label=f"{what} {b:.1f} GB/s × intensity"
+                                  + (f" (measured at {b_t} threads)" if b_t != t else ""))
             derived = bm.peaks.derived_at(m.id, t)
             for isa, g in sorted(peaks.items(), key=lambda kv: kv[1]):
-                ax.hlines(g, g / bw if bw else lo, hi, color="dimgrey",
+                ax.hlines(g, g / max(bws) if bws else lo, hi, color="dimgrey",
                           ls=PEAK_STYLE.get(isa, "--"), lw=1.2,
                           label=f"{isa} peak {g:.0f} GFLOP/s"
                                 + (" (from pct_peak)" if isa in derived else ""))
@@ -285,7 +470,8 @@ def fig_roofline(bm, pal):
             ax.grid(alpha=0.3)
             kernel_op_legend(ax, pal, sorted({r.kernel for r in here}),
                              sorted({r.op for r in here}, key=lambda o: OP_ORDER.get(o, 9)),
-                             extra=ax.get_legend_handles_labels()[0])
+                             extra=ax.get_legend_handles_labels()[0]
+                             + ([above_peak_handle()] if over else []))
             missing = [what for what, have in (("peak", peaks), ("triad bandwidth", bw))
                        if not have]
             if missing:
@@ -294,7 +480,8 @@ def fig_roofline(bm, pal):
         fig.suptitle(f"Roofline — {m.label}", fontsize=10)
         sec.figures.append(Figure(f"{sec.key}-{m.id}", m.label, fig, Table(
             ["threads", "op", "kernel", "shape", "FLOP/byte", "GFLOP/s", "roof GFLOP/s",
-             "% of roof"], rows)))
+             "% of roof", "read-only bandwidth ceiling GFLOP/s", "% peak", "flag"], rows),
+            above_peak_notes(pts)))
     return sec
 
 
@@ -318,7 +505,8 @@ def fig_pct_peak_bert(bm, pal):
                   "Median GFLOP/s as a percentage of the measured FMA peak of the kernel's own "
                   "ISA at its thread count (the pct_peak counter; PyTorch's is against the "
                   "widest ISA), on the BERT-base shapes: B=1, D=768, H=12 (Dh=64), F=3072, "
-                  "L=128 and 512.")
+                  "L=128 and 512. A bar above 100% (plus the peak's measured error, where the "
+                  "file gives it) is hatched in red and explained under the figure.")
     for m, rs in by_machine(bm.results).items():
         pts = [r for r in rs if is_bert_base(r) and r.pct_peak is not None]
         if not pts:
@@ -333,20 +521,26 @@ def fig_pct_peak_bert(bm, pal):
             groups = sorted(set(groups), key=groups.index)
             kernels = sorted({k for (_, _, k) in here})
             grouped_bars(ax, groups, kernels,
-                         lambda g, k: here[g + (k,)].pct_peak if g + (k,) in here else None, pal)
+                         lambda g, k: here[g + (k,)].pct_peak if g + (k,) in here else None, pal,
+                         flagged=lambda g, k: g + (k,) in here and here[g + (k,)].above_peak)
             ax.set_xticklabels([op + "\n" + " ".join(x for x in label.split("_")
                                                      if x not in BERT_BASE_TOKENS)
                                 for op, label in groups], fontsize=8)
             ax.axhline(100, color="dimgrey", lw=1, ls=":")
             ax.set_ylabel("% of peak")
             ax.set_title(f"{t} thread{'s' if t > 1 else ''}", fontsize=10)
-            legend_right(ax)
+            if any(r.above_peak for r in here.values()):
+                legend_right(ax, ax.get_legend_handles_labels()[0] + [above_peak_handle(True)])
+            else:
+                legend_right(ax)
             ax.set_ylim(0, max(105, 1.05 * max(r.pct_peak for r in here.values())))
             rows += [[t, r.op, r.label, r.kernel, fmt_time(r.median_s), fmt(r.gflops, ".1f"),
-                      fmt(r.pct_peak, ".1f")] for r in sorted(here.values(), key=shape_key)]
+                      fmt(r.pct_peak, ".1f"), flag_text(r)]
+                     for r in sorted(here.values(), key=shape_key)]
         fig.suptitle(f"% of peak, BERT-base shapes — {m.label}", fontsize=10)
         sec.figures.append(Figure(f"{sec.key}-{m.id}", m.label, fig, Table(
-            ["threads", "op", "shape", "kernel", "median", "GFLOP/s", "% peak"], rows)))
+            ["threads", "op", "shape", "kernel", "median", "GFLOP/s", "% peak", "flag"], rows),
+            above_peak_notes(pts)))
     return sec
 
 
@@ -632,8 +826,10 @@ def fig_counters(bm, pal):
 def fig_noise(bm, pal):
     sec = Section("noise", "Noise: coefficient of variation",
                   "The CV (standard deviation / mean of the repetitions' real times) of every "
-                  "benchmark, grouped by kernel; red crosses are flagged unstable (CV > 5%, "
-                  "the dashed line): their medians are less trustworthy.")
+                  "benchmark, grouped by kernel; red crosses are flagged unstable by the run: "
+                  "in newer files, the median's 95% interval was still wider than ±precision "
+                  "(default 3%, the table's “median ±”) when sampling stopped; in older ones, "
+                  "CV > 5% (the dashed line). Their medians are less trustworthy.")
     for m, rs in by_machine(bm.results).items():
         pts = [r for r in rs if r.cv is not None]
         if not pts:
@@ -660,10 +856,11 @@ def fig_noise(bm, pal):
         ax.set_title(f"{n_bad} of {len(pts)} benchmarks unstable", fontsize=10)
         fig.suptitle(f"Noise — {m.label}", fontsize=10)
         rows = [[r.run_name, r.reps, fmt_time(r.median_s), fmt(100 * r.cv, ".2f"),
+                 fmt(100 * r.precision if r.precision is not None else None, ".2f"),
                  "UNSTABLE" if r.unstable else ""]
                 for r in sorted(pts, key=lambda r: (-r.cv, r.run_name))]
         sec.figures.append(Figure(f"{sec.key}-{m.id}", m.label, fig, Table(
-            ["benchmark", "repetitions", "median", "CV %", "flag"], rows)))
+            ["benchmark", "repetitions", "median", "CV %", "median ± % (95%)", "flag"], rows)))
     return sec
 
 
@@ -758,12 +955,12 @@ def fig_history(history, machines, pal):
 
 
 def all_sections(bm, wisdom, history):
-    """The ten figures, in the page's order."""
+    """The answer, then the ten figures, in the page's order."""
     pal = Palette([r.kernel for r in bm.results]
                   + [rec.kernel for _, recs in wisdom for rec in recs]
                   + ([n.split("/")[1] for (_, n) in history.series if n.count("/") >= 1]
                      if history else []))
-    for make in (fig_gflops_vs_length, fig_roofline, fig_pct_peak_bert, fig_speedup_pytorch,
+    for make in (fig_answer, fig_gflops_vs_length, fig_roofline, fig_pct_peak_bert, fig_speedup_pytorch,
                  fig_einsum_spread, fig_thread_scaling):
         yield no_results_note(make(bm, pal), bm)
     yield fig_tuned_vs_default(wisdom, bm.machines, pal)

@@ -7,6 +7,20 @@
 #   * the expected figures are there, one per machine: the synthetic machine
 #     gets its own, each caption names one machine only, and the PyTorch
 #     files (no machine_key) join the real machine alone;
+#   * the answer ("On this machine, use …") comes first, drawn and written as
+#     CSV for the machine of summary-sample.json (a newer attnbench's run,
+#     with a "summary"; a third machine) and naming the best kernels of its
+#     summary, while the machines whose files have no summary get no figure
+#     or table there; its roofline draws the read-only bandwidth ceiling
+#     (context read_gbs), the older samples' do not;
+#   * where two files of a machine answer for the same shapes, the answer
+#     shows the latest file's rows and says so;
+#   * inputs as an older attnbench wrote them (no summary; causal FLOPs
+#     counted dense, which puts causal rows above 100% of peak) plus one
+#     whose peak was measured low: the answer is omitted with a note, the
+#     rows above 100% of peak are flagged under their figures and in the
+#     tables, and a failed benchmark (error_occurred, zero times) is skipped
+#     without error and drawn nowhere;
 #   * nothing is fetched from outside (the page works offline);
 #   * in headless Chromium, every <img> of the page loads (naturalWidth > 0)
 #     and so does every SVG it links; and the same check, run on a copy
@@ -30,6 +44,7 @@ PY=${PYTHON:-/usr/bin/python3}
 SAMPLES=tests/report_samples
 MACHINE=9dfb60aeddca0480        # the samples' machine
 SYNTHETIC=90daece05efc282d      # synthetic-other-machine.json's
+NEWER=$SAMPLES/summary-sample.json   # a newer attnbench's run: summary, read_gbs, peak_error
 
 if ! "$PY" -c 'import matplotlib' 2>/dev/null; then
     echo "skip: $PY cannot import matplotlib (Debian: python3-matplotlib)"
@@ -49,6 +64,21 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL report: $*"; }
 check() { if eval "$2"; then ok; else bad "$1"; fi; }
+# A python block's verdicts, one per line: "ok TEXT" or "FAIL TEXT".
+tally() {
+    while read -r word rest; do
+        case $word in
+            ok) ok ;;
+            FAIL) bad "$rest" ;;
+        esac
+    done <"$1"
+}
+# The third machine: summary-sample.json's (read from it: it is another
+# machine than the older samples').
+NEW_MACHINE=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["context"]["machine_id"])' \
+    "$NEWER" 2>/dev/null)
+check "summary-sample.json names a machine of its own (${NEW_MACHINE:-none})" \
+    '[ -n "$NEW_MACHINE" ] && [ "$NEW_MACHINE" != "$MACHINE" ] && [ "$NEW_MACHINE" != "$SYNTHETIC" ]'
 
 # ---- The history database ----------------------------------------------------------------
 HISTORY=
@@ -93,10 +123,12 @@ fi
 # ---- The page's references and figures ---------------------------------------------------
 # One line per check: "ok TEXT" or "FAIL TEXT"; then "images N" (the count
 # the browser must see).
-"$PY" - "$TMP/out" "${HISTORY:+history}" "$MACHINE" "$SYNTHETIC" >"$TMP/page.out" <<'EOF'
+"$PY" - "$TMP/out" "${HISTORY:+history}" "$MACHINE" "$SYNTHETIC" "$NEW_MACHINE" \
+    >"$TMP/page.out" <<'EOF'
 import os, sys
 from html.parser import HTMLParser
-out, with_history, machine, synthetic = sys.argv[1:5]
+out, with_history, machine, synthetic, newer = sys.argv[1:6]
+machines = (machine, synthetic, newer)
 
 class Refs(HTMLParser):
     def __init__(self):
@@ -145,9 +177,9 @@ for ref in [s for _, s in p.imgs] + [h for h in p.links if not h.startswith("#")
     check(os.path.isfile(f) and os.path.getsize(f) > 0, f"referenced file {ref} exists")
 for _, src in p.imgs:
     check(src.endswith(".png") and src[:-4] + ".svg" in p.links, f"{src} has its SVG linked")
-expected = ["gflops-vs-length", "roofline", "pct-peak-bert-base", "speedup-vs-pytorch",
+expected = ["answer", "gflops-vs-length", "roofline", "pct-peak-bert-base", "speedup-vs-pytorch",
             "einsum-spread", "thread-scaling", "tuned-vs-default", "counters", "noise", "history"]
-check(p.sections == expected, f"the ten sections in order: {p.sections}")
+check(p.sections == expected, f"the answer and the ten figures in order: {p.sections}")
 for key in expected:
     drawn = [s for sec, s in p.imgs if sec == key]
     if key == "history" and not with_history:
@@ -159,10 +191,13 @@ for key in expected:
 for key in ("gflops-vs-length", "roofline", "noise"):
     for m in (machine, synthetic):
         check(f"figures/{key}-{m}.png" in [s for _, s in p.imgs], f"{key} of machine {m}")
+for key in ("answer", "roofline", "noise"):
+    check(f"figures/{key}-{newer}.png" in [s for _, s in p.imgs], f"{key} of machine {newer}")
 for _, src in p.imgs:
-    for m, other in ((machine, synthetic), (synthetic, machine)):
+    for m in machines:
         if m in src:
-            check(m in p.captions.get(src, "") and other not in p.captions.get(src, ""),
+            caption = p.captions.get(src, "")
+            check(m in caption and not any(o in caption for o in machines if o != m),
                   f"{src}: its caption names machine {m} only")
 check(f"figures/speedup-vs-pytorch-{machine}.png" in [s for _, s in p.imgs]
       and not any(synthetic in s for sec, s in p.imgs if sec == "speedup-vs-pytorch"),
@@ -182,6 +217,66 @@ while read -r word rest; do
     esac
 done <"$TMP/page.out"
 : "${N_IMAGES:=0}"
+
+# ---- The answer and the read-only bandwidth ------------------------------------------------
+# What the answer must say, from summary-sample.json itself: per (op, shape,
+# threads) of its summary, the best kernel, the runner-up and the verdict.
+"$PY" - "$TMP/out" "$NEWER" "$MACHINE" "$SYNTHETIC" >"$TMP/answer.out" <<'EOF'
+import csv, json, os, re, sys
+out, sample, *older = sys.argv[1:]
+def check(cond, text):
+    print(("ok " if cond else "FAIL ") + text)
+d = json.load(open(sample))
+ctx, want = d["context"], d["summary"]
+m = ctx["machine_id"]
+page = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+section = re.search(r"<section id='answer'>(.*?)</section>", page, re.S)
+section = section.group(1) if section else ""
+check("On this machine, use" in section and "class='omitted'" not in section,
+      "the answer section is drawn, titled “On this machine, use …”")
+table = os.path.join(out, f"tables/answer-{m}.csv")
+rows = list(csv.DictReader(open(table, encoding="utf-8"))) if os.path.isfile(table) else []
+check(len(want) >= 1 and len(rows) == len(want),
+      f"the answer's CSV of machine {m} has one row per summary row ({len(rows)} of {len(want)})")
+for w in want:
+    label = w["shape"].split("/")[1]
+    got = [r for r in rows if (r["op"], r["shape"], r["threads"]) == (w["op"], label,
+                                                                       str(w["threads"]))]
+    check(len(got) == 1 and got[0]["use (best)"] == w["best"]
+          and got[0]["runner-up"] == w["runner_up"] and got[0]["verdict"] == w["verdict"],
+          f"the answer names {w['best']} over {w['runner_up']} ({w['verdict']}) on {w['shape']}")
+    check(f"<td>{w['best']}</td><td>{w['runner_up']}</td>" in section,
+          f"the page's answer table names {w['best']} over {w['runner_up']} on {w['shape']}")
+for o in older:
+    check(not os.path.exists(os.path.join(out, f"figures/answer-{o}.png"))
+          and not os.path.exists(os.path.join(out, f"tables/answer-{o}.csv"))
+          and f"answer-{o}" not in section,
+          f"machine {o} (files without a summary): no figure or table in the answer")
+check(section.count("<figure>") == 1 and section.count("<table>") == 1,
+      "the answer holds one figure and one table: the machine that has a summary")
+# The read-only bandwidth: its line in the roofline (matplotlib's SVG keeps
+# each text as a comment) and its ceiling in the table, where the context
+# has read_gbs; never in the roofline of a file without it.
+read = f"read-only {ctx['read_gbs']:.1f} GB/s"
+svg = os.path.join(out, f"figures/roofline-{m}.svg")
+check(os.path.isfile(svg) and read in open(svg, encoding="utf-8").read(),
+      f"the roofline of {m} draws the read-only ceiling ({read})")
+roof = list(csv.DictReader(open(os.path.join(out, f"tables/roofline-{m}.csv"), encoding="utf-8")))
+col = "read-only bandwidth ceiling GFLOP/s"
+check(roof and all(abs(float(r[col]) - ctx["read_gbs"] * float(r["FLOP/byte"]))
+                   <= 0.1 + 0.06 * float(r[col]) for r in roof),
+      "the roofline table gives each row's read-only ceiling, read_gbs × intensity")
+for o in older:
+    check("read-only" not in open(os.path.join(out, f"figures/roofline-{o}.svg"),
+                                  encoding="utf-8").read(),
+          f"the roofline of {o} (no read_gbs) has no read-only ceiling")
+# Causal FLOPs counted over the visible pairs (this sample): nothing above 100%.
+captions = re.findall(rf"<figcaption>machine {m} .*?</figcaption>", page, re.S)
+check(captions and not any("above 100% of peak" in c for c in captions),
+      f"no row of machine {m} (causal FLOPs counted over the visible pairs) is flagged "
+      "above 100% of peak")
+EOF
+tally "$TMP/answer.out"
 
 # ---- In a browser ------------------------------------------------------------------------
 # A wrapper page frames the report and writes what it finds into its own
@@ -251,6 +346,145 @@ else
     bad "no page to load in the browser"
 fi
 
+# ---- Two answers for the same shapes: the latest file's is shown -------------------------
+# rerun.json: summary-sample.json a day later, with the best and the
+# runner-up of its summary swapped (a tie that went the other way).
+mkdir -p "$TMP/later"
+"$PY" - "$NEWER" "$TMP/later/rerun.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["context"]["date"] = "2026-12-01T00:00:00+0000"
+for x in d["summary"]:
+    x["best"], x["runner_up"], x["verdict"] = x["runner_up"], x["best"], "tie"
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+if "$PY" reports/report.py --out "$TMP/later/out" "$NEWER" "$TMP/later/rerun.json" \
+    >/dev/null 2>"$TMP/later.err"; then
+    ok
+else
+    bad "report.py failed on two answers: $(cat "$TMP/later.err")"
+fi
+"$PY" - "$TMP/later/out" "$TMP/later/rerun.json" >"$TMP/later.out" <<'EOF'
+import csv, json, os, re, sys
+out, rerun = sys.argv[1:]
+def check(cond, text):
+    print(("ok " if cond else "FAIL ") + text)
+d = json.load(open(rerun))
+m, want = d["context"]["machine_id"], d["summary"]
+table = os.path.join(out, f"tables/answer-{m}.csv")
+rows = list(csv.DictReader(open(table, encoding="utf-8"))) if os.path.isfile(table) else []
+check(len(rows) == len(want) and all(r["file"] == "rerun.json" for r in rows)
+      and sorted(r["use (best)"] for r in rows) == sorted(x["best"] for x in want),
+      "two files answer for the same shapes: one row each, the latest file's")
+page = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+check(f"{len(want)} row(s) of older files superseded" in page and "the latest file" in page,
+      "the page says the latest file's rows are shown and how many were superseded")
+EOF
+tally "$TMP/later.out"
+
+# ---- Older inputs: no summary, rows above 100% of peak, a failed benchmark ---------------
+# The older samples, plus two files made here:
+#   * dense-causal.json: summary-sample.json as an older attnbench wrote it:
+#     no summary nor the newer fields, and causal FLOPs counted dense (all
+#     Lq·Lk pairs: twice the visible ones), which puts its fast causal rows
+#     above 100% of peak; plus one benchmark that failed in the run, as
+#     report.c writes it (error_occurred, zero times);
+#   * peak-low.json: bert-base.json with the peaks of its context measured
+#     20% low, so that its best rows are above 100% (on the bar figure).
+# The numbers the page must give are computed here from the files.
+mkdir -p "$TMP/older"
+for f in "$SAMPLES"/*.json; do
+    [ "$f" = "$NEWER" ] || cp "$f" "$TMP/older/"
+done
+"$PY" - "$NEWER" "$SAMPLES/bert-base.json" "$TMP/older" >"$TMP/older.expect" <<'EOF'
+import json, sys
+newer, bert, out = sys.argv[1:]
+d = json.load(open(newer))
+del d["summary"]
+for k in ("read_gbs", "peak_error", "machine_noise", "peaks_load_avg", "precision", "max_time",
+          "shuffle_seed", "max_repetitions"):
+    d["context"].pop(k, None)
+above = set()
+for e in d["benchmarks"]:
+    for k in ("GBps", "pct_read_bw", "read_bw_error", "peak_gflops", "peak_error",
+              "median_ci_low", "median_ci_high", "median_precision"):
+        e.pop(k, None)
+    if "mask=causal" in e.get("shape", "") and e.get("aggregate_name") not in ("stddev", "cv"):
+        for k in ("flops", "GFLOPS", "pct_peak", "arith_intensity"):
+            if isinstance(e.get(k), (int, float)):
+                e[k] *= 2
+        if e.get("aggregate_name") == "median" and e["pct_peak"] > 100:
+            above.add(e["run_name"])
+failed = "sdpa/naive/B1_H4_L256_Dh64/threads:1"
+d["benchmarks"].append({
+    "name": failed, "family_index": 99, "per_family_instance_index": 0, "run_name": failed,
+    "run_type": "iteration", "repetitions": 1, "threads": 1, "repetition_index": 0,
+    "error_occurred": True, "error_message": "warm-up call took 0.61 s (over --max-call-time)",
+    "iterations": 0, "real_time": 0, "cpu_time": 0, "time_unit": "ns", "kernel": "naive",
+    "shape": "op=sdpa,B=1,L=256,H=4,Dh=64,mask=none"})
+json.dump(d, open(f"{out}/dense-causal.json", "w"))
+b = json.load(open(bert))
+b["context"]["date"] = "2026-11-23T02:00:00+0000"       # newer than the samples it replaces
+b["context"]["peak_gflops"] = {k: v * 0.8 for k, v in b["context"]["peak_gflops"].items()}
+low = set()
+for e in b["benchmarks"]:
+    if isinstance(e.get("pct_peak"), (int, float)):
+        e["pct_peak"] /= 0.8
+        if e.get("aggregate_name") == "median" and e["pct_peak"] > 100:
+            low.add(e["run_name"])
+json.dump(b, open(f"{out}/peak-low.json", "w"))
+print(d["context"]["machine_id"], len(above), len(low), failed)
+EOF
+read -r OLD_NEW_MACHINE N_DENSE N_LOW FAILED <"$TMP/older.expect"
+if "$PY" reports/report.py --out "$TMP/older/out" "$TMP/older" >/dev/null 2>"$TMP/older.err"; then
+    ok
+else
+    bad "report.py failed on the older inputs: $(cat "$TMP/older.err")"
+fi
+"$PY" - "$TMP/older/out" "$OLD_NEW_MACHINE" "$MACHINE" "$N_DENSE" "$N_LOW" "$FAILED" \
+    >"$TMP/older.out" <<'EOF'
+import csv, glob, os, re, sys
+out, dense_m, low_m, n_dense, n_low, failed = sys.argv[1:]
+n_dense, n_low = int(n_dense), int(n_low)
+def check(cond, text):
+    print(("ok " if cond else "FAIL ") + text)
+def rows(n):
+    return f"{n} row{'s' if n != 1 else ''} above 100% of peak"
+page = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+section = re.search(r"<section id='answer'>(.*?)</section>", page, re.S)
+section = section.group(1) if section else ""
+check("class='omitted'>Omitted" in section and "<figure>" not in section
+      and "<table>" not in section and not glob.glob(os.path.join(out, "*/answer-*")),
+      "no file with a summary: the answer is omitted with a note, no figure, table or CSV")
+check(n_dense >= 1 and n_low >= 1, f"the made inputs have rows above 100% of peak "
+      f"({n_dense} dense causal, {n_low} with the peak measured low)")
+for key, m, n in (("roofline", dense_m, n_dense), ("pct-peak-bert-base", low_m, n_low)):
+    caption = re.search(rf"<img src='figures/{key}-{m}.png'.*?<figcaption>(.*?)</figcaption>",
+                        page, re.S)
+    check(caption and rows(n) in caption.group(1),
+          f"{key} of {m}: the note under it says “{rows(n)}”")
+    table = list(csv.DictReader(open(os.path.join(out, f"tables/{key}-{m}.csv"),
+                                     encoding="utf-8")))
+    flagged = {(r["threads"], r["op"], r["kernel"], r["shape"])
+               for r in table if r["flag"] == "ABOVE PEAK"}
+    check(len(flagged) == n and all(float(r["% peak"]) > 100 for r in table
+                                    if r["flag"] == "ABOVE PEAK"),
+          f"{key} of {m}: the table flags the {n} rows above 100% ({len(flagged)} flagged)")
+caption = re.search(rf"<img src='figures/roofline-{dense_m}.png'.*?<figcaption>(.*?)</figcaption>",
+                    page, re.S)
+check(caption and "counted dense" in caption.group(1),
+      "the dense causal rows are explained as an older file's dense count")
+tables = [open(f, encoding="utf-8").read() for f in glob.glob(os.path.join(out, "tables/*.csv"))]
+roof = list(csv.DictReader(open(os.path.join(out, f"tables/roofline-{dense_m}.csv"),
+                               encoding="utf-8")))
+check(tables and not any(failed in t for t in tables)
+      and roof and not any(r["kernel"] == failed.split("/")[1] for r in roof),
+      f"the failed benchmark {failed} is in no figure's table (not drawn)")
+EOF
+tally "$TMP/older.out"
+check "the failed benchmark is reported, not fatal" \
+    'grep -qF "dense-causal.json: 1 benchmark(s) failed in the run, e.g. $FAILED" "$TMP/older.err"'
+
 # ---- Inputs it cannot use ----------------------------------------------------------------
 mkdir -p "$TMP/bad"
 cat >"$TMP/bad/other-program.json" <<'EOF'
@@ -284,8 +518,8 @@ for what in "other-program.json: 1 benchmark(s) skipped" "truncated.json: skippe
     "wisdom $TMP/bad/wisdom: skipped" "history $TMP/bad/history.db: skipped"; do
     check "unusable input reported: $what" 'grep -qF "$what" "$TMP/bad.err"'
 done
-check "with nothing usable every figure is omitted with a note" \
-    '[ "$(grep -c "class='"'"'omitted'"'"'>Omitted" "$TMP/bad/out/index.html")" = 10 ] &&
+check "with nothing usable the answer and every figure are omitted with a note" \
+    '[ "$(grep -c "class='"'"'omitted'"'"'>Omitted" "$TMP/bad/out/index.html")" = 11 ] &&
      [ -z "$(ls "$TMP/bad/out/figures")" ]'
 
 echo "report: $pass passed, $fail failed"
