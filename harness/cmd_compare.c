@@ -116,6 +116,7 @@ int ab_cmd_compare(int argc, char **argv)
                 continue;
             ab_bench_runs *r = &runs[n];
             r->attnbench = base[i].attnbench;
+            r->threads = base[i].set[k].threads;
             for (int f = 0; f < nb; f++) {
                 const ab_sample_set *s = ab_bench_file_find(&base[f], name);
                 if (s)

@@ -298,12 +298,15 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
             se = c->noise * sqrt(1.0 / x->nb + 1.0 / x->nf);
             df = df_own + PRIOR_DF;
         } else {
-            /* Calls shorter than AB_SHORT_CALL shift more between runs (on
-             * the 2-vCPU VMs: 8-20% at 10-50 us, 2-7% at 0.5-3 ms, in A/A
-             * pairs): the floor grows as 1/sqrt of the call's time below it. */
+            /* Calls shorter than AB_SHORT_CALL shift more between runs (A/A
+             * pairs on the 2-vCPU VMs: 8-17% at 14-56 us on one thread;
+             * on two, whose short calls wait on the hypervisor waking the
+             * other vCPU, 6-23% and now and then 1.9x at 8-37 us): the floor
+             * grows as 1/sqrt of the call's time below it, on more threads
+             * as 1/time. */
             double t = x->base[0].median, floor = o->run_noise;
             if (x->attnbench && t < AB_SHORT_CALL)
-                floor *= sqrt(AB_SHORT_CALL / t);
+                floor *= x->threads > 1 ? AB_SHORT_CALL / t : sqrt(AB_SHORT_CALL / t);
             floor = floor > cross ? floor : cross;
             double u = 0.0;
             for (int k = 0; k < x->nb; k++)

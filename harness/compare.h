@@ -50,7 +50,8 @@ double ab_student_sf(double t, double df);
  *  - with one run a side, it cannot be: the noise is the larger of the
  *    floor run_noise (this machine kind's A/A calibration, the docs give
  *    it; for calls shorter than AB_SHORT_CALL it grows as 1/sqrt of their
- *    time, as short calls shift more) and the spread of all benchmarks' log
+ *    time, and as 1/time on more than one thread, as short calls shift more
+ *    and threaded ones most) and the spread of all benchmarks' log
  *    ratios around their median (robust: MAD; a uniform shift leaves it
  *    alone, so a 30% slowdown of everything still shows), plus each run's
  *    own uncertainty of its median; the log ratio gets a normal test.
@@ -61,7 +62,7 @@ double ab_student_sf(double t, double df);
 #define AB_MAX_RUNS 64
 #define AB_UNSTABLE_PRECISION 0.05     /* files that do not flag: a median known to ±5% */
 #define AB_DEFAULT_RUN_NOISE 0.05
-#define AB_SHORT_CALL 200e-6           /* below this, the floor grows as 1/sqrt(time) */
+#define AB_SHORT_CALL 200e-6           /* below this, the floor grows (1/sqrt(time), 1/time threaded) */
 
 typedef struct ab_run_stat {
     double median;            /* seconds */
@@ -77,6 +78,7 @@ typedef struct ab_bench_runs {
      * programs' nanosecond benchmarks batch millions of calls, a different
      * noise). */
     int attnbench;
+    int threads;              /* of the benchmark; 0 unknown */
 } ab_bench_runs;
 
 typedef struct ab_compare_opts {

@@ -151,6 +151,11 @@ void test_compare(void)
           && fabs(v[4].noise - 0.05 * sqrt(10.0)) < 1e-9, "attnbench: verdict %d noise %g",
           v[4].verdict, v[4].noise);
     for (int i = 0; i < 10; i++)
+        b[i].threads = 2;
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_SAME
+          && fabs(v[4].noise - 0.05 * 10.0) < 1e-9, "attnbench, 2 threads: noise %g",
+          v[4].noise);
+    for (int i = 0; i < 10; i++)
         b[i].attnbench = 0;
     CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_REGRESSION
           && v[4].noise == 0.05, "another program: verdict %d noise %g", v[4].verdict,
