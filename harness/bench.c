@@ -223,7 +223,8 @@ void ab_bench_finish(ab_result *r, const ab_bench_opts *o)
     ab_median_ci(r->real, r->reps, 0.95, &r->median_lo, &r->median_hi);
     r->precision = ab_median_precision(r->real, r->reps);
     /* Fixed repetitions (precision 0) promise nothing, so they cannot miss it. */
-    r->unstable = o->precision > 0.0 && !(r->precision <= o->precision);
+    r->unstable = o->precision > 0.0 && o->unstable_above > 0.0
+               && !(r->precision <= o->unstable_above);
 }
 
 /* Where a process's buffers land (their offsets within pages, which cache

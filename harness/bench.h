@@ -13,7 +13,8 @@
  * benchmark keeps sampling until the 95% confidence interval of its median
  * lies within ±precision of it (and it has at least `repetitions`
  * samples), or until its timed batches have used max_time seconds, or
- * max_repetitions. A benchmark stopped short of its precision is unstable.
+ * max_repetitions. A benchmark that stopped with its median known no better
+ * than ±unstable_above is unstable.
  */
 #ifndef AB_BENCH_H
 #define AB_BENCH_H
@@ -37,6 +38,7 @@ typedef struct ab_bench_opts {
     int repetitions;          /* at least this many (and exactly this many when precision is 0) */
     int max_repetitions;      /* at most this many (<= AB_MAX_REPS) */
     double precision;         /* target relative half-width of the median's 95% CI; 0: fixed */
+    double unstable_above;    /* a half-width above this at the end is unstable (0: never) */
     double max_time;          /* seconds of timed repetitions per benchmark; 0: no cap */
     ab_counters *counters;    /* NULL: none */
     /* > 0: when the warm-up call takes longer than this many seconds, the
@@ -68,7 +70,7 @@ typedef struct ab_result {
     double peak_error;        /* that peak's relative error */
     double read_gbs;          /* measured read-only bandwidth at these threads; 0 unknown */
     double read_error;        /* its relative error */
-    int unstable;             /* stopped (time cap, repetition cap) short of the precision */
+    int unstable;             /* stopped with precision above unstable_above */
     double extra_rss;         /* bytes of resident memory one call adds (--memory); NaN: not measured */
     char chosen_by[16];       /* why this kernel ran: wisdom, features, named, ATTN_KERNEL */
     char error[200];          /* non-empty: the benchmark did not run */
@@ -125,11 +127,15 @@ double ab_result_pct_peak(const ab_result *r, double seconds);   /* NaN without 
  * NaN otherwise. */
 double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t l3);
 
-/* `attnbench run`'s defaults. A benchmark whose median's 95% interval is
- * wider than AB_DEFAULT_PRECISION (relative half-width) when it stops is
- * unstable. Short repetitions make many samples in the time one long one
- * would take, and the rounds see the drift of the machine at a finer grain. */
-#define AB_DEFAULT_PRECISION 0.03
+/* `attnbench run`'s defaults. Sampling aims at a median known to ±2% (the
+ * 95% interval's relative half-width) and a benchmark still worse than ±5%
+ * when it stops is unstable: on the shared 2-vCPU VMs, whose shared cache
+ * alone varies by 5-10% between 5 ms passes when neighbours are busy, a
+ * ±2% flag would mark most rows while ±5% still ranks and compares them.
+ * Short repetitions make many samples in the time one long one would take,
+ * and the rounds see the drift of the machine at a finer grain. */
+#define AB_DEFAULT_PRECISION 0.02
+#define AB_DEFAULT_UNSTABLE_ABOVE 0.05
 #define AB_DEFAULT_REPETITIONS 7
 #define AB_DEFAULT_MIN_TIME 0.05
 #define AB_DEFAULT_MAX_TIME 2.0

@@ -273,6 +273,7 @@ int ab_cmd_run(int argc, char **argv)
     int no_peaks = 0, iterations = 0, n_pos;
     /* -1: the default, which depends on --kernel (max_call) or the suite (the times). */
     double min_time = -1.0, max_time = -1.0, precision = -1.0, max_call = -1.0;
+    double unstable_above = AB_DEFAULT_UNSTABLE_ABOVE;
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
         { "op", AB_FLAG_STRING, &op_name, "OP", "sdpa, mha or encoder: filters the suite, default op of --shape", 0, 0 },
@@ -281,7 +282,8 @@ int ab_cmd_run(int argc, char **argv)
         { "threads", AB_FLAG_STRING, &threads_text, "N", "threads, one per core (default: all cores); a list N1,N2 runs each", 0, 0 },
         { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark, at least (default 7; exactly, with --precision 0)", 1, AB_MAX_REPS },
         { "max-repetitions", AB_FLAG_INT, &max_reps, "R", "repetitions per benchmark, at most (default 100)", 1, AB_MAX_REPS },
-        { "precision", AB_FLAG_DOUBLE, &precision, "P", "sample until the median's 95% interval is within +-P of it (default 0.03; 0 with --iterations); 0: fixed repetitions", 0, 1 },
+        { "precision", AB_FLAG_DOUBLE, &precision, "P", "sample until the median's 95% interval is within +-P of it (default 0.02; 0 with --iterations); 0: fixed repetitions", 0, 1 },
+        { "unstable-above", AB_FLAG_DOUBLE, &unstable_above, "U", "flag UNSTABLE a median known no better than +-U when sampling stops (default 0.05)", 0, 1 },
         { "max-time", AB_FLAG_DOUBLE, &max_time, "S", "seconds of timed repetitions per benchmark, at most (default 2; smoke 0.1)", 0, 36000 },
         { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds each repetition lasts at least (default 0.05; smoke 0.005)", 1e-4, 3600 },
         { "max-call-time", AB_FLAG_DOUBLE, &max_call, "S", "skip a benchmark whose warm-up call takes over S seconds; 0: never (default: 0.5 with --kernel all, else 0)", 0, 3600 },
@@ -303,7 +305,7 @@ int ab_cmd_run(int argc, char **argv)
         "Times kernels on shapes. Per shape, every kernel at every thread count is warmed up\n"
         "and calibrated (--min-time per repetition), then timed side by side: rounds of one\n"
         "repetition each, in a shuffled order, until each median is known to +-P (95%) or its\n"
-        "--max-time is spent; one that stops short is flagged UNSTABLE. Reports the median\n"
+        "--max-time is spent; one still worse than +-U is flagged UNSTABLE. Reports the median\n"
         "and its interval, GFLOP/s and % of the measured peak of the kernel's ISA at this\n"
         "thread count, then per shape and thread count the best kernel, the runner-up and\n"
         "their ratio with its interval (\"faster\" or \"tie\"). Threads are pinned to cores.\n"
@@ -484,6 +486,7 @@ int ab_cmd_run(int argc, char **argv)
     ab_progress_init(&progress, nk * ns * nt);
     ab_bench_opts o = { .min_time = min_time, .iterations = iterations, .repetitions = reps,
                         .max_repetitions = max_reps, .precision = precision,
+                        .unstable_above = unstable_above,
                         .max_time = max_time, .counters = counters, .max_call_time = max_call };
     /* One shape at a time: its inputs once, then every kernel at every thread
      * count on them, side by side (bench.h). */
@@ -577,8 +580,8 @@ int ab_cmd_run(int argc, char **argv)
     ab_report_table(stdout, results, n);
     ab_summary *summary = calloc((size_t)(n > 0 ? n : 1), sizeof *summary);
     int n_summary = summary ? ab_summarize(results, n, summary, n) : 0;
-    ab_report_unstable(stdout, results, n, precision, max_time, machine.loadavg,
-                       have_peaks ? peaks.noise : 0.0);
+    ab_report_unstable(stdout, results, n, unstable_above, max_time, machine.loadavg,
+                       have_peaks ? &peaks : NULL);
     if (n_skipped)
         printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
                "(--kernel K) to time %s:\n%s\n", n_skipped, n_skipped == 1 ? "" : "s", max_call,
@@ -613,6 +616,7 @@ int ab_cmd_run(int argc, char **argv)
         .counters = counters, .executable = "attnbench", .threads = threads,
         .pinned = pinned, .min_time = min_time, .repetitions = reps,
         .max_repetitions = max_reps, .precision = precision, .max_time = max_time,
+        .unstable_above = unstable_above,
         .seed = seed, .l3_bytes = l3, .summary = summary, .n_summary = n_summary,
     };
     int io_failed = 0;

@@ -53,8 +53,10 @@ double ab_student_sf(double t, double df);
  *    time, and as 1/time on more than one thread, as short calls shift more
  *    and threaded ones most) and the spread of all benchmarks' log
  *    ratios around their median (robust: MAD; a uniform shift leaves it
- *    alone, so a 30% slowdown of everything still shows), plus each run's
- *    own uncertainty of its median; the log ratio gets a normal test.
+ *    alone, so a 30% slowdown of everything still shows; unstable benchmarks
+ *    count in it too), plus each run's own uncertainty of its median; the
+ *    log ratio gets a normal test at alpha over the number of benchmarks
+ *    judged (Bonferroni: the noise is a model there, with heavy tails).
  * A benchmark that either side flags unstable (its file says so, or its
  * median is known to no better than ±5%) is reported and not judged.
  */

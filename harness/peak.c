@@ -634,6 +634,50 @@ static int by_time(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* (90th percentile − median) / median of n times (n <= MAX_PASSES). */
+static double spread(const double *times, int n)
+{
+    double sorted[MAX_PASSES];
+    memcpy(sorted, times, sizeof(double) * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof sorted[0], by_time);
+    double p50 = sorted[n / 2], p90 = sorted[n * 9 / 10];
+    return p50 > 0 ? (p90 - p50) / p50 : 0.0;
+}
+
+/* The spread of 24 passes of about 5 ms, each reading a buffer of half the
+ * last-level cache (2-16 MiB) over and over on this thread: what the
+ * machine's shared cache and memory do to a kernel's data, which a loop in
+ * registers does not see (seen here: the FMA loop steady to 1% while the
+ * kernels' repetitions varied by 10-15%). 0 when it cannot be measured. */
+static double cache_spread(const ab_topology *t)
+{
+    size_t bytes = ab_topology_cache_size(t, 3) / 2;
+    bytes = bytes < ((size_t)2 << 20) ? (size_t)2 << 20 : bytes > ((size_t)16 << 20)
+          ? (size_t)16 << 20 : bytes;
+    size_t n = bytes / sizeof(float);
+    float *x = malloc(bytes);
+    if (!x)
+        return 0.0;
+    for (size_t i = 0; i < n; i++)
+        x[i] = 1.0f;
+    double sum = ab_read_sum(x, n), t0 = ab_now();        /* warm, then timed once */
+    sum += ab_read_sum(x, n);
+    double once = ab_now() - t0;
+    int reps = 1;
+    if (once > 0 && once < 0.005)
+        reps = (int)(0.005 / once);
+    double times[24];
+    for (int pass = 0; pass < 24; pass++) {
+        t0 = ab_now();
+        for (int r = 0; r < reps; r++)
+            sum += ab_read_sum(x, n);
+        times[pass] = ab_now() - t0;
+    }
+    free(x);
+    /* Every element is 1: the sum proves the reads were made. */
+    return sum == (double)n * (2 + 24 * reps) ? spread(times, 24) : 0.0;
+}
+
 /* The cheap check of cached figures: the widest ISA's FMA rate now, at 1
  * thread and at max_threads, over the cached rate. 1 when it ran faster
  * than the cache allows (the cache was measured under load). */
@@ -653,14 +697,11 @@ static int check_cached(ab_peaks *p, const ab_topology *t, char *note, size_t no
          * spread says how steady the machine runs now. */
         if (fma_passes(&tm, isa, t, counts[k], k == 0 ? 0.005 : 0.03, k == 0 ? 24 : 3) == 0) {
             now = ab_fma_loop(isa, 1) * (double)tm.iters * tm.n / tm.best / 1e9;
-            if (k == 0) {
-                double sorted[MAX_PASSES];
-                memcpy(sorted, tm.times, sizeof(double) * (size_t)tm.passes);
-                qsort(sorted, (size_t)tm.passes, sizeof sorted[0], by_time);
-                double p50 = sorted[tm.passes / 2], p90 = sorted[tm.passes * 9 / 10];
-                p->noise = p50 > 0 ? (p90 - p50) / p50 : 0.0;
-            }
+            if (k == 0)
+                p->noise = spread(tm.times, tm.passes);
         }
+        if (k == 0)
+            p->cache_noise = cache_spread(t);
         p->check_ratio[k] = cached > 0 && now > 0 ? now / cached : 0.0;
         double margin = p->gflops_err[isa][counts[k]] > 0.02 ? p->gflops_err[isa][counts[k]] : 0.02;
         if (p->check_ratio[k] > 1.0 + margin)
@@ -706,11 +747,13 @@ int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int ref
     char path[sizeof p->cache_path];
     snprintf(path, sizeof path, "%s", p->cache_path);
     double checked[2] = { p->check_ratio[0], p->check_ratio[1] }, noise = p->noise;
+    double cache_noise = p->cache_noise;
     memset(p, 0, sizeof *p);
     snprintf(p->cache_path, sizeof p->cache_path, "%s", path);
     p->check_ratio[0] = checked[0];
     p->check_ratio[1] = checked[1];
     p->noise = noise;
+    p->cache_noise = cache_noise;
     measure_all(p, t, m);
     if (p->gflops[AB_ISA_BASELINE][1] <= 0.0 || p->triad_gbs[1] <= 0.0 || p->read_gbs[1] <= 0.0)
         return -1;

@@ -56,8 +56,10 @@ typedef struct ab_peaks {
      * FMA loop on one core, (90th percentile − median) / median. A loop that
      * touches no memory varies only with what else shares the core (another
      * VM on its SMT sibling, the host): seen here 1-2% on a quiet machine,
-     * 29% on a busy one. 0 when not checked. */
-    double noise;
+     * 29% on a busy one. 0 when not checked. cache_noise: the same for
+     * reading a buffer of half the last-level cache, which neighbours
+     * sharing that cache disturb while the FMA loop runs undisturbed. */
+    double noise, cache_noise;
 } ab_peaks;
 
 /* The peaks for this machine: from the cache when a valid entry exists for

@@ -87,8 +87,8 @@ void ab_report_answer(FILE *out, const ab_summary *s, int n)
     }
 }
 
-void ab_report_unstable(FILE *out, const ab_result *r, int n, double precision, double max_time,
-                        const double *loadavg, double machine_noise)
+void ab_report_unstable(FILE *out, const ab_result *r, int n, double unstable_above, double max_time,
+                        const double *loadavg, const ab_peaks *peaks)
 {
     int unstable = 0, timed = 0;
     for (int i = 0; i < n; i++) {
@@ -98,14 +98,17 @@ void ab_report_unstable(FILE *out, const ab_result *r, int n, double precision, 
     if (!unstable)
         return;
     fprintf(out, "note: %d of %d benchmarks UNSTABLE: their median is not known to +-%.3g%% "
-            "(95%%) after %.3g s of repetitions", unstable, timed, 100.0 * precision, max_time);
+            "(95%%) after %.3g s of repetitions", unstable, timed, 100.0 * unstable_above, max_time);
     if (loadavg && loadavg[0] >= 0)
         fprintf(out, " (load average %.2f at the start", loadavg[0]);
-    if (machine_noise > 0)
-        fprintf(out, "%s a plain FMA loop varied by %.0f%% between 5 ms passes%s",
-                loadavg && loadavg[0] >= 0 ? ";" : " (", 100.0 * machine_noise,
-                machine_noise > 0.05 ? ": the machine itself is busy" : "");
-    if ((loadavg && loadavg[0] >= 0) || machine_noise > 0)
+    int noise = peaks && peaks->noise > 0;
+    if (noise)
+        fprintf(out, "%s 5 ms passes of an FMA loop varied by %.0f%%, of a read of the shared "
+                "cache by %.0f%%%s", loadavg && loadavg[0] >= 0 ? ";" : " (",
+                100.0 * peaks->noise, 100.0 * peaks->cache_noise,
+                peaks->noise > 0.05 || peaks->cache_noise > 0.05
+                ? ": the machine itself is busy" : "");
+    if ((loadavg && loadavg[0] >= 0) || noise)
         fputc(')', out);
     fprintf(out, ". To settle them: a longer --max-time, fewer threads (--threads 1 is the least "
             "disturbed on a shared machine), or a quieter machine. attnbench compare reports "
@@ -177,6 +180,7 @@ static void json_context(ab_json *j, const ab_run_context *c)
     ab_json_int(j, "repetitions", c->repetitions);
     ab_json_int(j, "max_repetitions", c->max_repetitions);
     ab_json_number(j, "precision", c->precision);
+    ab_json_number(j, "unstable_above", c->unstable_above);
     ab_json_number(j, "max_time", c->max_time);
     ab_json_string(j, "timing", "side by side: per shape, rounds of one repetition of every "
                    "kernel and thread count, in a shuffled order");
@@ -211,8 +215,10 @@ static void json_context(ab_json *j, const ab_run_context *c)
         ab_json_string(j, "peaks_measured_at", c->peaks->measured_at);
         ab_json_number(j, "peaks_load_avg", c->peaks->load_avg);
         ab_json_number(j, "peaks_steal", c->peaks->steal);
-        if (c->peaks->noise > 0)
+        if (c->peaks->noise > 0) {
             ab_json_number(j, "machine_noise", c->peaks->noise);
+            ab_json_number(j, "machine_cache_noise", c->peaks->cache_noise);
+        }
         if (c->peaks->check_ratio[0] > 0) {
             /* The start-of-run check: the FMA rate now over the peak, 1 and all threads. */
             ab_json_begin_array(j, "peaks_check");

@@ -37,6 +37,7 @@ typedef struct ab_run_context {
     double min_time;
     int repetitions, max_repetitions;
     double precision, max_time;   /* the adaptive sampling's target and cap (bench.h) */
+    double unstable_above;        /* and the flag's threshold */
     uint64_t seed;                /* of the shuffled rounds */
     size_t l3_bytes;              /* last-level cache: which shapes can be held to the read bandwidth */
     const ab_summary *summary;    /* the answer (summary.h), n_summary entries */
@@ -49,9 +50,10 @@ void ab_report_table(FILE *out, const ab_result *r, int n);
 /* After the table: per shape and thread count, the kernel to use, in words. */
 void ab_report_answer(FILE *out, const ab_summary *s, int n);
 /* A note on the unstable rows, with what to do about them and how busy the
- * machine was (peak.h's noise; 0 unknown); nothing when none is. */
-void ab_report_unstable(FILE *out, const ab_result *r, int n, double precision, double max_time,
-                        const double *loadavg, double machine_noise);
+ * machine was (peak.h's noise and cache_noise; peaks may be NULL); nothing
+ * when none is. */
+void ab_report_unstable(FILE *out, const ab_result *r, int n, double unstable_above, double max_time,
+                        const double *loadavg, const ab_peaks *peaks);
 void ab_report_json(FILE *out, const ab_run_context *c, const ab_result *r, int n);
 void ab_report_csv(FILE *out, const ab_run_context *c, const ab_result *r, int n);
 
