@@ -13,11 +13,6 @@ double ab_normal_sf(double z)
     return 0.5 * erfc(z / sqrt(2.0));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The z with P(Z > z) = q, by bisection (monotone, no table needed). */
 static double normal_isf(double q)
@@ -105,7 +100,7 @@ int ab_compare_samples(const double *base, int nb, const double *fresh, int nf, 
     for (int i = 0; i < nb; i++)
         for (int j = 0; j < nf; j++)
             d[(size_t)i * nf + j] = log(fresh[j]) - log(base[i]);
-    qsort(d, n, sizeof *d, cmp_double);
+    qsort(d, n, sizeof *d, ab_cmp_double);
     double est = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
     /* The k-th smallest and k-th largest pairwise differences bound the
      * interval, k from the normal approximation of U's distribution. */
@@ -213,18 +208,6 @@ ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision
     return r;
 }
 
-static int cmp_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of x[0..n) (n >= 1; x is reordered). */
-static double median_of(double *x, int n)
-{
-    qsort(x, (size_t)n, sizeof *x, cmp_value);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 #define PRIOR_DF 4.0          /* the pooled spread counts as this many runs */
 #define MIN_CROSS 5           /* benchmarks needed to read a spread across them */
@@ -282,12 +265,12 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
     }
     /* The typical spread between runs of one side (the prior), and the
      * spread of the differences across benchmarks around their median. */
-    double prior = n_var > 0 ? median_of(var, n_var) : NAN, cross = 0.0;
+    double prior = n_var > 0 ? ab_median_inplace(var, n_var) : NAN, cross = 0.0;
     if (n_diff >= MIN_CROSS) {
-        double center = median_of(diff, n_diff);
+        double center = ab_median_inplace(diff, n_diff);
         for (int i = 0; i < n_diff; i++)
             diff[i] = fabs(diff[i] - center);
-        cross = 1.4826 * median_of(diff, n_diff) / sqrt(2.0);   /* per run: a difference of two */
+        cross = 1.4826 * ab_median_inplace(diff, n_diff) / sqrt(2.0);   /* per run: a difference of two */
     }
     /* Pass 2: each benchmark's noise, test and verdict. */
     for (int i = 0; i < n; i++) {

@@ -14,17 +14,6 @@
 
 /* ---- step detection ------------------------------------------------------------- */
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Σ|v − median(v)| of a sorted v. */
 static double l1_deviation(const double *sorted, int n)
@@ -51,10 +40,10 @@ int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *
      * difference holds two points' noise. Floored at 0.1%. */
     for (int i = 1; i < n; i++)
         d[i - 1] = z[i] - z[i - 1];
-    double md = median_of(d, n - 1);
+    double md = ab_median_inplace(d, n - 1);
     for (int i = 0; i < n - 1; i++)
         d[i] = fabs(d[i] - md);
-    double sigma = 1.4826 * median_of(d, n - 1) / sqrt(2.0);
+    double sigma = 1.4826 * ab_median_inplace(d, n - 1) / sqrt(2.0);
     sigma = sigma > 1e-3 ? sigma : 1e-3;
     /* A breakpoint costs 4σ·ln n: an outlier alone never pays for two, a
      * shift of a few σ held for a few runs does. */
@@ -91,7 +80,7 @@ int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *
         double left[AB_HISTORY_WINDOW], right[AB_HISTORY_WINDOW];
         memcpy(left, y + a0, sizeof(double) * (size_t)(a1 - a0));
         memcpy(right, y + a1, sizeof(double) * (size_t)(b1 - a1));
-        double lm = median_of(left, a1 - a0), rm = median_of(right, b1 - a1);
+        double lm = ab_median_inplace(left, a1 - a0), rm = ab_median_inplace(right, b1 - a1);
         if (fabs(rm / lm - 1.0) < min_effect || found == max)
             continue;
         at[found] = a1;

@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "kernel.h"
 #include "peak.h"
+#include "stats.h"
 #include "timer.h"
 
 /* Bump when a micro-benchmark changes, so cached figures are re-measured. */
@@ -628,18 +629,12 @@ static ab_isa widest_isa(void)
     return w;
 }
 
-static int by_time(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* (90th percentile − median) / median of n times (n <= MAX_PASSES). */
 static double spread(const double *times, int n)
 {
     double sorted[MAX_PASSES];
     memcpy(sorted, times, sizeof(double) * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof sorted[0], by_time);
+    qsort(sorted, (size_t)n, sizeof sorted[0], ab_cmp_double);
     double p50 = sorted[n / 2], p90 = sorted[n * 9 / 10];
     return p50 > 0 ? (p90 - p50) / p50 : 0.0;
 }

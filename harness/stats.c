@@ -7,10 +7,16 @@
 
 #define MAX_SAMPLES 4096
 
-static int by_value(const void *a, const void *b)
+int ab_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+double ab_median_inplace(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, ab_cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
 int ab_stats_compute(const double *x, int n, ab_stats *out)
@@ -19,7 +25,7 @@ int ab_stats_compute(const double *x, int n, ab_stats *out)
     if (n < 1 || n > MAX_SAMPLES)
         return -1;
     memcpy(sorted, x, sizeof(double) * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof(double), by_value);
+    qsort(sorted, (size_t)n, sizeof(double), ab_cmp_double);
 
     double sum = 0.0;
     for (int i = 0; i < n; i++)
@@ -58,7 +64,7 @@ int ab_median_ci(const double *x, int n, double conf, double *lo, double *hi)
     if (n < 1 || n > MAX_SAMPLES || !(conf > 0.0 && conf < 1.0))
         return -1;
     memcpy(sorted, x, sizeof(double) * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof(double), by_value);
+    qsort(sorted, (size_t)n, sizeof(double), ab_cmp_double);
     /* k counts from 1: the interval [x_(k), x_(n+1-k)] misses the median
      * with probability 2·P(Bin < k) = 2·P(Bin <= k - 1). */
     int k = 1;

@@ -13,6 +13,11 @@ typedef struct ab_stats {
  * n < 1 or n is too large for the internal sort buffer. */
 int ab_stats_compute(const double *x, int n, ab_stats *out);
 
+/* qsort's comparison of doubles, ascending (shared by every sort of times). */
+int ab_cmp_double(const void *a, const void *b);
+/* The median of x[0..n) (n >= 1), sorting x in place. */
+double ab_median_inplace(double *x, int n);
+
 /* The distribution-free confidence interval of the median of x[0..n) at
  * level conf (e.g. 0.95): the order statistics x_(k) and x_(n+1-k) for the
  * largest k whose binomial coverage 1 − 2·P(Bin(n, ½) < k) is at least

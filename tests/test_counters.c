@@ -661,7 +661,8 @@ static void test_team(void)
 
 /* Whether this process may count kernel mode: perf_event_paranoid <= 1, or
  * CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in effect. -1 when unknown. */
-static int may_count_kernel(void)
+/* perf_event_paranoid, or INT_MIN when it cannot be read. */
+static int perf_paranoid(void)
 {
     FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
     int paranoid = INT_MIN;
@@ -670,6 +671,13 @@ static int may_count_kernel(void)
             paranoid = INT_MIN;
         fclose(f);
     }
+    return paranoid;
+}
+
+static int may_count_kernel(void)
+{
+    int paranoid = perf_paranoid();
+    FILE *f;
     if (paranoid == INT_MIN)
         return -1;
     if (paranoid <= 1)
@@ -772,13 +780,7 @@ static void note(char *buf, size_t len, const char *fmt, ...)
  * elsewhere test_context_switches checks this process as it is). */
 static void test_unprivileged(void)
 {
-    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-    int paranoid = INT_MIN;
-    if (f) {
-        if (fscanf(f, "%d", &paranoid) != 1)
-            paranoid = INT_MIN;
-        fclose(f);
-    }
+    int paranoid = perf_paranoid();
     if (geteuid() != 0 || paranoid == INT_MIN || paranoid > 2) {
         t_skip("counters without privileges: needs root to drop it, and perf_event_paranoid "
                "<= 2 (it is %d)", paranoid);

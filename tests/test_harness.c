@@ -27,12 +27,6 @@
 
 #define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol) * fmax(1.0, fabs((double)(b))))
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void test_stats(void)
 {
     ab_stats s;
@@ -72,7 +66,7 @@ static void test_stats(void)
     CHECK(ab_median_ci(ranks, 10, 0.95, &lo, &hi) == 0, "n=10");
     double ten[10];
     memcpy(ten, ranks, sizeof ten);
-    qsort(ten, 10, sizeof ten[0], cmp_double);
+    qsort(ten, 10, sizeof ten[0], ab_cmp_double);
     CHECK(lo == ten[1] && hi == ten[8], "n=10 [%g, %g], expected [%g, %g]", lo, hi, ten[1], ten[8]);
     CHECK(ab_median_ci(ranks, 20, 0.95, &lo, &hi) == 0 && lo == 6 && hi == 15, "n=20 [%g, %g]", lo,
           hi);
