@@ -53,7 +53,7 @@ int ab_cmd_compare(int argc, char **argv)
     const ab_flag flags[] = {
         { "alpha", AB_FLAG_DOUBLE, &alpha, "P", "significance level (default 0.01)", 1e-9, 0.5 },
         { "min-effect", AB_FLAG_DOUBLE, &min_effect, "F", "smallest change that counts, as a fraction (default 0.05)", 0, 10 },
-        { "run-noise", AB_FLAG_DOUBLE, &run_noise, "S", "run-to-run noise floor (sigma of log time) with one run a side (default 0.05, from A/A runs on the 2-vCPU VMs)", 0, 5 },
+        { "run-noise", AB_FLAG_DOUBLE, &run_noise, "S", "run-to-run noise floor (sigma of log time) with one run a side (default 0.10, from A/A runs on the 2-vCPU VMs)", 0, 5 },
     };
     int rc = ab_cli_command(
         "compare",
@@ -174,6 +174,14 @@ int ab_cmd_compare(int argc, char **argv)
             if (!known)
                 printf("%-64s only in NEW\n", name);
         }
+    ab_run_comparison whole;
+    if (ab_compare_whole(runs, verdicts, judged, &o, &whole) == 0 && whole.runs_base > 0) {
+        printf("%-64s %8.3f  [%7.3f, %7.3f] %9.2g %7s  %s\n", "the whole run (median over benchmarks)", whole.ratio, whole.lo, whole.hi, whole.p, "1/1",
+               whole.verdict == AB_REGRESSION ? "REGRESSION"
+               : whole.verdict == AB_IMPROVEMENT ? "improvement" : "no change");
+        regressions += whole.verdict == AB_REGRESSION;
+        improvements += whole.verdict == AB_IMPROVEMENT;
+    }
     printf("%d regression%s, %d improvement%s, %d unstable (not judged) of %d (ratio beyond "
            "+-%.0f%% and p < %g; ", regressions, regressions == 1 ? "" : "s", improvements,
            improvements == 1 ? "" : "s", unstable, judged, 100 * min_effect, alpha);

@@ -287,9 +287,9 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
             /* Calls shorter than AB_SHORT_CALL shift more between runs (A/A
              * pairs on the 2-vCPU VMs: 8-17% at 14-56 us on one thread;
              * on two, whose short calls wait on the hypervisor waking the
-             * other vCPU, 6-23% and now and then 1.9x at 8-37 us): the floor
-             * grows as 1/sqrt of the call's time below it, on more threads
-             * as 1/time. */
+             * other vCPU, 6-23% and now and then 1.9x at 8-37 us; longer
+             * calls 2-15%, and up to 48% now and then): the floor grows as
+             * 1/sqrt of the call's time below it, on more threads as 1/time. */
             double t = x->base[0].median, floor = o->run_noise;
             if (x->attnbench && t < AB_SHORT_CALL)
                 floor *= x->threads > 1 ? AB_SHORT_CALL / t : sqrt(AB_SHORT_CALL / t);
@@ -327,4 +327,44 @@ unusable:
     free(diff);
     free(var);
     return -1;
+}
+
+int ab_compare_whole(const ab_bench_runs *b, const ab_run_comparison *judged, int n,
+                     const ab_compare_opts *o, ab_run_comparison *w)
+{
+    memset(w, 0, sizeof *w);
+    w->ratio = w->lo = w->hi = 1.0;
+    w->p = 1.0;
+    w->verdict = AB_SAME;
+    double *logs = malloc(sizeof *logs * (size_t)(n > 0 ? n : 1));
+    if (!logs)
+        return -1;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (b[i].nb != 1 || b[i].nf != 1) {
+            free(logs);
+            return 0;                          /* runs a side: each benchmark has its test */
+        }
+        /* Unstable benchmarks count too: not judged alone, but a median over
+         * many is robust to the few that moved most. */
+        if (!b[i].attnbench || b[i].base[0].median >= AB_SHORT_CALL)
+            logs[m++] = log(judged[i].ratio);
+    }
+    if (m >= AB_WHOLE_MIN) {
+        double d = ab_median_inplace(logs, m), se = AB_WHOLE_NOISE * o->run_noise;
+        double q = normal_isf(o->alpha / 2.0);
+        w->runs_base = w->runs_new = m;
+        w->noise = se;
+        w->ratio = exp(d);
+        w->lo = exp(d - q * se);
+        w->hi = exp(d + q * se);
+        w->p = se > 0 ? 2.0 * ab_normal_sf(fabs(d) / se) : (d == 0 ? 1.0 : 0.0);
+        w->p = w->p > 1.0 ? 1.0 : w->p;
+        if (w->p < o->alpha && w->ratio > 1.0 + o->min_effect)
+            w->verdict = AB_REGRESSION;
+        else if (w->p < o->alpha && w->ratio < 1.0 - o->min_effect)
+            w->verdict = AB_IMPROVEMENT;
+    }
+    free(logs);
+    return 0;
 }

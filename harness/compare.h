@@ -56,14 +56,17 @@ double ab_student_sf(double t, double df);
  *    alone, so a 30% slowdown of everything still shows; unstable benchmarks
  *    count in it too), plus each run's own uncertainty of its median; the
  *    log ratio gets a normal test at alpha over the number of benchmarks
- *    judged (Bonferroni: the noise is a model there, with heavy tails).
+ *    judged (Bonferroni: the noise is a model there, with heavy tails). One
+ *    benchmark alone is then called only for a gross change (about 1.6x at
+ *    the default floor: A/A pairs here moved single benchmarks by up to 48%);
+ *    a change of the whole run is judged by ab_compare_whole.
  * A benchmark that either side flags unstable (its file says so, or its
  * median is known to no better than ±5%) is reported and not judged.
  */
 
 #define AB_MAX_RUNS 64
 #define AB_UNSTABLE_PRECISION 0.05     /* files that do not flag: a median known to ±5% */
-#define AB_DEFAULT_RUN_NOISE 0.05
+#define AB_DEFAULT_RUN_NOISE 0.10
 #define AB_SHORT_CALL 200e-6           /* below this, the floor grows (1/sqrt(time), 1/time threaded) */
 
 typedef struct ab_run_stat {
@@ -109,5 +112,22 @@ ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision
  * non-positive or non-finite median, options out of range). */
 int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
                     ab_run_comparison *out);
+
+/* With one run a side, whether the run as a whole moved: the median log
+ * ratio over the benchmarks (unstable ones too) whose calls take at least
+ * AB_SHORT_CALL (attnbench's short ones shift together with the machine:
+ * whole smoke runs moved by up to 35%), at least
+ * AB_WHOLE_MIN of them, against AB_WHOLE_NOISE of the floor (A/A pairs
+ * here: whole-run shifts within -12%..+5% at those sizes while single
+ * benchmarks moved 48%).
+ * A median is robust to the one benchmark that moved alone, so this is
+ * what catches a slowdown of everything. w->verdict is AB_SAME when there
+ * are too few benchmarks (w->runs_base = how many were used, 0 then) or
+ * more than one run on a side (then every benchmark has its own test).
+ * 0, or -1 as ab_compare_runs. */
+#define AB_WHOLE_MIN 3
+#define AB_WHOLE_NOISE 0.6
+int ab_compare_whole(const ab_bench_runs *b, const ab_run_comparison *judged, int n,
+                     const ab_compare_opts *o, ab_run_comparison *w);
 
 #endif /* AB_COMPARE_H */

@@ -90,25 +90,30 @@ expect_rc 2 tune --level sloppy --shape "$TS"
 # compare: Google Benchmark JSON from any program; exit 0 unchanged, 1 on a
 # regression (effect and significance), 2 on unusable input. Each file is a
 # run: one file a side catches a gross change (30%), runs a side a 10% one.
-gbench() {   # gbench FILE FACTOR: benchmark "x" with 12 repetitions around 100 ns × FACTOR
+gbench() {   # gbench FILE FACTOR: benchmarks x, y, z with 12 repetitions around 1, 2, 3 ms × FACTOR
     {
         printf '{"context": {}, "benchmarks": ['
-        for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
-            printf '%s{"name": "x", "run_type": "iteration", "real_time": %s, "time_unit": "ns"}' \
-                "$([ $i -gt 0 ] && echo ,)" "$(awk -v f="$2" -v i=$i 'BEGIN { print (100 + (i % 4)) * f }')"
+        for b in x y z; do
+            for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
+                printf '%s{"name": "%s", "run_type": "iteration", "real_time": %s, "time_unit": "us"}' \
+                    "$([ $b$i != x0 ] && echo ,)" $b \
+                    "$(awk -v f="$2" -v i=$i -v b=$b 'BEGIN { print (1000 + (i % 4)) * f * index("xyz", b) }')"
+            done
         done
         printf ', {"name": "x_median", "run_type": "aggregate", "real_time": 1, "time_unit": "ns"}]}\n'
     } >"$1"
 }
 # As Google Benchmark writes with --benchmark_report_aggregates_only: no repetitions.
-gbench_aggregates() {   # FILE FACTOR
+gbench_aggregates() {   # FILE FACTOR: x, y, z around 1, 2, 3 ms × FACTOR, aggregates only
     awk -v f="$2" 'BEGIN {
         printf "{\"context\": {}, \"benchmarks\": ["
         split("mean median stddev cv", a, " ")
-        split("101.5 101.5 1.1 0.011", v, " ")
-        for (i = 1; i <= 4; i++)
-            printf "%s{\"name\": \"x_%s\", \"run_name\": \"x\", \"run_type\": \"aggregate\", \"repetitions\": 12, \"aggregate_name\": \"%s\", \"real_time\": %s, \"cpu_time\": %s, \"time_unit\": \"ns\"}", \
-                (i > 1 ? ", " : ""), a[i], a[i], (i < 3 ? v[i] * f : v[i]), (i < 3 ? v[i] * f : v[i])
+        split("1001.5 1001.5 1.1 0.0011", v, " ")
+        for (b = 1; b <= 3; b++)
+            for (i = 1; i <= 4; i++)
+                printf "%s{\"name\": \"%s_%s\", \"run_name\": \"%s\", \"run_type\": \"aggregate\", \"repetitions\": 12, \"aggregate_name\": \"%s\", \"real_time\": %s, \"cpu_time\": %s, \"time_unit\": \"us\"}", \
+                    (b + i > 2 ? ", " : ""), substr("xyz", b, 1), a[i], substr("xyz", b, 1), a[i], \
+                    (i < 3 ? v[i] * f * b : v[i]), (i < 3 ? v[i] * f * b : v[i])
         print "]}"
     }' >"$1"
 }
@@ -118,17 +123,18 @@ gbench "$TMP/b.json" 1.3
 gbench "$TMP/s1.json" 1.10
 gbench "$TMP/s2.json" 1.11
 expect_rc 0 compare "$TMP/a.json" "$TMP/a.json"
-expect_rc 1 compare "$TMP/a.json" "$TMP/b.json"
-grep -q "REGRESSION" "$TMP/out" && ok || bad "compare: no REGRESSION line: $(cat "$TMP/out")"
+expect_rc 1 compare "$TMP/a.json" "$TMP/b.json"           # 30% on every benchmark
+grep -q "whole run.*REGRESSION" "$TMP/out" && ok || bad "compare: no REGRESSION line: $(cat "$TMP/out")"
 expect_rc 0 compare "$TMP/b.json" "$TMP/a.json"
 grep -q "improvement" "$TMP/out" && ok || bad "compare: no improvement line"
 expect_rc 0 compare "$TMP/a.json" "$TMP/s1.json"       # 10%, one run a side: within the noise
 expect_rc 1 compare "$TMP/a.json,$TMP/a2.json" "$TMP/s1.json,$TMP/s2.json"   # two runs a side
-grep -q "2/2  REGRESSION" "$TMP/out" && ok || bad "compare: runs a side: $(cat "$TMP/out")"
+[ "$(grep -c "2/2  REGRESSION" "$TMP/out")" -eq 3 ] && ok || bad "compare: runs a side: $(cat "$TMP/out")"
 gbench_aggregates "$TMP/agg-a.json" 1
 gbench_aggregates "$TMP/agg-b.json" 1.3
 expect_rc 1 compare "$TMP/agg-a.json" "$TMP/agg-b.json"   # aggregates only are read
-grep -q "1.300 .*REGRESSION" "$TMP/out" && ok || bad "compare: aggregates only: $(cat "$TMP/out")"
+grep -q "^x  .*1.300 .*1/1" "$TMP/out" && grep -q "whole run.*1.300.*REGRESSION" "$TMP/out" && ok \
+    || bad "compare: aggregates only: $(cat "$TMP/out")"
 # A failed benchmark is written as Google Benchmark writes one (zero times,
 # error_occurred), so its tools read the file: inputs too large to allocate.
 expect_rc 1 run --kernel blocked --threads 1 --precision 0 --repetitions 2 --min-time 0.001 \

@@ -161,6 +161,41 @@ void test_compare(void)
           && v[4].noise == 0.05, "another program: verdict %d noise %g", v[4].verdict,
           v[4].noise);
 
+    t_case("compare whole run: a slowdown of everything, not one benchmark alone");
+    /* Ten benchmarks of 1-10 ms, one run a side, the default 10% floor. */
+    ab_compare_opts dflt = { 0.01, 0.05, AB_DEFAULT_RUN_NOISE };
+    ab_run_comparison whole;
+    for (int i = 0; i < 10; i++) {
+        b[i].nb = b[i].nf = 1;
+        b[i].attnbench = 1;
+        b[i].threads = 1;
+        b[i].base[0] = (ab_run_stat){ 1e-3 * (1 + i), 0.01, 0 };
+        b[i].fresh[0] = (ab_run_stat){ 1.3e-3 * (1 + i), 0.01, 0 };
+    }
+    int called = 0;
+    CHECK(ab_compare_runs(b, 10, &dflt, v) == 0 && ab_compare_whole(b, v, 10, &dflt, &whole) == 0,
+          "rejected");
+    for (int i = 0; i < 10; i++)
+        called += v[i].verdict == AB_REGRESSION;
+    CHECK(whole.verdict == AB_REGRESSION && fabs(whole.ratio - 1.3) < 1e-9 && whole.runs_base == 10
+          && called == 0, "30%% everywhere: whole %d (%g), %d benchmarks called alone",
+          whole.verdict, whole.ratio, called);
+    /* One benchmark 48% slower alone (as A/A pairs here showed): the run did
+     * not move, and the floor keeps that benchmark from being called. */
+    for (int i = 0; i < 10; i++)
+        b[i].fresh[0].median = b[i].base[0].median * (i == 7 ? 1.48 : 1.0);
+    CHECK(ab_compare_runs(b, 10, &dflt, v) == 0 && ab_compare_whole(b, v, 10, &dflt, &whole) == 0
+          && whole.verdict == AB_SAME && v[7].verdict == AB_SAME, "one at 1.48: whole %d, own %d",
+          whole.verdict, v[7].verdict);
+    /* Short calls (20 us) move together with the machine: not counted. */
+    for (int i = 0; i < 10; i++) {
+        b[i].base[0].median = 20e-6;
+        b[i].fresh[0].median = 26e-6;
+    }
+    CHECK(ab_compare_runs(b, 10, &dflt, v) == 0 && ab_compare_whole(b, v, 10, &dflt, &whole) == 0
+          && whole.runs_base == 0 && whole.verdict == AB_SAME, "short calls counted (%d)",
+          whole.runs_base);
+
     t_case("compare runs: unusable runs are refused");
     b[2].base[0].median = 0.0;
     CHECK(ab_compare_runs(b, 10, &o, v) == -1, "a zero median accepted");
