@@ -26,11 +26,14 @@ double ab_result_pct_peak(const ab_result *r, double seconds)
 
 /* The regression gate's test hook (tests/gate.sh, docs/verdicts.md): with
  * ATTNBENCH_INJECT_SLOWDOWN=KERNEL:F in the environment, every batch timed
- * for KERNEL makes F more calls (a fraction, spread evenly over the
- * batches: a carry accumulates F per call, in millionths so that ten calls
- * at 0.1 make exactly one more), as a kernel F slower would take; the work
- * is real, so instruction counts grow by F too. Several KERNEL:F pairs may
- * be given, comma-separated, and KERNEL * means every kernel. Returns F in
+ * for KERNEL takes F longer, as the same kernel F slower would: it makes
+ * the whole extra calls of F x its calls (real work, so instruction counts
+ * grow too: ten calls at 0.1 make exactly one more), then spins for the
+ * fraction of a call that is left, at this batch's own time per call.
+ * (Spreading a fraction as one more call every few batches, as it once
+ * did, made single-call batches alternate between 1x and 2x, and their
+ * median anywhere between.) Several KERNEL:F pairs may be given,
+ * comma-separated, and KERNEL * means every kernel. Returns F in
  * millionths for this kernel, 0 when the hook is off. */
 static long injected_slowdown(const char *kernel)
 {
@@ -47,21 +50,25 @@ static long injected_slowdown(const char *kernel)
     return 0;
 }
 
-/* Runs iters calls (plus the injected ones: slowdown, carry, in millionths
- * of a call); returns wall seconds (and CPU seconds in *cpu), or -1 when a
- * call fails. */
+/* Runs iters calls, slowed by the test hook's slowdown (in millionths);
+ * returns wall seconds (and CPU seconds in *cpu), or -1 when a call fails. */
 static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long iters,
-                         long slowdown, long *carry, double *cpu, attn_status *st)
+                         long slowdown, double *cpu, attn_status *st)
 {
+    long long extra = (long long)iters * slowdown;
+    long calls = iters + (long)(extra / 1000000);
     double c0 = ab_cpu_now(), t0 = ab_now();
-    for (long i = 0; i < iters; i++) {
+    for (long i = 0; i < calls; i++) {
         *st = ab_workload_run(ctx, w, out);
-        for (*carry += slowdown; *st == ATTN_OK && *carry >= 1000000; *carry -= 1000000)
-            *st = ab_workload_run(ctx, w, out);
         if (*st != ATTN_OK)
             return -1.0;
     }
     double t1 = ab_now();
+    if (extra % 1000000 != 0) {
+        double until = t1 + (t1 - t0) / (double)calls * (double)(extra % 1000000) * 1e-6;
+        while ((t1 = ab_now()) < until)
+            ;
+    }
     *cpu = ab_cpu_now() - c0;
     return t1 - t0;
 }
@@ -89,10 +96,9 @@ static double estimated_call(attn_ctx *ctx, const ab_shape *s)
         return 0.0;
     float *out = ab_alloc_floats(w.out_len, 0);
     double t = 0.0, cpu;
-    long carry = 0;
     attn_status st;
-    if (out && time_calls(ctx, &w, out, 1, 0, &carry, &cpu, &st) >= 0.0)
-        t = time_calls(ctx, &w, out, 1, 0, &carry, &cpu, &st);
+    if (out && time_calls(ctx, &w, out, 1, 0, &cpu, &st) >= 0.0)
+        t = time_calls(ctx, &w, out, 1, 0, &cpu, &st);
     ab_free(out);
     ab_workload_free(&w);
     return t > 0.0 ? t * flops / ab_shape_flops(&small) : 0.0;
@@ -107,7 +113,6 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
     r->error[0] = '\0';
     r->reps = 0;
     r->timed = 0.0;
-    r->carry = 0;
     r->unstable = 0;
     r->extra_rss = NAN;
     r->median_lo = r->median_hi = r->precision = NAN;
@@ -121,14 +126,13 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
         return -1;
     }
 
-    long carry = 0;
     double estimate = o->max_call_time > 0.0 ? estimated_call(ctx, &r->shape) : 0.0;
     if (estimate > 2.0 * o->max_call_time) {
         r->real[0] = estimate;
         return 1;
     }
     /* Warm-up: the first call grows the workspace and faults its pages in. */
-    double first = time_calls(ctx, w, out, 1, 0, &carry, &cpu, &st);
+    double first = time_calls(ctx, w, out, 1, 0, &cpu, &st);
     if (first < 0.0)
         goto failed;
     if (o->max_call_time > 0.0 && first > o->max_call_time) {
@@ -140,7 +144,7 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
      * double as further warm-up. */
     long iters = o->iterations > 0 ? o->iterations : 1;
     while (o->iterations <= 0) {
-        double t = time_calls(ctx, w, out, iters, injected_slowdown(r->kernel), &carry, &cpu, &st);
+        double t = time_calls(ctx, w, out, iters, injected_slowdown(r->kernel), &cpu, &st);
         if (t < 0.0)
             goto failed;
         if (t >= o->min_time || iters >= 1000000000L)
@@ -164,7 +168,6 @@ int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o,
 {
     attn_status st = ATTN_OK;
     double cpu = 0.0;
-    /* The injected calls are spread over the repetitions by the result's carry. */
     long slowdown = injected_slowdown(r->kernel);
     int rep = r->reps;
     if (rep >= AB_MAX_REPS)
@@ -178,7 +181,7 @@ int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o,
     int runs = passes > 0 ? passes : 1;
     for (int pass = 0; pass < runs; pass++) {
         int counting = passes > 0 && ab_counters_start(o->counters, pass) == 0;
-        double t = time_calls(ctx, w, out, r->iterations, slowdown, &r->carry, &cpu, &st);
+        double t = time_calls(ctx, w, out, r->iterations, slowdown, &cpu, &st);
         if (counting && ab_counters_stop(o->counters, pass, values) == 0) {
             for (int e = 0; e < r->n_events; e++)
                 if (ab_counters_in_pass(o->counters, e, pass))

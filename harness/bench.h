@@ -58,7 +58,6 @@ typedef struct ab_result {
     double cpu[AB_MAX_REPS];  /* CPU seconds per iteration, all threads */
     int round[AB_MAX_REPS];   /* the round each repetition was timed in (pairs side by side) */
     double timed;             /* seconds spent in timed repetitions */
-    long carry;               /* the slowdown test hook's carry, in millionths of a call */
     int n_events;             /* = ab_counters_count(counters) */
     double events[AB_MAX_EVENTS][AB_MAX_REPS];   /* per iteration; NaN if not counted */
     ab_stats real_stats, cpu_stats;
