@@ -6,7 +6,8 @@
  * runnable kernel must then agree with naive within SPEC §4 (the bound of
  * harness/verify.c). A second part breaks one argument of the same call
  * (a size of 0 or -1, a product that overflows, D % H != 0, a NULL data
- * pointer, a NaN scale or eps, an unknown activation): the call must fail
+ * pointer, a NaN scale or eps, an unknown activation, key/value heads that
+ * do not divide H, a capacity below Lk, a causal value that is no alignment): the call must fail
  * and leave the output's bytes as they were. Any disagreement traps.
  */
 #include <limits.h>
@@ -57,17 +58,22 @@ static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n
     int bad = bad_sizes[how % 3];
     switch (s->op) {
     case AB_OP_SDPA: {
-        attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale };
+        attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale,
+                               s->kv_heads, 0 };
         const float *q = w->q;
-        switch ((how / 3) % 6) {
+        attn_mask m = w->mask;
+        switch ((how / 3) % 9) {
         case 0: sh.batch = bad; break;
         case 1: sh.kv_len = bad; break;
         case 2: sh.head_dim = bad; break;
         case 3: sh.batch = sh.n_heads = sh.q_len = INT_MAX; break;   /* overflows */
         case 4: q = NULL; break;
+        case 5: sh.n_kv_heads = sh.n_heads + 1; break;               /* does not divide H */
+        case 6: sh.kv_capacity = sh.kv_len - 1 > 0 ? sh.kv_len - 1 : bad; break;
+        case 7: m.causal = 3 + (int)(how % 5); break;                 /* not an alignment */
         default: sh.scale = NAN; break;
         }
-        st = attn_sdpa(ctx, &sh, q, w->k, w->v, &w->mask, out);
+        st = attn_sdpa(ctx, &sh, q, w->k, w->v, &m, out);
         break;
     }
     case AB_OP_MHA: {
@@ -136,8 +142,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t seed = take(&b, 0) | (uint64_t)take(&b, 0) << 8;
     unsigned how = take(&b, 0);
 
+    size_t misalign = take(&b, 2) * 4;
+    /* Grouped-query SDPA (contract 0.2): a divisor of H key/value heads. */
+    unsigned hkv = 1 + take(&b, (unsigned)s.heads);
+    if (s.op == AB_OP_SDPA && s.heads % (int)hkv == 0 && (int)hkv != s.heads)
+        s.kv_heads = (int)hkv;
     ab_workload w;
-    if (ab_workload_init(&w, &s, seed, take(&b, 2) * 4) != 0)
+    if (ab_workload_init(&w, &s, seed, misalign) != 0)
         return 0;
     float *ref = ab_alloc_floats(w.out_len, 0), *out = ab_alloc_floats(w.out_len, 0);
     if (ref && out && run_on("naive", 1, &w, ref) == ATTN_OK) {

@@ -9,7 +9,7 @@
 
 static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder" };
 static const char *const mask_names[AB_MASK_COUNT] = {
-    "none", "causal", "padding", "padall", "keep", "bias", "all",
+    "none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br",
 };
 static const char *const act_names[] = { "gelu", "gelu-tanh", "relu" };
 
@@ -59,7 +59,7 @@ static int parse_size(const char *key, const char *v, int *out, char *err, size_
 int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len)
 {
     char buf[512];
-    int b = 1, h = 1, dh = 64, lq = 0, lk = 0, l = 128, d = 0, f = 0, cross = -1;
+    int b = 1, h = 1, hkv = 0, dh = 64, lq = 0, lk = 0, l = 128, d = 0, f = 0, cross = -1;
     ab_shape r = { .op = default_op, .act = ATTN_ACT_GELU_ERF, .norm_first = 1 };
 
     if (strlen(text) >= sizeof buf) {
@@ -84,6 +84,7 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
             }
         } else if (strcmp(k, "B") == 0) rc = parse_size(k, v, &b, err, err_len);
         else if (strcmp(k, "H") == 0) rc = parse_size(k, v, &h, err, err_len);
+        else if (strcmp(k, "Hkv") == 0) rc = parse_size(k, v, &hkv, err, err_len);
         else if (strcmp(k, "Dh") == 0) rc = parse_size(k, v, &dh, err, err_len);
         else if (strcmp(k, "D") == 0) rc = parse_size(k, v, &d, err, err_len);
         else if (strcmp(k, "L") == 0) rc = parse_size(k, v, &l, err, err_len);
@@ -93,8 +94,8 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         else if (strcmp(k, "mask") == 0) {
             int m = lookup(v, mask_names, AB_MASK_COUNT);
             if (m < 0) {
-                snprintf(err, err_len, "shape: unknown mask '%s' (none, causal, padding, padall, "
-                         "keep, bias, all)", v);
+                snprintf(err, err_len, "shape: unknown mask '%s' (none, causal, causal-br, "
+                         "padding, padall, keep, bias, all)", v);
                 return -1;
             }
             r.mask = (ab_mask_kind)m;
@@ -125,8 +126,8 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
             }
             cross = v[0] == '1';
         } else {
-            snprintf(err, err_len, "shape: unknown key '%s' (op B H L Lq Lk Dh D F mask norm act "
-                     "scale cross)", k);
+            snprintf(err, err_len, "shape: unknown key '%s' (op B H Hkv L Lq Lk Dh D F mask norm "
+                     "act scale cross)", k);
             return -1;
         }
         if (rc)
@@ -145,8 +146,14 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
                  f ? "" : " (times 4: the default F)");
         return -1;
     }
+    if (hkv && (h % hkv != 0 || r.op != AB_OP_SDPA)) {
+        snprintf(err, err_len, r.op != AB_OP_SDPA ? "shape: Hkv (grouped key/value heads) is for "
+                 "op=sdpa" : "shape: Hkv=%d does not divide H=%d", hkv, h);
+        return -1;
+    }
     r.batch = b;
     r.heads = h;
+    r.kv_heads = hkv == h ? 0 : hkv;
     r.head_dim = dh;
     r.q_len = lq ? lq : l;
     r.kv_len = lk ? lk : (lq ? r.q_len : l);
@@ -184,7 +191,10 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len)
         n += snprintf(buf + n, len - (size_t)n, "Lq=%d,Lk=%d,", s->q_len, s->kv_len);
     if ((size_t)n >= len)
         return;
-    if (s->op == AB_OP_SDPA)
+    if (s->op == AB_OP_SDPA && s->kv_heads)
+        n += snprintf(buf + n, len - (size_t)n, "H=%d,Hkv=%d,Dh=%d", s->heads, s->kv_heads,
+                      s->head_dim);
+    else if (s->op == AB_OP_SDPA)
         n += snprintf(buf + n, len - (size_t)n, "H=%d,Dh=%d", s->heads, s->head_dim);
     else
         n += snprintf(buf + n, len - (size_t)n, "D=%d,H=%d", s->heads * s->head_dim, s->heads);
@@ -202,7 +212,9 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len)
 void ab_shape_label(const ab_shape *s, char *buf, size_t len)
 {
     int n;
-    if (s->op == AB_OP_SDPA)
+    if (s->op == AB_OP_SDPA && s->kv_heads)
+        n = snprintf(buf, len, "B%d_H%d_Hkv%d_", s->batch, s->heads, s->kv_heads);
+    else if (s->op == AB_OP_SDPA)
         n = snprintf(buf, len, "B%d_H%d_", s->batch, s->heads);
     else
         n = snprintf(buf, len, "B%d_D%d_H%d_", s->batch, s->heads * s->head_dim, s->heads);
@@ -229,25 +241,39 @@ void ab_shape_label(const ab_shape *s, char *buf, size_t len)
 
 int ab_shape_causal(const ab_shape *s)
 {
-    return s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_ALL;
+    return s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_ALL ? ATTN_CAUSAL_TOP_LEFT
+         : s->mask == AB_MASK_CAUSAL_BR ? ATTN_CAUSAL_BOTTOM_RIGHT : 0;
+}
+
+int ab_shape_kv_heads(const ab_shape *s)
+{
+    return s->kv_heads > 0 ? s->kv_heads : s->heads;
 }
 
 double ab_visible_pairs(const ab_shape *s)
 {
     double lq = s->q_len, lk = s->kv_len;
-    if (!ab_shape_causal(s))
+    int causal = ab_shape_causal(s);
+    if (!causal)
         return lq * lk;
-    /* Top-left: query i sees min(i + 1, Lk) keys. The first min(Lq, Lk)
-     * queries see 1, 2, ... keys; any further query sees all Lk. */
-    double m = lq < lk ? lq : lk;
-    return m * (m + 1.0) / 2.0 + (lq - m) * lk;
+    /* Row i sees min(i + 1 + shift, Lk) keys, none while that is <= 0:
+     * skip the rows that see none, then a triangle 1, 2, ... up to the
+     * first row that sees all Lk, then full rows. */
+    double shift = causal == ATTN_CAUSAL_BOTTOM_RIGHT ? lk - lq : 0.0;
+    double first = shift < 0.0 ? -shift : 0.0;          /* rows before it see nothing */
+    double start = first + 1.0 + shift;                  /* keys seen by row `first` */
+    double tri = fmin(lk - start + 1.0, lq - first);     /* rows until one sees all Lk */
+    tri = tri > 0.0 ? tri : 0.0;
+    double pairs = tri * start + tri * (tri - 1.0) / 2.0;
+    return pairs + (lq - first - tri) * lk;
 }
 
 /* Keys some query sees: all of them, but under a top-left causal mask with
  * Lq < Lk the keys from Lq on, which no query reaches. */
 static double keys_read(const ab_shape *s)
 {
-    return ab_shape_causal(s) && s->q_len < s->kv_len ? s->q_len : s->kv_len;
+    return ab_shape_causal(s) == ATTN_CAUSAL_TOP_LEFT && s->q_len < s->kv_len ? s->q_len
+                                                                              : s->kv_len;
 }
 
 double ab_shape_flops(const ab_shape *s)
@@ -292,7 +318,8 @@ double ab_shape_bytes(const ab_shape *s)
     double d = h * dh, f = s->d_ff, floats;
     switch (s->op) {
     case AB_OP_SDPA:
-        floats = b * h * dh * (2.0 * lq + 2.0 * keys_read(s));   /* q, out; k, v */
+        floats = b * dh * (2.0 * h * lq + 2.0 * ab_shape_kv_heads(s) * keys_read(s));
+        /* q, out; k, v */
         break;
     case AB_OP_MHA:
         floats = b * lq * d * 2.0 + (s->cross ? b * s->kv_len * d : 0.0) /* x_q, y; x_kv */
@@ -312,6 +339,10 @@ double ab_shape_bytes(const ab_shape *s)
 
 #define SDPA(b, h, lq, lk, dh, m) \
     { .op = AB_OP_SDPA, .batch = b, .heads = h, .q_len = lq, .kv_len = lk, .head_dim = dh, .mask = m }
+/* Grouped-query SDPA (contract 0.2): hkv key/value heads. */
+#define GQA(b, h, hkv, lq, lk, dh, m) \
+    { .op = AB_OP_SDPA, .batch = b, .heads = h, .kv_heads = hkv, .q_len = lq, .kv_len = lk, \
+      .head_dim = dh, .mask = m }
 #define MHA(b, d, h, lq, lk, m) \
     { .op = AB_OP_MHA, .batch = b, .heads = h, .q_len = lq, .kv_len = lk, .head_dim = (d) / (h), \
       .cross = (lq) != (lk), .mask = m }
@@ -398,6 +429,15 @@ static const ab_shape check[] = {
     MHA(1, 128, 4, 7, 7, AB_MASK_CAUSAL), MHA(1, 129, 3, 5, 5, AB_MASK_PADDING),
     ENC(1, 64, 4, 129, 130, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
     ENC(2, 24, 2, 127, 64, 1, ATTN_ACT_RELU, AB_MASK_CAUSAL),
+    /* Contract 0.2: bottom-right causal with Lq <, =, > Lk (the first rows
+     * of the last see no key), decoding steps of 1-3 queries against key
+     * counts around the tiles, grouped and multi-query heads. */
+    SDPA(2, 2, 5, 9, 8, AB_MASK_CAUSAL_BR), SDPA(1, 3, 17, 17, 16, AB_MASK_CAUSAL_BR),
+    SDPA(2, 2, 9, 4, 8, AB_MASK_CAUSAL_BR), SDPA(1, 2, 130, 129, 33, AB_MASK_CAUSAL_BR),
+    SDPA(2, 4, 1, 257, 64, AB_MASK_CAUSAL_BR), SDPA(1, 2, 3, 1000, 128, AB_MASK_CAUSAL_BR),
+    GQA(2, 4, 2, 1, 129, 64, AB_MASK_CAUSAL_BR), GQA(1, 8, 1, 1, 300, 128, AB_MASK_NONE),
+    GQA(2, 6, 3, 17, 33, 16, AB_MASK_PADDING), GQA(1, 12, 4, 65, 65, 64, AB_MASK_CAUSAL),
+    GQA(2, 4, 1, 7, 7, 8, AB_MASK_ALL), GQA(1, 8, 2, 2, 1025, 32, AB_MASK_CAUSAL_BR),
 };
 
 /* What the CI regression gate (tests/gate.sh) times and counts: one of

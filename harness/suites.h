@@ -20,6 +20,7 @@ typedef enum ab_mask_kind {
     AB_MASK_KEEP,        /* random keep mask, one per batch */
     AB_MASK_BIAS,        /* random additive bias, one per batch */
     AB_MASK_ALL,         /* causal + padding + shared keep + shared bias */
+    AB_MASK_CAUSAL_BR,   /* causal, bottom-right aligned (decoding: the last Lq positions) */
     AB_MASK_COUNT
 } ab_mask_kind;
 
@@ -32,14 +33,16 @@ typedef struct ab_shape {
     int norm_first;                              /* encoder */
     attn_activation act;                         /* encoder */
     float scale;                                 /* sdpa / mha; 0 = 1/sqrt(Dh) */
+    int kv_heads;                                /* sdpa: key/value heads; 0 = heads */
 } ab_shape;
 
 const char *ab_op_name(ab_op op);
 int ab_op_parse(const char *name, ab_op *op);           /* 0 ok, -1 unknown */
 const char *ab_mask_name(ab_mask_kind m);
 
-/* Parses "B=1,H=12,L=512,Dh=64,mask=causal" (keys: op, B, H, L, Lq, Lk, Dh,
- * D, F, mask, norm=pre|post, act=gelu|gelu-tanh|relu, scale, cross=0|1).
+/* Parses "B=1,H=12,L=512,Dh=64,mask=causal" (keys: op, B, H, Hkv, L, Lq,
+ * Lk, Dh, D, F, mask, norm=pre|post, act=gelu|gelu-tanh|relu, scale,
+ * cross=0|1; Hkv, SDPA only, divides H).
  * op defaults to default_op; D sets head_dim = D/H. Unset sizes take
  * defaults (B=1, H=1, Dh=64, L=128, F=4·D). Returns 0, or -1 with a reason. */
 int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len);
@@ -48,12 +51,16 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len);
 /* A compact name for benchmark names: "B1_H12_L512_Dh64_causal". */
 void ab_shape_label(const ab_shape *s, char *buf, size_t len);
 
-/* 1 when the shape's mask hides the keys after each query (top-left causal). */
+/* The causal alignment of the shape's mask: 0 none, ATTN_CAUSAL_TOP_LEFT or
+ * ATTN_CAUSAL_BOTTOM_RIGHT. */
 int ab_shape_causal(const ab_shape *s);
+/* Key/value heads: kv_heads, or heads when it is 0. */
+int ab_shape_kv_heads(const ab_shape *s);
 /* The (query, key) pairs a call must compute per batch and head: Lq·Lk, or
- * under a causal mask only the visible ones, Σᵢ min(i + 1, Lk). Masks whose
- * pattern is data (padding, keep, bias) count in full: which pairs they hide
- * is not known from the shape. */
+ * under a causal mask only the visible ones, Σᵢ clamp(i + 1 + shift, 0, Lk)
+ * with shift 0 (top-left) or Lk − Lq (bottom-right). Masks whose pattern is
+ * data (padding, keep, bias) count in full: which pairs they hide is not
+ * known from the shape. */
 double ab_visible_pairs(const ab_shape *s);
 
 /* FLOPs of one call: the work the operation needs, counting the
@@ -68,8 +75,9 @@ double ab_visible_pairs(const ab_shape *s);
 double ab_shape_flops(const ab_shape *s);
 /* Bytes a call must move at least: read every input and weight once,
  * write the output once (fp32; masks at their own width, keep and bias
- * over the visible pairs; under a top-left causal mask with Lq < Lk only
- * the first Lq rows of K and V). */
+ * over the visible pairs; K and V of the key/value heads only, and of the
+ * keys some query sees: under a top-left causal mask with Lq < Lk the
+ * first Lq). */
 double ab_shape_bytes(const ab_shape *s);
 
 /* ---- Suites ---------------------------------------------------------------- */

@@ -407,7 +407,8 @@ void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)
     static const int ops[AB_OP_COUNT] = { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER };
     /* Only which parts of a mask are set matters to the bucket. */
     attn_mask causal = { .causal = 1 }, padded = { .key_padding = (const uint8_t *)"" };
-    const attn_mask *m = s->mask == AB_MASK_NONE ? NULL : s->mask == AB_MASK_CAUSAL ? &causal
+    const attn_mask *m = s->mask == AB_MASK_NONE ? NULL
+                       : s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_CAUSAL_BR ? &causal
                        : &padded;
     attn_bucket_of(b, ops[s->op], s->q_len, s->kv_len, s->head_dim, m, threads);
 }

@@ -81,7 +81,7 @@ static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
     attn_mask *m = &w->mask;
     memset(m, 0, sizeof *m);
 
-    m->causal = kind == AB_MASK_CAUSAL || kind == AB_MASK_ALL;
+    m->causal = ab_shape_causal(s);
     if (kind == AB_MASK_PADDING || kind == AB_MASK_PADALL || kind == AB_MASK_ALL) {
         uint8_t *pad = take(w, b * lk, misalign);
         if (!pad)
@@ -135,8 +135,9 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
 
     if (s->op == AB_OP_SDPA) {
         w->q = filled(w, b * h * lq * dh, misalign, 0.0, 1.0, &seed);
-        w->k = filled(w, b * h * lk * dh, misalign, 0.0, 1.0, &seed);
-        w->v = filled(w, b * h * lk * dh, misalign, 0.0, 1.0, &seed);
+        size_t hkv = (size_t)ab_shape_kv_heads(s);
+        w->k = filled(w, b * hkv * lk * dh, misalign, 0.0, 1.0, &seed);
+        w->v = filled(w, b * hkv * lk * dh, misalign, 0.0, 1.0, &seed);
         ok = w->q && w->k && w->v;
         w->max_abs_v = 1.0;
         w->out_len = b * h * lq * dh;
@@ -235,7 +236,8 @@ attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
     const ab_shape *s = &w->shape;
     switch (s->op) {
     case AB_OP_SDPA: {
-        attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale };
+        attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale,
+                                s->kv_heads, 0 };
         return attn_sdpa(ctx, &sh, w->q, w->k, w->v, &w->mask, out);
     }
     case AB_OP_MHA:

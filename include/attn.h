@@ -26,9 +26,9 @@ extern "C" {
 #endif
 
 #define ATTN_VERSION_MAJOR 0
-#define ATTN_VERSION_MINOR 1
+#define ATTN_VERSION_MINOR 2
 #define ATTN_VERSION_PATCH 0
-#define ATTN_VERSION_STRING "0.1.0"
+#define ATTN_VERSION_STRING "0.2.0"
 
 #if defined(__GNUC__) && defined(ATTN_BUILDING_LIBRARY)
 #define ATTN_API __attribute__((visibility("default")))
@@ -55,14 +55,22 @@ ATTN_API const char *attn_strerror(attn_status s);
 /* Every part is optional; the parts combine by AND. A NULL pointer to
  * attn_mask means no mask. For MHA and the encoder layer the mask applies to
  * every head.
- *  causal       nonzero: query i attends key j only when j <= i (top-left
- *               aligned, torch.tril(ones(Lq, Lk))).
+ *  causal       0 none; ATTN_CAUSAL_TOP_LEFT (1): query i attends key j only
+ *               when j <= i (torch.tril(ones(Lq, Lk))); ATTN_CAUSAL_BOTTOM_RIGHT
+ *               (2): when j <= i + (Lk - Lq), the queries being the last Lq
+ *               positions of the sequence (decoding against a cache; torch's
+ *               causal_lower_right). Any other value is ATTN_ERR_INVALID_ARG.
+ *               Under bottom-right with Lq > Lk the first Lq - Lk rows see no
+ *               key and are zeros.
  *  key_padding  [B][Lk]; nonzero = real token, 0 = padding. NOTE: this is the
  *               inverse of torch's key_padding_mask (True = ignore).
  *  keep         [Lq][Lk], or [B][Lq][Lk] when keep_per_batch; nonzero = attend.
  *  bias         [Lq][Lk], or [B][Lq][Lk] when bias_per_batch; added to the
  *               scaled scores (relative-position, ALiBi). A score of -inf from
  *               the bias counts as masked. */
+#define ATTN_CAUSAL_TOP_LEFT 1
+#define ATTN_CAUSAL_BOTTOM_RIGHT 2
+
 typedef struct attn_mask {
     int causal;
     const uint8_t *key_padding;          /* [B][Lk] or NULL */
@@ -111,11 +119,25 @@ ATTN_API attn_status attn_ctx_get_param(const attn_ctx *ctx, const char *name, i
 
 /* ---- Scaled dot-product attention --------------------------------------- */
 
-/* scale 0.0f means 1/sqrt(head_dim); any other finite value is used as is. */
-typedef struct attn_sdpa_shape { int batch, n_heads, q_len, kv_len, head_dim; float scale; } attn_sdpa_shape;
+/* scale 0.0f means 1/sqrt(head_dim); any other finite value is used as is.
+ * n_kv_heads (Hkv, contract 0.2): 0 means n_heads; otherwise 1 <= Hkv and
+ *   n_heads % Hkv == 0 (grouped-query attention; Hkv 1: multi-query): query
+ *   head h reads key/value head h / (n_heads / Hkv).
+ * kv_capacity (contract 0.2): 0 means kv_len; otherwise >= kv_len: k and v
+ *   hold kv_capacity rows per (batch, head), of which the first kv_len are
+ *   read (a cache filled up to kv_len, read in place; the other rows are
+ *   never touched). The mask keeps its [B][Lk] / [Lq][Lk] shapes.
+ * New fields are appended, so an initializer of contract 0.1 still means
+ * what it meant. */
+typedef struct attn_sdpa_shape {
+    int batch, n_heads, q_len, kv_len, head_dim;
+    float scale;
+    int n_kv_heads;
+    int kv_capacity;
+} attn_sdpa_shape;
 
 /* out = softmax(q·kᵀ·scale + bias, masked)·v for every (batch, head).
- * q [B][H][Lq][Dh], k and v [B][H][Lk][Dh], out [B][H][Lq][Dh].
+ * q [B][H][Lq][Dh], k and v [B][Hkv][kv_capacity][Dh], out [B][H][Lq][Dh].
  * out must not overlap q, k, v or the mask. */
 ATTN_API attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
                                const float *q, const float *k, const float *v,

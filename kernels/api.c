@@ -358,6 +358,13 @@ static int fits(size_t elem, int a, int b, int c, int d)
         && attn_mul_checked(&n, (size_t)d, ATTN_SIZE_LIMIT);
 }
 
+/* causal is 0, top-left or bottom-right (contract 0.2 narrowed "nonzero"). */
+static int mask_valid(const attn_mask *m)
+{
+    return !m || m->causal == 0 || m->causal == ATTN_CAUSAL_TOP_LEFT
+        || m->causal == ATTN_CAUSAL_BOTTOM_RIGHT;
+}
+
 /* A mask with no part set is the same as no mask. */
 static const attn_mask *effective_mask(const attn_mask *m)
 {
@@ -392,22 +399,28 @@ attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
     if (!ctx || !s || !q || !k || !v || !out)
         return ATTN_ERR_INVALID_ARG;
     if (s->batch <= 0 || s->n_heads <= 0 || s->q_len <= 0 || s->kv_len <= 0 || s->head_dim <= 0
-        || !isfinite(s->scale))
+        || !isfinite(s->scale) || !mask_valid(mask))
+        return ATTN_ERR_INVALID_ARG;
+    /* Contract 0.2: grouped key/value heads and a cache read in place. */
+    int kv_heads = s->n_kv_heads ? s->n_kv_heads : s->n_heads;
+    int capacity = s->kv_capacity ? s->kv_capacity : s->kv_len;
+    if (kv_heads <= 0 || s->n_heads % kv_heads != 0 || capacity < s->kv_len)
         return ATTN_ERR_INVALID_ARG;
     mask = effective_mask(mask);
     if (!fits(sizeof(float), s->batch, s->n_heads, s->q_len, s->head_dim)
-        || !fits(sizeof(float), s->batch, s->n_heads, s->kv_len, s->head_dim)
+        || !fits(sizeof(float), s->batch, kv_heads, capacity, s->head_dim)
         || !mask_fits(mask, s->batch, s->q_len, s->kv_len))
         return ATTN_ERR_OVERFLOW;
 
     size_t dh = (size_t)s->head_dim;
     attn_strides q_st = { (size_t)s->n_heads * (size_t)s->q_len * dh, (size_t)s->q_len * dh, dh };
-    attn_strides kv_st = { (size_t)s->n_heads * (size_t)s->kv_len * dh, (size_t)s->kv_len * dh, dh };
+    attn_strides kv_st = { (size_t)kv_heads * (size_t)capacity * dh, (size_t)capacity * dh, dh };
     attn_sdpa_problem p = {
         .batch = s->batch, .n_heads = s->n_heads, .q_len = s->q_len, .kv_len = s->kv_len,
         .head_dim = s->head_dim, .scale = attn_resolve_scale(s->scale, s->head_dim),
         .q = q, .k = k, .v = v, .out = out,
         .q_st = q_st, .k_st = kv_st, .v_st = kv_st, .out_st = q_st, .mask = mask,
+        .n_kv_heads = kv_heads,
     };
     const attn_choice *c = choose(ctx, ATTN_OP_SDPA, s->q_len, s->kv_len, s->head_dim, mask);
     attn_exec ex = exec_of(ctx, c);
@@ -426,7 +439,7 @@ attn_status attn_mha(attn_ctx *ctx, int d_model, int n_heads, float scale,
     if (!ctx || !w || !weights_present(w) || !x_q || !x_kv || !y)
         return ATTN_ERR_INVALID_ARG;
     if (d_model <= 0 || n_heads <= 0 || batch <= 0 || q_len <= 0 || kv_len <= 0
-        || d_model % n_heads != 0 || !isfinite(scale))
+        || d_model % n_heads != 0 || !isfinite(scale) || !mask_valid(mask))
         return ATTN_ERR_INVALID_ARG;
     mask = effective_mask(mask);
     if (!fits(sizeof(float), d_model, d_model, 1, 1)
@@ -459,7 +472,8 @@ attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
         || !w->w_ff1 || !w->w_ff2)
         return ATTN_ERR_INVALID_ARG;
     if (c->d_model <= 0 || c->n_heads <= 0 || c->d_ff <= 0 || batch <= 0 || seq_len <= 0
-        || c->d_model % c->n_heads != 0 || !isfinite(c->ln_eps) || c->ln_eps < 0.0f)
+        || c->d_model % c->n_heads != 0 || !isfinite(c->ln_eps) || c->ln_eps < 0.0f
+        || !mask_valid(mask))
         return ATTN_ERR_INVALID_ARG;
     /* Compare as int: an out-of-range value may not be representable in the enum. */
     int act = (int)c->act;

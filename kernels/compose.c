@@ -131,8 +131,8 @@ static int rows_finite(const float *x, int batch, int heads, int len, int dh,
 static int sdpa_inputs_finite(const attn_sdpa_problem *p)
 {
     return rows_finite(p->q, p->batch, p->n_heads, p->q_len, p->head_dim, &p->q_st)
-        && rows_finite(p->k, p->batch, p->n_heads, p->kv_len, p->head_dim, &p->k_st)
-        && rows_finite(p->v, p->batch, p->n_heads, p->kv_len, p->head_dim, &p->v_st);
+        && rows_finite(p->k, p->batch, attn_kv_heads(p), p->kv_len, p->head_dim, &p->k_st)
+        && rows_finite(p->v, p->batch, attn_kv_heads(p), p->kv_len, p->head_dim, &p->v_st);
 }
 
 /* The kernel's SDPA scratch, or the oracle's if larger (it may run instead). */

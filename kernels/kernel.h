@@ -70,9 +70,24 @@ typedef struct attn_sdpa_problem {
     float scale;                       /* resolved: the 0 → 1/sqrt(Dh) rule applied */
     const float *q, *k, *v;
     float *out;
+    /* k_st and v_st step over key/value heads (n_kv_heads of them); a cache
+     * read in place has a head stride of its capacity, not of kv_len. */
     attn_strides q_st, k_st, v_st, out_st;
     const attn_mask *mask;             /* NULL when no part of the mask is set */
+    int n_kv_heads;                    /* divides n_heads; 0 means n_heads */
 } attn_sdpa_problem;
+
+/* Key/value heads of p, and the one query head h reads (grouped-query
+ * attention: the n_heads / n_kv_heads query heads of a group share it). */
+static inline int attn_kv_heads(const attn_sdpa_problem *p)
+{
+    return p->n_kv_heads > 0 ? p->n_kv_heads : p->n_heads;
+}
+
+static inline int attn_kv_head(const attn_sdpa_problem *p, int h)
+{
+    return h / (p->n_heads / attn_kv_heads(p));
+}
 
 /* The activation fused into a GEMM epilogue: an attn_activation or none. */
 #define ATTN_ACT_NONE (-1)
@@ -173,13 +188,16 @@ extern const attn_kernel attn_kernel__naive;
 
 /* ---- Mask access shared by every kernel ------------------------------------ */
 
-/* Number of keys query row i may see before the key_padding/keep/bias parts
- * apply: causal masks are top-left aligned, so row i sees keys 0..i. */
-static inline int attn_mask_visible_keys(const attn_mask *m, int i, int kv_len)
+/* Number of keys query row i (of q_len) may see before the
+ * key_padding/keep/bias parts apply: the keys 0 .. visible-1. Top-left
+ * causal: row i sees keys 0..i; bottom-right: 0..i + (kv_len − q_len), so
+ * with q_len > kv_len the first rows see none (0). */
+static inline int attn_mask_visible_keys(const attn_mask *m, int i, int q_len, int kv_len)
 {
-    if (m && m->causal)
-        return i + 1 < kv_len ? i + 1 : kv_len;
-    return kv_len;
+    if (!m || !m->causal)
+        return kv_len;
+    long last = (long)i + (m->causal == ATTN_CAUSAL_BOTTOM_RIGHT ? (long)kv_len - q_len : 0);
+    return last < 0 ? 0 : last + 1 < kv_len ? (int)last + 1 : kv_len;
 }
 
 static inline const uint8_t *attn_mask_padding_row(const attn_mask *m, int b, int kv_len)

@@ -131,7 +131,7 @@ class Mask:
     """Mask parts as in SPEC 1.4. keep/bias have shape [Lq][Lk] or [B][Lq][Lk]."""
 
     def __init__(self, causal=False, key_padding=None, keep=None, bias=None):
-        self.causal = causal
+        self.causal = causal                # False, True (top-left) or "br" (bottom-right)
         self.key_padding = key_padding      # uint8 [B][Lk], 1 = real token
         self.keep = keep                    # uint8, 1 = attend
         self.bias = bias                    # float32
@@ -143,7 +143,7 @@ class Mask:
         return self.bias is not None and self.bias.dim() == 3
 
     def write(self, fx):
-        fx.int("causal", 1 if self.causal else 0)
+        fx.int("causal", 2 if self.causal == "br" else 1 if self.causal else 0)
         fx.int("keep_per_batch", 1 if self.keep_per_batch() else 0)
         fx.int("bias_per_batch", 1 if self.bias_per_batch() else 0)
         if self.key_padding is not None:
@@ -157,13 +157,19 @@ class Mask:
         """bool [B][Lq][Lk]: True where query may attend key (all parts ANDed)."""
         a = torch.ones(B, Lq, Lk, dtype=torch.bool)
         if self.causal:
-            a &= torch.tril(torch.ones(Lq, Lk, dtype=torch.bool))
+            a &= self.causal_allowed(Lq, Lk)
         if self.key_padding is not None:
             a &= (self.key_padding != 0)[:, None, :]
         if self.keep is not None:
             k = self.keep != 0
             a &= k if k.dim() == 3 else k[None]
         return a
+
+    def causal_allowed(self, Lq, Lk):
+        """bool [Lq][Lk]: top-left, torch.tril; bottom-right (contract 0.2), the tril
+        shifted right by Lk - Lq (torch's causal_lower_right)."""
+        shift = Lk - Lq if self.causal == "br" else 0
+        return torch.ones(Lq, Lk, dtype=torch.bool).tril(diagonal=shift)
 
     def bias64(self, B, Lq, Lk):
         """float64 [B][Lq][Lk] bias (zeros when absent)."""
@@ -184,7 +190,7 @@ class Mask:
         nb = B if per_batch else 1
         a = torch.ones(nb, Lq, Lk, dtype=torch.bool)
         if self.causal:
-            a &= torch.tril(torch.ones(Lq, Lk, dtype=torch.bool))
+            a &= self.causal_allowed(Lq, Lk)
         if self.keep is not None:
             k = self.keep != 0
             a &= k if k.dim() == 3 else k[None]
@@ -234,11 +240,16 @@ def fix_rows(mask, B, Lq, Lk):
 # --------------------------------------------------------------------------- SDPA
 
 def sdpa_ref(q, k, v, scale, mask):
-    """SPEC 1.1 reference in float64. q [B][H][Lq][Dh], k/v [B][H][Lk][Dh]."""
+    """SPEC 1.1 reference in float64. q [B][H][Lq][Dh], k/v [B][Hkv][Lk][Dh]: with
+    grouped heads (contract 0.2) each key/value head serves H / Hkv query heads,
+    k.repeat_interleave(H // Hkv, dim=1)."""
     B, H, Lq, Dh = q.shape
     Lk = k.shape[2]
+    group = H // k.shape[1]
     s = 1.0 / math.sqrt(Dh) if scale == 0 else f32(scale)
-    q, k, v = d64(q), d64(k), d64(v)
+    q = d64(q)
+    k = d64(k).repeat_interleave(group, dim=1)
+    v = d64(v).repeat_interleave(group, dim=1)
     allowed = mask.allowed(B, Lq, Lk)[:, None]                 # [B][1][Lq][Lk]
     scores = (q @ k.transpose(-1, -2)) * s + mask.bias64(B, Lq, Lk)[:, None]
     scores = scores.masked_fill(~allowed, float("-inf"))
@@ -251,11 +262,23 @@ def sdpa_ref(q, k, v, scale, mask):
     return out
 
 
-def sdpa_case(name, desc, B, H, Lq, Lk, Dh, scale=0.0, mask_fn=None, qk_amp=1.0):
+def poisoned(t, capacity):
+    """t [B][Hkv][Lk][Dh] stored in a cache of capacity rows per head: the rows past
+    Lk are NaN, so a kernel that reads them fails the comparison."""
+    B, Hkv, Lk, Dh = t.shape
+    out = torch.full((B, Hkv, capacity, Dh), float("nan"), dtype=t.dtype)
+    out[:, :, :Lk] = t
+    return out
+
+
+def sdpa_case(name, desc, B, H, Lq, Lk, Dh, scale=0.0, mask_fn=None, qk_amp=1.0, hkv=0,
+              capacity=0):
+    """hkv 0: as many key/value heads as query heads; capacity 0: Lk."""
     seed_for("sdpa", name)
+    nkv = hkv or H
     q = uniform(B, H, Lq, Dh, amp=qk_amp)
-    k = uniform(B, H, Lk, Dh, amp=qk_amp)
-    v = normal(B, H, Lk, Dh)
+    k = uniform(B, nkv, Lk, Dh, amp=qk_amp)
+    v = normal(B, nkv, Lk, Dh)
     mask = mask_fn(B, Lq, Lk) if mask_fn else Mask()
     out = sdpa_ref(q, k, v, scale, mask)
 
@@ -263,6 +286,11 @@ def sdpa_case(name, desc, B, H, Lq, Lk, Dh, scale=0.0, mask_fn=None, qk_amp=1.0)
     for key, val in (("batch", B), ("n_heads", H), ("q_len", Lq), ("kv_len", Lk),
                      ("head_dim", Dh)):
         fx.int(key, val)
+    if hkv:
+        fx.int("n_kv_heads", hkv)
+    if capacity:
+        fx.int("kv_capacity", capacity)
+        k, v = poisoned(k, capacity), poisoned(v, capacity)
     fx.float("scale", scale)
     fx.f32("q", q)
     fx.f32("k", k)
@@ -274,6 +302,17 @@ def sdpa_case(name, desc, B, H, Lq, Lk, Dh, scale=0.0, mask_fn=None, qk_amp=1.0)
 
 def m_causal(B, Lq, Lk):
     return Mask(causal=True)
+
+
+def m_causal_br(B, Lq, Lk):
+    return Mask(causal="br")
+
+
+def m_causal_br_padding(B, Lq, Lk):
+    kp = torch.ones(B, Lk, dtype=torch.uint8)
+    kp[0, 1] = 0
+    kp[-1, -1] = 0
+    return Mask(causal="br", key_padding=kp)
 
 
 def m_kp_partial(B, Lq, Lk):
@@ -360,6 +399,29 @@ def sdpa_cases():
         c.append(sdpa_case("dh%d" % dh, "SDPA, head_dim %d (not a multiple of 4/8/16)" % dh,
                            1, 2 if dh < 17 else 1, 3, 4, dh))
     c.append(sdpa_case("batch3", "SDPA, batch 3, causal", 3, 2, 4, 4, 4, mask_fn=m_causal))
+    # Contract 0.2: bottom-right causal, grouped key/value heads, a cache's capacity.
+    c.append(sdpa_case("causal_br_q_lt_k", "SDPA, causal bottom-right, Lq < Lk", 2, 2, 3, 7, 5,
+                       mask_fn=m_causal_br))
+    c.append(sdpa_case("causal_br_square", "SDPA, causal bottom-right, Lq == Lk (as top-left)",
+                       2, 2, 5, 5, 4, mask_fn=m_causal_br))
+    c.append(sdpa_case("causal_br_q_gt_k",
+                       "SDPA, causal bottom-right, Lq > Lk (the first Lq - Lk rows see no key: zeros)",
+                       2, 2, 7, 4, 5, mask_fn=m_causal_br))
+    c.append(sdpa_case("causal_br_decode", "SDPA, one query against 9 keys, bottom-right causal",
+                       2, 2, 1, 9, 8, mask_fn=m_causal_br))
+    c.append(sdpa_case("gqa", "SDPA, grouped-query: 4 query heads over 2 key/value heads",
+                       2, 4, 5, 6, 4, hkv=2))
+    c.append(sdpa_case("mqa", "SDPA, multi-query: 3 query heads over 1 key/value head",
+                       2, 3, 4, 5, 6, hkv=1))
+    c.append(sdpa_case("gqa_causal", "SDPA, grouped-query (6 over 2), causal top-left",
+                       1, 6, 5, 5, 4, hkv=2, mask_fn=m_causal))
+    c.append(sdpa_case("capacity",
+                       "SDPA, K and V in a cache of 9 rows filled up to 6 (the rest NaN), key padding",
+                       2, 2, 4, 6, 4, capacity=9, mask_fn=m_kp_partial))
+    c.append(sdpa_case("decode_gqa_cache",
+                       "SDPA decoding step: 2 queries, 8 heads over 2 key/value heads, a cache of 16 "
+                       "filled up to 11 (the rest NaN), bottom-right causal, key padding",
+                       2, 8, 2, 11, 8, hkv=2, capacity=16, mask_fn=m_causal_br_padding))
     return c
 
 

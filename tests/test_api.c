@@ -141,7 +141,7 @@ static void test_workspace_reuse(void)
         attn_ctx *shared = NULL;
         CHECK_STATUS(attn_ctx_create(&shared, kernels[ki], 0), ATTN_OK);
         for (int c = 0; c < 3 && shared; c++) {
-            attn_sdpa_shape s = { dims[c][0], dims[c][1], dims[c][2], dims[c][3], dims[c][4], 0.0f };
+            attn_sdpa_shape s = { dims[c][0], dims[c][1], dims[c][2], dims[c][3], dims[c][4], 0.0f, 0, 0 };
             size_t nq = (size_t)s.batch * s.n_heads * s.q_len * s.head_dim;
             size_t nkv = (size_t)s.batch * s.n_heads * s.kv_len * s.head_dim;
             float *q = t_alloc(nq, 4, 0), *k = t_alloc(nkv, 4, 0), *v = t_alloc(nkv, 4, 0);

@@ -81,15 +81,31 @@ static void sdpa_cases(attn_ctx *ctx, const char *kn)
     SDPA_CASE("scale +inf", ATTN_ERR_INVALID_ARG, c.s.scale = INFINITY);
     SDPA_CASE("scale -inf", ATTN_ERR_INVALID_ARG, c.s.scale = -INFINITY);
     SDPA_CASE("negative scale is used as is", ATTN_OK, c.s.scale = -0.5f);
+    /* Contract 0.2: causal alignment, grouped key/value heads, a cache's capacity. */
+    SDPA_CASE("causal top-left", ATTN_OK, c.mask.causal = ATTN_CAUSAL_TOP_LEFT);
+    SDPA_CASE("causal bottom-right", ATTN_OK, c.mask.causal = ATTN_CAUSAL_BOTTOM_RIGHT);
+    SDPA_CASE("causal 3", ATTN_ERR_INVALID_ARG, c.mask.causal = 3);
+    SDPA_CASE("causal -1", ATTN_ERR_INVALID_ARG, c.mask.causal = -1);
+    SDPA_CASE("n_kv_heads 1 (multi-query)", ATTN_OK, c.s.n_kv_heads = 1);
+    SDPA_CASE("n_kv_heads == n_heads", ATTN_OK, c.s.n_kv_heads = 2);
+    SDPA_CASE("n_kv_heads -1", ATTN_ERR_INVALID_ARG, c.s.n_kv_heads = -1);
+    SDPA_CASE("n_kv_heads does not divide n_heads", ATTN_ERR_INVALID_ARG, c.s.n_kv_heads = 3);
+    SDPA_CASE("n_kv_heads above n_heads", ATTN_ERR_INVALID_ARG, c.s.n_kv_heads = 4);
+    SDPA_CASE("kv_capacity == kv_len", ATTN_OK, c.s.kv_capacity = 4);
+    SDPA_CASE("kv_capacity above kv_len", ATTN_OK, c.s.kv_capacity = 6);
+    SDPA_CASE("kv_capacity below kv_len", ATTN_ERR_INVALID_ARG, c.s.kv_capacity = 3);
+    SDPA_CASE("kv_capacity -1", ATTN_ERR_INVALID_ARG, c.s.kv_capacity = -1);
+    SDPA_CASE("k and v at their capacity overflow", ATTN_ERR_OVERFLOW,
+              (c.s.batch = 1 << 20, c.s.kv_capacity = INT_MAX, c.s.head_dim = 1 << 20));
     SDPA_CASE("all sizes INT_MAX", ATTN_ERR_OVERFLOW,
-              c.s = (attn_sdpa_shape){ INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX, 0.0f });
+              c.s = (attn_sdpa_shape){ INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX, 0.0f, 0, 0 });
     /* q, k, v fit; only the per-batch keep mask (2^20·2^20·2^24 bytes) does not. */
     SDPA_CASE("per-batch keep mask size overflows", ATTN_ERR_OVERFLOW,
-              (c.s = (attn_sdpa_shape){ 1 << 20, 1, 1 << 20, 1 << 24, 1, 0.0f },
+              (c.s = (attn_sdpa_shape){ 1 << 20, 1, 1 << 20, 1 << 24, 1, 0.0f, 0, 0 },
                c.mask.keep = keep_buf, c.mask.keep_per_batch = 1));
     /* keep would fit (2^62 bytes); the float bias (2^64 bytes) does not. */
     SDPA_CASE("per-batch bias size overflows", ATTN_ERR_OVERFLOW,
-              (c.s = (attn_sdpa_shape){ 1 << 20, 1, 1 << 20, 1 << 22, 1, 0.0f },
+              (c.s = (attn_sdpa_shape){ 1 << 20, 1, 1 << 20, 1 << 22, 1, 0.0f, 0, 0 },
                c.mask.bias = in_a, c.mask.bias_per_batch = 1));
 #undef SDPA_CASE
 }
@@ -154,6 +170,9 @@ static void mha_cases(attn_ctx *ctx, const char *kn)
     MHA_CASE("d_model % n_heads != 0", ATTN_ERR_INVALID_ARG, c.n_heads = 3);
     MHA_CASE("scale NaN", ATTN_ERR_INVALID_ARG, c.scale = NAN);
     MHA_CASE("scale inf", ATTN_ERR_INVALID_ARG, c.scale = INFINITY);
+    MHA_CASE("causal bottom-right (cross-attention of the last positions)", ATTN_OK,
+             c.mask.causal = ATTN_CAUSAL_BOTTOM_RIGHT);
+    MHA_CASE("causal 3", ATTN_ERR_INVALID_ARG, c.mask.causal = 3);
     MHA_CASE("d_model² overflows", ATTN_ERR_OVERFLOW, (c.d_model = INT_MAX, c.n_heads = 1));
     MHA_CASE("batch·q_len·d_model overflows", ATTN_ERR_OVERFLOW,
              (c.batch = INT_MAX, c.q_len = INT_MAX, c.kv_len = 1));
@@ -235,6 +254,9 @@ static void encoder_cases(attn_ctx *ctx, const char *kn)
     ENC_CASE("ln_eps inf", ATTN_ERR_INVALID_ARG, c.c.ln_eps = INFINITY);
     ENC_CASE("activation past the enum", ATTN_ERR_INVALID_ARG, c.c.act = (attn_activation)3);
     ENC_CASE("activation negative", ATTN_ERR_INVALID_ARG, c.c.act = (attn_activation)-1);
+    ENC_CASE("causal bottom-right (Lq == Lk: as top-left)", ATTN_OK,
+             c.mask.causal = ATTN_CAUSAL_BOTTOM_RIGHT);
+    ENC_CASE("causal 3", ATTN_ERR_INVALID_ARG, c.mask.causal = 3);
     /* d_model² · 4 bytes still fits below 2^63; d_ff · d_model · 4 does not. */
     ENC_CASE("d_ff·d_model overflows", ATTN_ERR_OVERFLOW,
              (c.c.d_model = 1518500000, c.c.n_heads = 1, c.c.d_ff = INT_MAX));

@@ -52,6 +52,7 @@ static attn_status run_fixture(attn_ctx *ctx, const fixture *f, float *out, size
         attn_sdpa_shape s = {
             fx_int(f, "batch", 0), fx_int(f, "n_heads", 0), fx_int(f, "q_len", 0),
             fx_int(f, "kv_len", 0), fx_int(f, "head_dim", 0), fx_float(f, "scale", 0.0f),
+            fx_int(f, "n_kv_heads", 0), fx_int(f, "kv_capacity", 0),
         };
         size_t n_v;
         const float *v = fx_f32(f, "v", &n_v);

@@ -80,7 +80,7 @@ void test_golden(void)
         CHECK_STATUS(attn_ctx_create(&ctx, kernels[ki], 1), ATTN_OK);
         if (!ctx)
             continue;
-        attn_sdpa_shape s = { 1, 1, 3, 3, 3, 1.0f };
+        attn_sdpa_shape s = { 1, 1, 3, 3, 3, 1.0f, 0, 0 };
         float out[3][3];
         CHECK_STATUS(attn_sdpa(ctx, &s, &q[0][0], &k[0][0], &v[0][0], NULL, &out[0][0]), ATTN_OK);
         /* SPEC §4 SDPA bound: 2e-5·max(1, max|V|) with max|V| = 8. */

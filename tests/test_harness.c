@@ -111,6 +111,25 @@ static void test_flops(void)
     CHECK(ab_shape_parse("B=1,H=1,Lq=5,Lk=3,Dh=2,mask=causal", AB_OP_SDPA, &s, err, sizeof err) == 0,
           "%s", err);
     CHECK(ab_visible_pairs(&s) == 12.0, "Lq>Lk %.0f", ab_visible_pairs(&s));
+    /* Bottom-right (contract 0.2), Lq 3 < Lk 5: queries see 3, 4, 5 keys, all
+     * of K and V is read. */
+    CHECK(ab_shape_parse("B=1,H=1,Lq=3,Lk=5,Dh=2,mask=causal-br", AB_OP_SDPA, &s, err,
+                         sizeof err) == 0, "%s", err);
+    CHECK(ab_visible_pairs(&s) == 12.0, "bottom-right Lq<Lk %.0f", ab_visible_pairs(&s));
+    CHECK(ab_shape_bytes(&s) == 4.0 * 2 * (2 * 3 + 2 * 5), "bottom-right bytes %.0f",
+          ab_shape_bytes(&s));
+    /* Lq 5 > Lk 3: the first two rows see nothing, then 1 + 2 + 3. */
+    CHECK(ab_shape_parse("B=1,H=1,Lq=5,Lk=3,Dh=2,mask=causal-br", AB_OP_SDPA, &s, err,
+                         sizeof err) == 0, "%s", err);
+    CHECK(ab_visible_pairs(&s) == 6.0, "bottom-right Lq>Lk %.0f", ab_visible_pairs(&s));
+    /* Decoding: one query sees every key. */
+    CHECK(ab_shape_parse("B=1,H=32,Hkv=8,Lq=1,Lk=4096,Dh=128,mask=causal-br", AB_OP_SDPA, &s,
+                         err, sizeof err) == 0, "%s", err);
+    CHECK(ab_visible_pairs(&s) == 4096.0, "decode pairs %.0f", ab_visible_pairs(&s));
+    /* Grouped heads: FLOPs per query head; K and V of the 8 key/value heads. */
+    CHECK(ab_shape_flops(&s) == 4.0 * 32 * 4096 * 128, "GQA flops %.0f", ab_shape_flops(&s));
+    CHECK(ab_shape_bytes(&s) == 4.0 * 128 * (2.0 * 32 + 2.0 * 8 * 4096), "GQA bytes %.0f",
+          ab_shape_bytes(&s));
     /* The encoder's attention part shrinks the same way: 4·P·D with P = 8·9/2. */
     CHECK(ab_shape_parse("B=1,L=8,D=4,H=2,F=16,mask=causal", AB_OP_ENCODER, &s, err, sizeof err) == 0,
           "%s", err);
@@ -132,10 +151,12 @@ static void test_flops(void)
                 CHECK(0, "%s shape %d: no memory", suite->name, k);
                 continue;
             }
+            /* Bottom-right: the queries are the last Lq positions. */
+            long shift = w.mask.causal == ATTN_CAUSAL_BOTTOM_RIGHT ? x->kv_len - x->q_len : 0;
             double visible = 0.0;
             for (int q = 0; q < x->q_len; q++)
                 for (int key = 0; key < x->kv_len; key++)
-                    visible += !w.mask.causal || key <= q;
+                    visible += !w.mask.causal || key <= q + shift;
             CHECK(visible == ab_visible_pairs(x), "%s shape %d: %.0f pairs visible, counted %.0f",
                   suite->name, k, visible, ab_visible_pairs(x));
             ab_workload_free(&w);
@@ -163,7 +184,9 @@ static void test_shapes(void)
                           "norm=middle", "act=tanh", "scale=inf", "Lq=3,Lk=5,cross=0",
                           "B=2147483647000",
                           /* found by fuzz_cli: D = H·Dh and the default F = 4·D overflowed int */
-                          "H=4,Dh=1040746974", "H=1024,Dh=1048576", "H=1,Dh=536870912" };
+                          "H=4,Dh=1040746974", "H=1024,Dh=1048576", "H=1,Dh=536870912",
+                          /* grouped heads: a divisor of H, and SDPA only */
+                          "op=sdpa,H=4,Hkv=3", "op=sdpa,H=4,Hkv=0", "op=mha,D=8,H=4,Hkv=2" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         CHECK(ab_shape_parse(bad[i], AB_OP_MHA, &s, err, sizeof err) == -1 && err[0],
@@ -179,6 +202,14 @@ static void test_shapes(void)
     ab_shape_parse("B=1,L=128,D=768,H=12,F=3072,norm=post,act=gelu", AB_OP_ENCODER, &s, err, sizeof err);
     ab_shape_label(&s, text, sizeof text);
     CHECK(strcmp(text, "B1_D768_H12_L128_F3072_post_gelu") == 0, "label %s", text);
+    ab_shape_parse("B=1,H=32,Hkv=8,Lq=1,Lk=4096,Dh=128,mask=causal-br", AB_OP_SDPA, &s, err,
+                   sizeof err);
+    ab_shape_label(&s, text, sizeof text);
+    CHECK(strcmp(text, "B1_H32_Hkv8_Lq1_Lk4096_Dh128_causal-br") == 0, "label %s", text);
+    /* Hkv = H is ordinary attention: the same shape, the same name. */
+    ab_shape_parse("B=1,H=4,Hkv=4,L=8,Dh=8", AB_OP_SDPA, &s, err, sizeof err);
+    ab_shape_label(&s, text, sizeof text);
+    CHECK(s.kv_heads == 0 && strcmp(text, "B1_H4_L8_Dh8") == 0, "label %s", text);
 }
 
 static int parse_args(char **argv, int argc, const ab_flag *flags, const char **pos, int *n_pos,

@@ -71,7 +71,7 @@ static void permutation(attn_ctx *ctx, const char *kn)
             memcpy(pk + to, k + from, DH * sizeof(float));
             memcpy(pv + to, v + from, DH * sizeof(float));
         }
-    attn_sdpa_shape s = { B, H, LQ, LK, DH, 0.0f };
+    attn_sdpa_shape s = { B, H, LQ, LK, DH, 0.0f, 0, 0 };
     CHECK_STATUS(attn_sdpa(ctx, &s, q, k, v, NULL, o1), ATTN_OK);
     CHECK_STATUS(attn_sdpa(ctx, &s, q, pk, pv, NULL, o2), ATTN_OK);
     double err = t_max_diff(o1, o2, nq);
@@ -115,7 +115,7 @@ static void causality(attn_ctx *ctx, const char *kn)
     float *q = buf(&b, n, &seed), *k = buf(&b, n, &seed), *v = buf(&b, n, &seed);
     float *q2 = buf(&b, n, NULL), *k2 = buf(&b, n, NULL), *v2 = buf(&b, n, NULL);
     float *o1 = buf(&b, n, NULL), *o2 = buf(&b, n, NULL);
-    attn_sdpa_shape s = { 1, 1, L, L, DH, 0.0f };
+    attn_sdpa_shape s = { 1, 1, L, L, DH, 0.0f, 0, 0 };
     CHECK_STATUS(attn_sdpa(ctx, &s, q, k, v, &causal, o1), ATTN_OK);
     for (int i = 0; i < L - 1; i++) {
         memcpy(q2, q, n * sizeof(float));
@@ -178,7 +178,7 @@ static void identity_values(attn_ctx *ctx, const char *kn)
     keep[0][1][0] = 0;
     pad[0][4] = 0;
     attn_mask mask = { .key_padding = &pad[0][0], .keep = &keep[0][0][0], .keep_per_batch = 1 };
-    attn_sdpa_shape s = { B, 1, LQ, LK, LK, 1.0f };
+    attn_sdpa_shape s = { B, 1, LQ, LK, LK, 1.0f, 0, 0 };
 
     t_case("property [%s]: SDPA with V = I gives probability rows; masked keys get 0", kn);
     CHECK_STATUS(attn_sdpa(ctx, &s, q, k, v, &mask, o), ATTN_OK);
@@ -251,7 +251,7 @@ static void scale_and_in_place(attn_ctx *ctx, const char *kn)
     float *o1 = buf(&b, n, NULL), *o2 = buf(&b, n, NULL);
 
     t_case("property [%s]: scale 0 is 1/sqrt(head_dim), and scale matters", kn);
-    attn_sdpa_shape s0 = { B, H, L, L, DH, 0.0f }, s3 = { B, H, L, L, DH, 1.0f / 3.0f };
+    attn_sdpa_shape s0 = { B, H, L, L, DH, 0.0f, 0, 0 }, s3 = { B, H, L, L, DH, 1.0f / 3.0f, 0, 0 };
     CHECK_STATUS(attn_sdpa(ctx, &s0, q, k, v, NULL, o1), ATTN_OK);
     CHECK_STATUS(attn_sdpa(ctx, &s3, q, k, v, NULL, o2), ATTN_OK);
     CHECK(t_max_diff(o1, o2, n) <= 1e-6, "scale 0 differs from 1/3 for head_dim 9");

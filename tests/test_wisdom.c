@@ -77,7 +77,7 @@ static void test_auto_context(const char *key, uint64_t me)
     static float q[B * H * L * DH], k[B * H * L * DH], v[B * H * L * DH], o[B * H * L * DH];
     for (int i = 0; i < B * H * L * DH; i++)
         q[i] = k[i] = v[i] = (float)(i % 7) * 0.25f;
-    attn_sdpa_shape sh = { B, H, L, L, DH, 0.0f };
+    attn_sdpa_shape sh = { B, H, L, L, DH, 0.0f, 0, 0 };
     const char *src = NULL, *used;
     attn_ctx *ctx = NULL;
     /* A record for exactly this call's bucket (sdpa, L <= 2^4, Dh 8, no

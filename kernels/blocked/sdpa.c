@@ -9,6 +9,7 @@
  * common lengths. (The streaming "flash" kernels avoid S altogether.)
  */
 #include <omp.h>
+#include <string.h>
 
 #include "../rows.h"
 #include "blocked.h"
@@ -49,14 +50,20 @@ void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
         int h = (int)(t / q_blocks % p->n_heads);
         int q0 = (int)(t % q_blocks) * bq;
         int rows = p->q_len - q0 < bq ? p->q_len - q0 : bq;
-        int keys = attn_mask_visible_keys(p->mask, q0 + rows - 1, p->kv_len);
+        int keys = attn_mask_visible_keys(p->mask, q0 + rows - 1, p->q_len, p->kv_len);
         float *s = (float *)ex->scratch + (size_t)omp_get_thread_num() * per_thread;
         float *pack = s + s_floats;
 
         const float *q = p->q + b * p->q_st.batch + h * p->q_st.head + (size_t)q0 * p->q_st.row;
-        const float *k = p->k + b * p->k_st.batch + h * p->k_st.head;
-        const float *v = p->v + b * p->v_st.batch + h * p->v_st.head;
+        const int kvh = attn_kv_head(p, h);
+        const float *k = p->k + b * p->k_st.batch + kvh * p->k_st.head;
+        const float *v = p->v + b * p->v_st.batch + kvh * p->v_st.head;
         float *out = p->out + b * p->out_st.batch + h * p->out_st.head + (size_t)q0 * p->out_st.row;
+        if (keys == 0) {   /* bottom-right with Lq > Lk: these rows see no key */
+            for (int i = 0; i < rows; i++)
+                memset(out + (size_t)i * p->out_st.row, 0, (size_t)dh * sizeof(float));
+            continue;
+        }
 
         blk_gemm qk = {
             .m = (size_t)rows, .n = keys, .k = dh, .a = q, .lda = p->q_st.row, .alpha = p->scale,
@@ -67,7 +74,7 @@ void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
 
         for (int i = 0; i < rows; i++) {
             float *row = s + (size_t)i * keys;
-            int n = attn_mask_visible_keys(p->mask, q0 + i, p->kv_len);
+            int n = attn_mask_visible_keys(p->mask, q0 + i, p->q_len, p->kv_len);
             attn_rows_mask(p->mask, b, q0 + i, p->q_len, p->kv_len, 0, row, n);
             attn_rows_softmax(row, n);
             for (int j = n; j < keys; j++)   /* keys past the causal edge weigh 0 */

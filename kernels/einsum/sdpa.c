@@ -123,6 +123,12 @@ static void plan_layout(const ein_sdpa_variant *v, const attn_sdpa_problem *p, i
 {
     int t = n_threads > 0 ? n_threads : 1;
     l->hc = p->n_heads < t ? p->n_heads : t;
+    /* Grouped heads: a chunk stays inside one group (its heads share one
+     * key/value head, which the chunk's views then broadcast with a head
+     * stride of 0), so hc divides the group size. */
+    const int group = p->n_heads / attn_kv_heads(p);
+    while (group > 1 && group % l->hc != 0)
+        l->hc--;
     l->nc = 1;
     if (l->hc == p->n_heads) {
         int want = (t + p->n_heads - 1) / p->n_heads;
@@ -132,15 +138,16 @@ static void plan_layout(const ein_sdpa_variant *v, const attn_sdpa_problem *p, i
     l->qc = qc < 1 ? 1 : (qc > p->q_len ? p->q_len : qc);
 
     size_t end = 0, b = (size_t)p->batch, h = (size_t)p->n_heads, dh = (size_t)p->head_dim;
+    size_t hkv = (size_t)attn_kv_heads(p);
     size_t lq = (size_t)p->q_len, lk = (size_t)p->kv_len;
     l->s = reserve(&end, (size_t)l->nc, (size_t)l->hc, (size_t)l->qc, lk);
     l->q = l->k = l->v = l->o = 0;
     if (v->copy_bhld)
         l->q = reserve(&end, b, h, lq, dh);
     if (v->copy_bhld || v->k_transposed)
-        l->k = reserve(&end, b, h, lk, dh);
+        l->k = reserve(&end, b, hkv, lk, dh);
     if (v->copy_bhld || v->v_transposed)
-        l->v = reserve(&end, b, h, lk, dh);
+        l->v = reserve(&end, b, hkv, lk, dh);
     if (v->copy_bhld)
         l->o = reserve(&end, b, h, lq, dh);
     l->end = end;
@@ -197,6 +204,7 @@ void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex, const att
 {
     const int threads = ex->n_threads > 0 ? ex->n_threads : 1;
     const int B = p->batch, H = p->n_heads, Lq = p->q_len, Lk = p->kv_len, Dh = p->head_dim;
+    const int Hkv = attn_kv_heads(p), group = H / Hkv;
     const attn_mask *mask = p->mask;
     sdpa_layout l;
     plan_layout(v, p, threads, &l);
@@ -226,22 +234,28 @@ void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex, const att
     }
     if (v->copy_bhld || v->k_transposed) {
         float *kc = (float *)(ws + l.k);
-        copy_in(kc, p->k, p->k_st, B, H, Lk, Dh, v->k_transposed, threads);
+        copy_in(kc, p->k, p->k_st, B, Hkv, Lk, Dh, v->k_transposed, threads);
         k = kc;
-        kst[R_B] = H * hk;
+        kst[R_B] = Hkv * hk;
         kst[R_H] = hk;
         kst[R_K] = v->k_transposed ? 1 : Dh;
         kst[R_D] = v->k_transposed ? Lk : 1;
     }
     if (v->copy_bhld || v->v_transposed) {
         float *vc = (float *)(ws + l.v);
-        copy_in(vc, p->v, p->v_st, B, H, Lk, Dh, v->v_transposed, threads);
+        copy_in(vc, p->v, p->v_st, B, Hkv, Lk, Dh, v->v_transposed, threads);
         vv = vc;
-        vst[R_B] = H * hk;
+        vst[R_B] = Hkv * hk;
         vst[R_H] = hk;
         vst[R_K] = v->v_transposed ? 1 : Dh;
         vst[R_D] = v->v_transposed ? Lk : 1;
     }
+    /* Key/value heads are stepped by kv head: a chunk's base pointer moves to
+     * the kv head of its first head; inside a chunk of a group (grouped-query
+     * attention) every head reads that same one, a head stride of 0. */
+    const ptrdiff_t k_head = kst[R_H], v_head = vst[R_H];
+    if (group > 1)
+        kst[R_H] = vst[R_H] = 0;
     /* The score chunk: [nc][hc][qc][Lk], rows of stride Lk. */
     const ptrdiff_t sst[R_COUNT] = { (ptrdiff_t)l.hc * l.qc * Lk, (ptrdiff_t)l.qc * Lk, Lk, 1, 0 };
 
@@ -251,7 +265,13 @@ void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex, const att
         const int nn = B - n0 < l.nc ? B - n0 : l.nc;
         const int hh = H - h0 < l.hc ? H - h0 : l.hc;
         const int qq = Lq - q0 < l.qc ? Lq - q0 : l.qc;
-        const int kc = (mask && mask->causal && q0 + qq < Lk) ? q0 + qq : Lk;
+        /* Keys past the chunk's last visible one are never read; at least
+         * one, so that a chunk of rows that see none (bottom-right, Lq > Lk)
+         * is a chunk of fully masked rows: zeros. */
+        const int last = attn_mask_visible_keys(mask, q0 + qq - 1, Lq, Lk);
+        const int kc = last > 0 ? last : 1;
+        const ptrdiff_t kv_off = (ptrdiff_t)(h0 / group) * k_head - (ptrdiff_t)h0 * kst[R_H];
+        const ptrdiff_t vv_off = (ptrdiff_t)(h0 / group) * v_head - (ptrdiff_t)h0 * vst[R_H];
         const ptrdiff_t ext[R_COUNT] = { nn, hh, qq, kc, Dh };
         const long rows = (long)nn * hh * qq;
 
@@ -269,7 +289,7 @@ void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex, const att
         if (ein_plan_init(&plan, v->scores, v->scores_order, &va, &vb, &vo) != EIN_OK)
             return;
         ein_plan_run(&plan, p->scale, q + offset_of(qst, n0, h0, q0, 0),
-                     k + offset_of(kst, n0, h0, 0, 0), S, threads);
+                     k + offset_of(kst, n0, h0, 0, 0) + kv_off, S, threads);
 
         /* Each row: causal cut, mask, softmax; and its output row zeroed for
          * the PV einsum to accumulate into. */
@@ -277,7 +297,7 @@ void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex, const att
         for (long r = 0; r < rows; r++) {
             int n = (int)(r / ((long)hh * qq)), h = (int)(r / qq % hh), i = (int)(r % qq);
             float *s = S + n * sst[R_B] + h * sst[R_H] + i * sst[R_Q];
-            int vis = attn_mask_visible_keys(mask, q0 + i, Lk);
+            int vis = attn_mask_visible_keys(mask, q0 + i, Lq, Lk);
             vis = vis < kc ? vis : kc;
             for (int j = vis; j < kc; j++)
                 s[j] = -INFINITY;
@@ -291,7 +311,7 @@ void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex, const att
         vo = view_of(v->pv, 2, ext, ost);
         if (ein_plan_init(&plan, v->pv, v->pv_order, &va, &vb, &vo) != EIN_OK)
             return;
-        ein_plan_run(&plan, 1.0f, S, vv + offset_of(vst, n0, h0, 0, 0),
+        ein_plan_run(&plan, 1.0f, S, vv + offset_of(vst, n0, h0, 0, 0) + vv_off,
                      o + offset_of(ost, n0, h0, q0, 0), threads);
     }
 

@@ -60,23 +60,30 @@ static void attn_sdpa__naive(const attn_exec *ex, const attn_sdpa_problem *p)
     double *acc = score + p->kv_len;
     const attn_mask *m = p->mask;
 
+    /* Grouped-query attention: query head h reads key/value head h / group. */
+    const int group = p->n_kv_heads > 0 ? p->n_heads / p->n_kv_heads : 1;
+    /* Causal: key j is visible to row i when j <= i + shift, the queries
+     * being the first (top-left) or the last (bottom-right) Lq positions. */
+    const long shift = m && m->causal == ATTN_CAUSAL_BOTTOM_RIGHT
+                           ? (long)p->kv_len - (long)p->q_len : 0;
+
     for (int b = 0; b < p->batch; b++)
     for (int h = 0; h < p->n_heads; h++)
     for (int i = 0; i < p->q_len; i++) {
+        const int kvh = h / group;
         const float *q = p->q + b * p->q_st.batch + h * p->q_st.head + i * p->q_st.row;
         float *out = p->out + b * p->out_st.batch + h * p->out_st.head + i * p->out_st.row;
         const uint8_t *pad = attn_mask_padding_row(m, b, p->kv_len);
         const uint8_t *keep = attn_mask_keep_row(m, b, i, p->q_len, p->kv_len);
         const float *bias = attn_mask_bias_row(m, b, i, p->q_len, p->kv_len);
-        int visible = attn_mask_visible_keys(m, i, p->kv_len);
 
         /* Scores; masked keys are -inf, i.e. excluded exactly. */
         double max = -INFINITY;
         for (int j = 0; j < p->kv_len; j++) {
             score[j] = -INFINITY;
-            if (j >= visible || (pad && !pad[j]) || (keep && !keep[j]))
+            if ((m && m->causal && j > i + shift) || (pad && !pad[j]) || (keep && !keep[j]))
                 continue;
-            const float *k = p->k + b * p->k_st.batch + h * p->k_st.head + j * p->k_st.row;
+            const float *k = p->k + b * p->k_st.batch + kvh * p->k_st.head + j * p->k_st.row;
             double dot = 0.0;
             for (int d = 0; d < p->head_dim; d++)
                 dot += (double)q[d] * (double)k[d];
@@ -96,7 +103,7 @@ static void attn_sdpa__naive(const attn_exec *ex, const attn_sdpa_problem *p)
                 if (score[j] == -INFINITY)
                     continue;
                 double e = exp(score[j] - max);
-                const float *v = p->v + b * p->v_st.batch + h * p->v_st.head + j * p->v_st.row;
+                const float *v = p->v + b * p->v_st.batch + kvh * p->v_st.head + j * p->v_st.row;
                 sum += e;
                 for (int d = 0; d < p->head_dim; d++)
                     acc[d] += e * (double)v[d];

@@ -150,7 +150,7 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
         m[i] = -INFINITY;
         l[i] = 0.0f;
     }
-    const int keys = attn_mask_visible_keys(p->mask, q0 + rows - 1, p->kv_len);
+    const int keys = attn_mask_visible_keys(p->mask, q0 + rows - 1, p->q_len, p->kv_len);
     for (int k0 = 0; k0 < keys; k0 += bk) {
         const int kb = keys - k0 < bk ? keys - k0 : bk;
         for (int ir = 0; ir < rows; ir += GEMM_MR)
@@ -160,7 +160,7 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
                              gemm_min(GEMM_NR, kb - jr), 1);
         for (int i = 0; i < rows; i++) {
             float *row = s + (size_t)i * bk;
-            int n_vis = attn_mask_visible_keys(p->mask, q0 + i, p->kv_len) - k0;
+            int n_vis = attn_mask_visible_keys(p->mask, q0 + i, p->q_len, p->kv_len) - k0;
             n_vis = n_vis < 0 ? 0 : n_vis > kb ? kb : n_vis;
             if (p->mask)
                 attn_rows_mask(p->mask, b, q0 + i, p->q_len, p->kv_len, k0, row, n_vis);
@@ -219,10 +219,11 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
         int q_end = t1 * bq < p->q_len ? t1 * bq : p->q_len;
         float *buf = (float *)ex->scratch + (size_t)omp_get_thread_num() * L.total;
         /* Only the keys the chunk's last row can see are packed. */
-        int keys = attn_mask_visible_keys(p->mask, q_end - 1, p->kv_len);
-        blk_gemm kg = { .b = p->k + b * p->k_st.batch + h * p->k_st.head, .ldb = p->k_st.row,
+        int keys = attn_mask_visible_keys(p->mask, q_end - 1, p->q_len, p->kv_len);
+        const int kvh = attn_kv_head(p, h);
+        blk_gemm kg = { .b = p->k + b * p->k_st.batch + kvh * p->k_st.head, .ldb = p->k_st.row,
                         .b_is_nk = 1 };
-        blk_gemm vg = { .b = p->v + b * p->v_st.batch + h * p->v_st.head, .ldb = p->v_st.row,
+        blk_gemm vg = { .b = p->v + b * p->v_st.batch + kvh * p->v_st.head, .ldb = p->v_st.row,
                         .b_is_nk = 0 };
         const int lk_pad = (p->kv_len + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
         arch->pack_b(&kg, 0, keys, 0, p->head_dim, buf + L.kpack);
