@@ -10,6 +10,9 @@ const attn_param attn_simd_params[SK_N_PARAMS] = {
     [SK_BK] = { "bk", "attention keys per tile when streaming; rounded down to NR", 1, 65536 },
     [SK_STREAM_FROM] = { "stream_from", "stream keys (flash) from this Lk up; below, one tile of all keys",
                          1, 1 << 30 },
+    [SK_DECODE_ROWS] = { "decode_rows", "attention: decode path (K and V streamed in place, split "
+                         "across threads) when Lq x heads per key/value head <= this; 0 never",
+                         0, 64 },
 };
 
 static int clamp(long v, long lo, long hi)
@@ -42,4 +45,8 @@ void attn_simd_default_params(int mr, int nr, int *v)
      * two paths run within noise of each other from Lk 512 to 4096, so the
      * rule is about memory, not speed. */
     v[SK_STREAM_FROM] = clamp(l2 / 2 / (long)(2 * sizeof(float) * v[SK_BQ]), 64, 1 << 20);
+    /* A tile of the query rows that share a key/value head: up to 16 (a
+     * decoding step of 4 heads per key/value head over 4 tokens) their
+     * accumulators stay in L1 while K and V stream past. */
+    v[SK_DECODE_ROWS] = 16;
 }

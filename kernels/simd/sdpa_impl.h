@@ -74,8 +74,198 @@ static int SIMD_NAME(sdpa_layout_of)(const attn_sdpa_problem *p, const int *para
     return 1;
 }
 
+/* ---- Decoding: a few query rows against many keys --------------------------------------
+ *
+ * A decoding step has one query (or a few) per head against a cache of
+ * thousands of keys: the work is reading K and V, once. Packing them per
+ * query head, as the prefill path does, reads and writes them again (and
+ * for grouped heads H / Hkv times). So when the query rows that share a
+ * key/value head — Lq x H / Hkv of them — are at most decode_rows:
+ *   - those rows form one tile, so each key/value head is read once;
+ *   - K and V are read in place, row after row (two sequential streams the
+ *     hardware prefetcher follows), never packed;
+ *   - the keys are cut into splits of SDPA_DECODE_SPLIT (split-KV), the
+ *     tasks (batch, key/value head, split) are shared among the threads,
+ *     and each keeps its rows' running max m, sum l and accumulator o (the
+ *     online softmax over blocks of SDPA_DECODE_KEYS keys); the splits are
+ *     merged exactly afterwards: M = max m_s, o = Σ e^(m_s − M)·o_s /
+ *     Σ e^(m_s − M)·l_s.
+ * The split size is fixed, not derived from the thread count, and the
+ * merge goes in split order, so the result does not depend on the threads. */
+#define SDPA_DECODE_KEYS 64
+#define SDPA_DECODE_SPLIT 512
+
+static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, float *l);
+static inline void SIMD_NAME(sdpa_scale_row)(float *o, int n, float f);
+
+/* Query rows of one key/value head when the decode path runs, else 0. */
+static int SIMD_NAME(sdpa_decode_rows)(const attn_sdpa_problem *p, const int *params)
+{
+    long rows = (long)p->q_len * (p->n_heads / attn_kv_heads(p));
+    return rows <= params[SK_DECODE_ROWS] ? (int)rows : 0;
+}
+
+/* Scratch of the decode path, in floats: per thread the scaled queries
+ * [rows][Dh] and a block of scores [rows][SDPA_DECODE_KEYS]; per task its
+ * partial result [m: rows][l: rows][o: rows·Dh]. */
+typedef struct sdpa_decode_plan {
+    int rows, keys, splits;
+    long tasks;
+    size_t scores, per_thread, part, parts, total;
+} sdpa_decode_plan;
+
+/* 0 when a size overflows. */
+static int SIMD_NAME(sdpa_decode_plan_of)(const attn_sdpa_problem *p, int rows, int n_threads,
+                                          sdpa_decode_plan *d)
+{
+    d->rows = rows;
+    d->keys = attn_mask_visible_keys(p->mask, p->q_len - 1, p->q_len, p->kv_len);
+    d->splits = d->keys > 0 ? (d->keys + SDPA_DECODE_SPLIT - 1) / SDPA_DECODE_SPLIT : 1;
+    d->tasks = (long)p->batch * attn_kv_heads(p) * d->splits;
+    double dh = p->head_dim, per_thread = sdpa_round16((size_t)rows * SDPA_DECODE_KEYS)
+                                         + rows * dh + 16.0;
+    double part = rows * (dh + 2.0) + 16.0;
+    if (!(per_thread * (n_threads > 0 ? n_threads : 1) + part * (double)d->tasks
+          < (double)(SIZE_MAX / 8)))
+        return 0;
+    d->scores = sdpa_round16((size_t)rows * (size_t)p->head_dim);
+    d->per_thread = d->scores + sdpa_round16((size_t)rows * SDPA_DECODE_KEYS);
+    d->part = sdpa_round16((size_t)rows * ((size_t)p->head_dim + 2));
+    d->parts = d->per_thread * (size_t)(n_threads > 0 ? n_threads : 1);
+    d->total = d->parts + d->part * (size_t)d->tasks;
+    return 1;
+}
+
+/* o[0..n) += f·x[0..n). */
+static inline void SIMD_NAME(sdpa_axpy)(float *o, const float *x, float f, int n)
+{
+    const vf vfac = vf_set1(f);
+    int j = 0;
+    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
+        vf_store(o + j, vf_fmadd(vfac, vf_load(x + j), vf_load(o + j)));
+    if (j < n)
+        vf_store_n(o + j, vf_fmadd(vfac, vf_load_n(x + j, n - j), vf_load_n(o + j, n - j)), n - j);
+}
+
+static inline float SIMD_NAME(sdpa_dot)(const float *a, const float *b, int n)
+{
+    vf acc0 = vf_zero(), acc1 = vf_zero();
+    int j = 0;
+    for (; j + 2 * SIMD_LANES <= n; j += 2 * SIMD_LANES) {
+        acc0 = vf_fmadd(vf_load(a + j), vf_load(b + j), acc0);
+        acc1 = vf_fmadd(vf_load(a + j + SIMD_LANES), vf_load(b + j + SIMD_LANES), acc1);
+    }
+    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
+        acc0 = vf_fmadd(vf_load(a + j), vf_load(b + j), acc0);
+    if (j < n)
+        acc1 = vf_fmadd(vf_load_n(a + j, n - j), vf_load_n(b + j, n - j), acc1);
+    return vf_reduce_add(vf_add(acc0, acc1));
+}
+
+/* Row r of a key/value head's tile: query row r % Lq of its (r / Lq)-th head. */
+static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
+                                        float *buf, float *part, int b, int kvh, int split)
+{
+    const int dh = p->head_dim, lq = p->q_len, rows = d->rows;
+    const int group = p->n_heads / attn_kv_heads(p);
+    float *qs = buf, *s = buf + d->scores;
+    float *m = part, *l = part + rows, *o = part + 2 * rows;
+    for (int r = 0; r < rows; r++) {
+        const int h = kvh * group + r / lq, i = r % lq;
+        const float *q = p->q + b * p->q_st.batch + h * p->q_st.head + (size_t)i * p->q_st.row;
+        for (int j = 0; j < dh; j++) {
+            qs[(size_t)r * dh + j] = q[j] * p->scale;
+            o[(size_t)r * dh + j] = 0.0f;
+        }
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+    }
+    const float *K = p->k + b * p->k_st.batch + kvh * p->k_st.head;
+    const float *V = p->v + b * p->v_st.batch + kvh * p->v_st.head;
+    const int k_begin = split * SDPA_DECODE_SPLIT;
+    const int k_end = k_begin + SDPA_DECODE_SPLIT < d->keys ? k_begin + SDPA_DECODE_SPLIT : d->keys;
+    for (int k0 = k_begin; k0 < k_end; k0 += SDPA_DECODE_KEYS) {
+        const int kb = k_end - k0 < SDPA_DECODE_KEYS ? k_end - k0 : SDPA_DECODE_KEYS;
+        for (int jj = 0; jj < kb; jj++) {
+            const float *krow = K + (size_t)(k0 + jj) * p->k_st.row;
+            for (int r = 0; r < rows; r++)
+                s[(size_t)r * SDPA_DECODE_KEYS + jj] =
+                    SIMD_NAME(sdpa_dot)(qs + (size_t)r * dh, krow, dh);
+        }
+        for (int r = 0; r < rows; r++) {
+            float *row = s + (size_t)r * SDPA_DECODE_KEYS;
+            int n_vis = attn_mask_visible_keys(p->mask, r % lq, lq, p->kv_len) - k0;
+            n_vis = n_vis < 0 ? 0 : n_vis > kb ? kb : n_vis;
+            if (p->mask)
+                attn_rows_mask(p->mask, b, r % lq, lq, p->kv_len, k0, row, n_vis);
+            float alpha = SIMD_NAME(sdpa_online_row)(row, kb, n_vis, &m[r], &l[r]);
+            if (alpha != 1.0f)
+                SIMD_NAME(sdpa_scale_row)(o + (size_t)r * dh, dh, alpha);
+        }
+        for (int jj = 0; jj < kb; jj++) {
+            const float *vrow = V + (size_t)(k0 + jj) * p->v_st.row;
+            for (int r = 0; r < rows; r++) {
+                float w = s[(size_t)r * SDPA_DECODE_KEYS + jj];
+                if (w != 0.0f)
+                    SIMD_NAME(sdpa_axpy)(o + (size_t)r * dh, vrow, w, dh);
+            }
+        }
+    }
+}
+
+static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem *p, int rows)
+{
+    sdpa_decode_plan d;
+    SIMD_NAME(sdpa_decode_plan_of)(p, rows, ex->n_threads, &d);   /* checked when sizing */
+    float *scratch = ex->scratch, *parts = scratch + d.parts;
+    const int hkv = attn_kv_heads(p), dh = p->head_dim, lq = p->q_len;
+
+#pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
+    for (long t = 0; t < d.tasks; t++) {
+        int split = (int)(t % d.splits), kvh = (int)(t / d.splits % hkv);
+        int b = (int)(t / d.splits / hkv);
+        SIMD_NAME(sdpa_decode_task)(p, &d, scratch + (size_t)omp_get_thread_num() * d.per_thread,
+                                    parts + (size_t)t * d.part, b, kvh, split);
+    }
+
+    /* The exact merge of the splits, in split order. */
+    const long heads = (long)p->batch * hkv;
+#pragma omp parallel for num_threads(ex->n_threads) schedule(static)
+    for (long bh = 0; bh < heads; bh++) {
+        const int b = (int)(bh / hkv), kvh = (int)(bh % hkv), group = p->n_heads / hkv;
+        const float *first = parts + (size_t)bh * d.splits * d.part;
+        for (int r = 0; r < rows; r++) {
+            const int h = kvh * group + r / lq, i = r % lq;
+            float *out = p->out + b * p->out_st.batch + h * p->out_st.head
+                       + (size_t)i * p->out_st.row;
+            float mx = -INFINITY, sum = 0.0f;
+            for (int sp = 0; sp < d.splits; sp++)
+                mx = first[(size_t)sp * d.part + r] > mx ? first[(size_t)sp * d.part + r] : mx;
+            for (int j = 0; j < dh; j++)
+                out[j] = 0.0f;
+            if (mx == -INFINITY)           /* every key masked: zeros (SPEC §1) */
+                continue;
+            for (int sp = 0; sp < d.splits; sp++) {
+                const float *part = first + (size_t)sp * d.part;
+                if (part[r] == -INFINITY)
+                    continue;
+                float f = attn_expf(part[r] - mx);
+                sum += f * part[rows + r];
+                SIMD_NAME(sdpa_axpy)(out, part + 2 * rows + (size_t)r * dh, f, dh);
+            }
+            SIMD_NAME(sdpa_scale_row)(out, dh, 1.0f / sum);
+        }
+    }
+}
+
 static size_t SIMD_NAME(attn_sdpa_scratch)(const attn_sdpa_problem *p, int n_threads, const int *params)
 {
+    int rows = SIMD_NAME(sdpa_decode_rows)(p, params);
+    if (rows > 0) {
+        sdpa_decode_plan d;
+        return SIMD_NAME(sdpa_decode_plan_of)(p, rows, n_threads, &d) ? d.total * sizeof(float)
+                                                                       : SIZE_MAX;
+    }
     sdpa_layout L;
     size_t bytes = sizeof(float);
     if (!SIMD_NAME(sdpa_layout_of)(p, params, &L) || !attn_mul_checked(&bytes, L.total, SIZE_MAX)
@@ -197,6 +387,11 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
 
 static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p)
 {
+    int decode_rows = SIMD_NAME(sdpa_decode_rows)(p, ex->params);
+    if (decode_rows > 0) {
+        SIMD_NAME(sdpa_decode)(ex, p, decode_rows);
+        return;
+    }
     const blk_arch *arch = &SIMD_NAME(blk_arch);
     const int bq = SIMD_NAME(sdpa_query_tile)(ex->params);
     const int q_tiles = (p->q_len + bq - 1) / bq;

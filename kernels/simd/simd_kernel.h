@@ -15,6 +15,7 @@ enum {
     SK_BQ = BLK_BQ,     /* attention: query rows per tile (blocked: per task) */
     SK_BK,              /* attention: keys per tile when streaming */
     SK_STREAM_FROM,     /* attention: stream (flash) when Lk >= this, else one key tile */
+    SK_DECODE_ROWS,     /* attention: the decode path when a group's query rows are <= this */
     SK_N_PARAMS
 };
 
