@@ -69,7 +69,7 @@ static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n
         case 3: sh.batch = sh.n_heads = sh.q_len = INT_MAX; break;   /* overflows */
         case 4: q = NULL; break;
         case 5: sh.n_kv_heads = sh.n_heads + 1; break;               /* does not divide H */
-        case 6: sh.kv_capacity = sh.kv_len - 1 > 0 ? sh.kv_len - 1 : bad; break;
+        case 6: sh.kv_capacity = sh.kv_len > 1 ? sh.kv_len - 1 : -1; break;   /* 0 means Lk */
         case 7: m.causal = 3 + (int)(how % 5); break;                 /* not an alignment */
         default: sh.scale = NAN; break;
         }
