@@ -122,18 +122,18 @@ static int SIMD_NAME(sdpa_decode_plan_of)(const attn_sdpa_problem *p, int rows, 
     d->keys = attn_mask_visible_keys(p->mask, p->q_len - 1, p->q_len, p->kv_len);
     d->splits = d->keys > 0 ? (d->keys + SDPA_DECODE_SPLIT - 1) / SDPA_DECODE_SPLIT : 1;
     d->tasks = (long)p->batch * attn_kv_heads(p) * d->splits;
-    double dh = p->head_dim, per_thread = sdpa_round16((size_t)rows * SDPA_DECODE_KEYS)
-                                         + rows * dh + 16.0;
-    double part = rows * (dh + 2.0) + 16.0;
-    if (!(per_thread * (n_threads > 0 ? n_threads : 1) + part * (double)d->tasks
-          < (double)(SIZE_MAX / 8)))
-        return 0;
+    /* rows <= 64 and head_dim < 2^31: the per-row sizes fit; the products
+     * with the thread and task counts are checked. */
     d->scores = sdpa_round16((size_t)rows * (size_t)p->head_dim);
     d->per_thread = d->scores + sdpa_round16((size_t)rows * SDPA_DECODE_KEYS);
     d->part = sdpa_round16((size_t)rows * ((size_t)p->head_dim + 2));
-    d->parts = d->per_thread * (size_t)(n_threads > 0 ? n_threads : 1);
-    d->total = d->parts + d->part * (size_t)d->tasks;
-    return 1;
+    d->parts = d->per_thread;
+    size_t all_parts = d->part;
+    d->total = 0;
+    return attn_mul_checked(&d->parts, (size_t)(n_threads > 0 ? n_threads : 1), SIZE_MAX / 8)
+        && attn_mul_checked(&all_parts, (size_t)d->tasks, SIZE_MAX / 8)
+        && attn_add_checked(&d->total, d->parts, SIZE_MAX / 8)
+        && attn_add_checked(&d->total, all_parts, SIZE_MAX / 8);
 }
 
 /* o[0..n) += f·x[0..n). */
