@@ -45,6 +45,19 @@ static ab_run_stat stat_of(const ab_sample_set *s)
     return ab_run_stat_of(s->t, s->n, s->unstable, s->precision, s->cv, s->repetitions);
 }
 
+/* The run statistics of benchmark name in each of the n files of a side
+ * that have it, in file order, into out; returns how many. */
+static int side_stats(const ab_bench_file *files, int n, const char *name, ab_run_stat *out)
+{
+    int k = 0;
+    for (int f = 0; f < n; f++) {
+        const ab_sample_set *s = ab_bench_file_find(&files[f], name);
+        if (s)
+            out[k++] = stat_of(s);
+    }
+    return k;
+}
+
 int ab_cmd_compare(int argc, char **argv)
 {
     double alpha = 0.01, min_effect = 0.05, run_noise = AB_DEFAULT_RUN_NOISE;
@@ -117,16 +130,8 @@ int ab_cmd_compare(int argc, char **argv)
             ab_bench_runs *r = &runs[n];
             r->attnbench = base[i].attnbench;
             r->threads = base[i].set[k].threads;
-            for (int f = 0; f < nb; f++) {
-                const ab_sample_set *s = ab_bench_file_find(&base[f], name);
-                if (s)
-                    r->base[r->nb++] = stat_of(s);
-            }
-            for (int f = 0; f < nf; f++) {
-                const ab_sample_set *s = ab_bench_file_find(&fresh[f], name);
-                if (s)
-                    r->fresh[r->nf++] = stat_of(s);
-            }
+            r->nb = side_stats(base, nb, name, r->base);
+            r->nf = side_stats(fresh, nf, name, r->fresh);
             names[n++] = name;
         }
     /* Only in BASE: listed, not judged (and kept out of the pooled noise). */
