@@ -262,6 +262,22 @@ typedef struct pmu_probe {
     int err;       /* 0: a hardware cycles counter opened; else errno */
 } pmu_probe;
 
+#ifdef __linux__
+/* perf_event_open of attr for thread tid (0: the calling thread) on any
+ * CPU, alone in its group, close-on-exec; -1 with errno. */
+static int perf_open_attr(struct perf_event_attr *attr, pid_t tid)
+{
+    long fd = syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && errno == EINVAL) {
+        /* Kernels before 3.14 lack the flag. */
+        fd = syscall(SYS_perf_event_open, attr, tid, -1, -1, 0UL);
+        if (fd >= 0)
+            (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    }
+    return (int)fd;
+}
+#endif
+
 /* Opens, for the calling thread, the counter every PMU has: CPU cycles in
  * user space (as PAPI's default domain counts), and closes it again. */
 static void probe_pmu(pmu_probe *p)
@@ -276,10 +292,7 @@ static void probe_pmu(pmu_probe *p)
     attr.disabled = 1;
     attr.exclude_kernel = 1;  /* what perf_event_paranoid=2 still allows */
     attr.exclude_hv = 1;
-    long fd = syscall(SYS_perf_event_open, &attr, 0 /* this thread */, -1 /* any cpu */,
-                      -1 /* no group */, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0 && errno == EINVAL)  /* kernels before 3.14 lack the flag */
-        fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0UL);
+    int fd = perf_open_attr(&attr, 0 /* this thread */);
     if (fd >= 0) {
         close((int)fd);
         p->err = 0;
@@ -503,15 +516,7 @@ static int perf_open_sw(unsigned long long config, pid_t tid, int exclude_kernel
     attr.inherit = 1;
     attr.exclude_kernel = exclude_kernel ? 1 : 0;
     attr.exclude_hv = 1;
-    long fd = syscall(SYS_perf_event_open, &attr, tid, -1 /* any cpu */, -1 /* no group */,
-                      PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0 && errno == EINVAL) {
-        /* Kernels before 3.14 lack the flag. */
-        fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, 0UL);
-        if (fd >= 0)
-            (void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-    }
-    return (int)fd;
+    return perf_open_attr(&attr, tid);
 }
 
 /* The threads of this process now, malloc'd, their number in *n; NULL when
