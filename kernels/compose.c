@@ -93,10 +93,17 @@ static void gemm_qkv(const attn_kernel *k, const attn_exec *ex, gemm_region g, s
  * them (a NaN key poisons the rows that attend it, a NaN value only its
  * column of those rows) and no other. Fast kernels multiply whole tiles,
  * so a masked key's probability 0 meets its NaN value (0·NaN = NaN) and
- * leaks into rows that never attend it; so calls whose inputs are not all
- * finite go to the oracle, which skips masked keys. The scan reads q, k
- * and v once, O(L·Dh) against the attention's O(L²·Dh); vectorized, the
- * gate sees no change even at L 128-256 (a scalar scan cost 10-40% there). */
+ * leaks into rows that never attend it; the oracle skips masked keys. So
+ * a call whose result may be wrong goes to the oracle:
+ *  - q is scanned before (O(Lq·Dh), small: a decoding step's one row);
+ *  - k and v are not scanned (at decoding, reading them twice halved the
+ *    kernel's bandwidth): with q finite, a non-finite k or v either
+ *    reaches an output the oracle makes non-finite too, or leaks as NaN
+ *    into outputs it should not reach. Either way the kernel's output is
+ *    not all finite, and the oracle runs again on the same inputs. The
+ *    kernels keep NaN sticky (a NaN score makes its row NaN, P = 0 is
+ *    never skipped) so that no non-finite input ends in a finite output
+ *    the oracle would not give (tests/test_stress.c). */
 
 /* x - x is 0 for finite x and NaN for NaN and ±Inf: an integer OR of the
  * comparisons vectorizes (no float reduction to reorder); on x86-64 a
@@ -109,15 +116,12 @@ static int rows_finite(const float *x, int batch, int heads, int len, int dh,
 {
     /* Heads side by side in a row (MHA's [B·L][D] projections) are one
      * run of heads·dh floats: long runs in memory order, which the
-     * hardware prefetcher follows (row by row within a head jumped the
-     * whole row stride every dh floats, and the scan ran at a third of
-     * the speed). */
+     * hardware prefetcher follows. */
     int runs = heads, run = dh;
     if (st->head == (size_t)dh)
         runs = 1, run = heads * dh;
     /* Head by head, each head's rows in order: one sequential stream for
-     * [B][H][L][Dh] (row by row across heads it was 32 streams 2 MiB apart
-     * at 32 heads of a 4096-key cache, at a third of the speed). */
+     * [B][H][L][Dh]. */
     for (int b = 0; b < batch; b++)
         for (int h = 0; h < runs; h++)
             for (int i = 0; i < len; i++) {
@@ -129,13 +133,6 @@ static int rows_finite(const float *x, int batch, int heads, int len, int dh,
                     return 0;
             }
     return 1;
-}
-
-static int sdpa_inputs_finite(const attn_sdpa_problem *p)
-{
-    return rows_finite(p->q, p->batch, p->n_heads, p->q_len, p->head_dim, &p->q_st)
-        && rows_finite(p->k, p->batch, attn_kv_heads(p), p->kv_len, p->head_dim, &p->k_st)
-        && rows_finite(p->v, p->batch, attn_kv_heads(p), p->kv_len, p->head_dim, &p->v_st);
 }
 
 /* The kernel's SDPA scratch, or the oracle's if larger (it may run instead). */
@@ -155,10 +152,13 @@ size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn
 
 void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    if (sdpa_inputs_finite(p))
+    if (k->sdpa != attn_kernel__naive.sdpa
+        && rows_finite(p->q, p->batch, p->n_heads, p->q_len, p->head_dim, &p->q_st)) {
         k->sdpa(ex, p);
-    else
-        attn_kernel__naive.sdpa(ex, p);
+        if (rows_finite(p->out, p->batch, p->n_heads, p->q_len, p->head_dim, &p->out_st))
+            return;
+    }
+    attn_kernel__naive.sdpa(ex, p);
 }
 
 /* ---- MHA ------------------------------------------------------------------- */

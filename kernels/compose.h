@@ -44,7 +44,8 @@ typedef struct attn_encoder_args {
 /* The workspace functions read ex's threads and params (its scratch is
  * unused); the run functions find the whole workspace in ex->scratch.
  * SDPA, alone or inside MHA and the encoder, goes through attn_sdpa_run,
- * which runs the oracle's SDPA instead when an input is not finite. */
+ * which runs the oracle's SDPA instead when q or the kernel's output is not
+ * finite. */
 size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p);
 void   attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p);
 

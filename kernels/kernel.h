@@ -127,7 +127,7 @@ typedef struct attn_exec {
 } attn_exec;
 
 /* A tunable parameter of a kernel (tile sizes). */
-#define ATTN_MAX_PARAMS 8
+#define ATTN_MAX_PARAMS 16
 typedef struct attn_param {
     const char *name;
     const char *help;

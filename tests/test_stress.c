@@ -223,6 +223,39 @@ static void sdpa_bad_inputs(const char *kn, int len)
     }
 }
 
+/* A decoding step: 2 queries (the last two positions, bottom-right) of 4
+ * heads over 2 key/value heads against 1100 keys (three splits of the SIMD
+ * decode path). Key Lk−1 is seen by query 1 only, so its bad value must not
+ * leak into query 0; a bad key elsewhere poisons every row of its group. */
+static void decode_bad_inputs(const char *kn)
+{
+    enum { H = 4, HKV = 2, LQ = 2, LK = 1100, DH = 16 };
+    static const char *const what[] = { "NaN in K", "NaN in V", "+Inf in V",
+                                        "NaN in V of the last key" };
+    for (int c = 0; c < 4; c++) {
+        ab_workload w;
+        t_case("stress [%s]: SDPA decode Lq 2, Lk 1100, H 4 over Hkv 2, causal-br: %s reaches "
+               "only the rows that attend it", kn, what[c]);
+        if (make(&w, "op=sdpa,B=1,H=4,Hkv=2,Lq=2,Lk=1100,Dh=16,mask=causal-br") != 0)
+            return;
+        unsigned char *bad = calloc(w.out_len, 1);
+        if (!bad) {
+            ab_workload_free(&w);
+            return;
+        }
+        /* Key/value head 1 is read by query heads 2 and 3. */
+        size_t j = c == 3 ? LK - 1 : 700, col = c == 0 ? 4 : 9;
+        float *x = c == 0 ? w.k : w.v;
+        x[((size_t)1 * LK + j) * DH + col] = c == 2 ? INFINITY : NAN;
+        for (size_t h = 2; h < 4; h++)
+            for (size_t i = c == 3 ? 1 : 0; i < LQ; i++)
+                mark(bad, DH, h * LQ + i, c == 0 ? 0 : col, c == 0 ? DH : col + 1);
+        check_against_naive(kn, &w, bad);
+        free(bad);
+        ab_workload_free(&w);
+    }
+}
+
 /* MHA and the encoder: one NaN in token j0 of batch 0 reaches, through the
  * causal mask, exactly the rows i >= j0 of batch 0 (all columns: W_o and the
  * FFN mix them); with key padding, a padded token reaches only itself
@@ -462,6 +495,7 @@ void test_stress(void)
         huge_bias(kernels[i]);
         sdpa_bad_inputs(kernels[i], 45);
         sdpa_bad_inputs(kernels[i], 300);
+        decode_bad_inputs(kernels[i]);
         layer_bad_inputs(kernels[i]);
         denormals(kernels[i]);
         masked_and_small(kernels[i]);

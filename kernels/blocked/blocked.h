@@ -27,6 +27,7 @@
 
 /* Indices into the kernel's params (kernel.c lists names and ranges). */
 enum { BLK_MC, BLK_KC, BLK_NC, BLK_SPLIT, BLK_BQ, BLK_N_PARAMS };
+_Static_assert(BLK_N_PARAMS <= ATTN_MAX_PARAMS, "raise ATTN_MAX_PARAMS in kernel.h");
 
 /* BLK_SPLIT: how the threads share a GEMM's C. */
 enum { BLK_SPLIT_AUTO, BLK_SPLIT_COLUMNS, BLK_SPLIT_ROWS };

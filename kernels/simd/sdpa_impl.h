@@ -162,9 +162,18 @@ static inline float SIMD_NAME(sdpa_dot)(const float *a, const float *b, int n)
     return vf_reduce_add(vf_add(acc0, acc1));
 }
 
+/* Asks for the cache lines of one K or V row of dh floats, into L2
+ * (locality 2: prefetcht1 on x86; the measurements are in params.c). */
+static inline void SIMD_NAME(sdpa_prefetch_row)(const float *row, int dh)
+{
+    for (int j = 0; j < dh; j += 64 / (int)sizeof(float))
+        __builtin_prefetch(row + j, 0, 2);
+}
+
 /* Row r of a key/value head's tile: query row r % Lq of its (r / Lq)-th head. */
 static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
-                                        float *buf, float *part, int b, int kvh, int split)
+                                        float *buf, float *part, int b, int kvh, int split,
+                                        int ahead)
 {
     const int dh = p->head_dim, lq = p->q_len, rows = d->rows;
     const int group = p->n_heads / attn_kv_heads(p);
@@ -188,6 +197,8 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
         const int kb = k_end - k0 < SDPA_DECODE_KEYS ? k_end - k0 : SDPA_DECODE_KEYS;
         for (int jj = 0; jj < kb; jj++) {
             const float *krow = K + (size_t)(k0 + jj) * p->k_st.row;
+            if (ahead && k0 + jj + ahead < k_end)
+                SIMD_NAME(sdpa_prefetch_row)(krow + (size_t)ahead * p->k_st.row, dh);
             for (int r = 0; r < rows; r++)
                 s[(size_t)r * SDPA_DECODE_KEYS + jj] =
                     SIMD_NAME(sdpa_dot)(qs + (size_t)r * dh, krow, dh);
@@ -204,11 +215,13 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
         }
         for (int jj = 0; jj < kb; jj++) {
             const float *vrow = V + (size_t)(k0 + jj) * p->v_st.row;
-            for (int r = 0; r < rows; r++) {
-                float w = s[(size_t)r * SDPA_DECODE_KEYS + jj];
-                if (w != 0.0f)
-                    SIMD_NAME(sdpa_axpy)(o + (size_t)r * dh, vrow, w, dh);
-            }
+            if (ahead && k0 + jj + ahead < k_end)
+                SIMD_NAME(sdpa_prefetch_row)(vrow + (size_t)ahead * p->v_st.row, dh);
+            /* No skip of P = 0: 0·NaN and 0·Inf must give NaN as in the
+             * oracle's unmasked keys (compose.c then reruns the oracle). */
+            for (int r = 0; r < rows; r++)
+                SIMD_NAME(sdpa_axpy)(o + (size_t)r * dh, vrow,
+                                     s[(size_t)r * SDPA_DECODE_KEYS + jj], dh);
         }
     }
 }
@@ -225,7 +238,8 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
         int split = (int)(t % d.splits), kvh = (int)(t / d.splits % hkv);
         int b = (int)(t / d.splits / hkv);
         SIMD_NAME(sdpa_decode_task)(p, &d, scratch + (size_t)omp_get_thread_num() * d.per_thread,
-                                    parts + (size_t)t * d.part, b, kvh, split);
+                                    parts + (size_t)t * d.part, b, kvh, split,
+                                    ex->params[SK_PREFETCH]);
     }
 
     /* The exact merge of the splits, in split order. */
@@ -239,8 +253,10 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
             float *out = p->out + b * p->out_st.batch + h * p->out_st.head
                        + (size_t)i * p->out_st.row;
             float mx = -INFINITY, sum = 0.0f;
-            for (int sp = 0; sp < d.splits; sp++)
-                mx = first[(size_t)sp * d.part + r] > mx ? first[(size_t)sp * d.part + r] : mx;
+            for (int sp = 0; sp < d.splits; sp++) {
+                float ms = first[(size_t)sp * d.part + r];
+                mx = ms != ms || mx != mx ? NAN : ms > mx ? ms : mx;   /* NaN wins */
+            }
             for (int j = 0; j < dh; j++)
                 out[j] = 0.0f;
             if (mx == -INFINITY)           /* every key masked: zeros (SPEC §1) */
@@ -289,7 +305,12 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
     for (int j = 0; j < kv; j += SIMD_LANES)
         vmax = vf_max(vmax, vf_load(s + j));
     float mx = vf_reduce_max(vmax);
-    float m_new = mx > *m ? mx : *m;
+    /* A NaN score must make the row NaN, as in the oracle. Whether the
+     * vector max keeps or drops a NaN lane depends on the operand order;
+     * dropped, the lane's e^(NaN − m) is NaN and so is l. Kept, mx is NaN
+     * and m becomes NaN for good (NaN compares false: m_new = *m would
+     * drop it, or take the "all masked" exit when *m is −inf). */
+    float m_new = mx != mx ? mx : mx > *m ? mx : *m;
     if (m_new == -INFINITY) {           /* every key so far masked: P = 0 */
         for (int j = 0; j < kv; j += SIMD_LANES)
             vf_store(s + j, vf_zero());
@@ -377,7 +398,7 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
     }
     for (int i = 0; i < rows; i++) {
         float *o = out + (size_t)i * ldo;
-        if (l[i] > 0.0f)
+        if (l[i] != 0.0f)                /* > 0, or NaN: the row stays NaN */
             SIMD_NAME(sdpa_scale_row)(o, dh, 1.0f / l[i]);
         else                             /* every key masked: zeros (SPEC §1) */
             for (int j = 0; j < dh; j++)

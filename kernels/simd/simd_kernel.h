@@ -16,8 +16,12 @@ enum {
     SK_BK,              /* attention: keys per tile when streaming */
     SK_STREAM_FROM,     /* attention: stream (flash) when Lk >= this, else one key tile */
     SK_DECODE_ROWS,     /* attention: the decode path when a group's query rows are <= this */
+    SK_PREFETCH,        /* attention, decode path: software prefetch distance in keys */
     SK_N_PARAMS
 };
+
+/* The context, the tuner and wisdom keep params in arrays of this size. */
+_Static_assert(SK_N_PARAMS <= ATTN_MAX_PARAMS, "raise ATTN_MAX_PARAMS in kernel.h");
 
 extern const attn_param attn_simd_params[SK_N_PARAMS];
 
