@@ -184,6 +184,61 @@ ATTN_API attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config
                                         const attn_encoder_weights *w, int batch, int seq_len,
                                         const float *x, const attn_mask *mask, float *y);
 
+/* ---- KV cache and the decoder layer (contract 0.2) ------------------------ */
+
+/* One per decoder layer: the self-attention keys and values of every token
+ * decoded so far ([B][H][capacity][D/H] each), and the cross-attention keys
+ * and values of the encoder memory, projected on the first call after
+ * create or reset and reused until the next reset. capacity counts target
+ * tokens; the memory's projections are sized by the first call's mem_len,
+ * which that call fixes until the next reset. Used by one thread at a time. */
+typedef struct attn_kv_cache attn_kv_cache;
+
+/* batch, n_heads, head_dim (D / H of the decoder layer) and capacity > 0,
+ * else ATTN_ERR_INVALID_ARG; ATTN_ERR_OVERFLOW / ATTN_ERR_NO_MEMORY when the
+ * storage does not fit or cannot be had. *cache is set only on success. */
+ATTN_API attn_status attn_kv_cache_create(attn_kv_cache **cache, int batch, int n_heads,
+                                          int head_dim, int capacity);
+ATTN_API void        attn_kv_cache_destroy(attn_kv_cache *cache);       /* NULL: no-op */
+ATTN_API int         attn_kv_cache_length(const attn_kv_cache *cache);  /* tokens; -1 for NULL */
+/* Length 0, the memory projections forgotten; the allocation is kept.
+ * NULL: no-op. */
+ATTN_API void        attn_kv_cache_reset(attn_kv_cache *cache);
+
+typedef struct attn_decoder_weights {
+    attn_mha_weights self_attn, cross_attn;
+    const float *ln1_gamma, *ln1_beta, *ln2_gamma, *ln2_beta, *ln3_gamma, *ln3_beta; /* [D] */
+    const float *w_ff1, *b_ff1;          /* [F][D], [F] (b_ff1 may be NULL) */
+    const float *w_ff2, *b_ff2;          /* [D][F], [D] (b_ff2 may be NULL) */
+} attn_decoder_weights;
+
+/* Pre-LN (norm_first 1):
+ *   x = x + SelfMHA(LN1(x), causal); x = x + CrossMHA(LN2(x), memory); y = x + FFN(LN3(x))
+ * Post-LN (norm_first 0, the original Transformer):
+ *   x = LN1(x + SelfMHA(x, causal)); x = LN2(x + CrossMHA(x, memory)); y = LN3(x + FFN(x))
+ * Both attentions use the default scale 1/sqrt(D/H).
+ * cache NULL: the tgt_len tokens attend to each other causally (top-left),
+ *   as torch's nn.TransformerDecoderLayer(batch_first=True) in eval() with
+ *   the causal tgt_mask; memory is required.
+ * cache of length p: the tokens are positions p .. p+tgt_len-1; their keys
+ *   and values are appended and they attend to positions 0 .. p+i
+ *   (bottom-right). A prompt in one call and then one token per call give,
+ *   row for row, what one call without a cache gives on the whole sequence.
+ *   With p > 0 the stored memory projections are used (memory may be NULL;
+ *   if given it is not read), but mem_len must match them.
+ * mem_key_padding: [B][mem_len], nonzero = real token (read on every call,
+ *   not stored), or NULL. x, memory and y are [B][tgt_len][D],
+ *   [B][mem_len][D] and [B][tgt_len][D]; y may be x.
+ * A refused call (ATTN_ERR_INVALID_ARG: a NULL required pointer, a bad
+ * config, a cache whose batch, heads, head width, remaining capacity or
+ * (length > 0) mem_len do not match) writes nothing and leaves the cache
+ * as it was. */
+ATTN_API attn_status attn_decoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
+                                        const attn_decoder_weights *w, int batch, int tgt_len,
+                                        const float *x, int mem_len, const float *memory,
+                                        const uint8_t *mem_key_padding, attn_kv_cache *cache,
+                                        float *y);
+
 #ifdef __cplusplus
 }
 #endif

@@ -390,6 +390,15 @@ static int weights_present(const attn_mha_weights *w)
     return w->w_q && w->w_k && w->w_v && w->w_o;
 }
 
+/* The layer config rules shared by the encoder and decoder layers. */
+static int config_valid(const attn_encoder_config *c)
+{
+    int act = (int)c->act;   /* as int: an out-of-range value may not fit the enum */
+    return c->d_model > 0 && c->n_heads > 0 && c->d_ff > 0 && c->d_model % c->n_heads == 0
+        && isfinite(c->ln_eps) && c->ln_eps >= 0.0f
+        && (act == ATTN_ACT_GELU_ERF || act == ATTN_ACT_GELU_TANH || act == ATTN_ACT_RELU);
+}
+
 /* ---- Entry points ------------------------------------------------------------------ */
 
 attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
@@ -471,13 +480,7 @@ attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
         || !w->ln1_gamma || !w->ln1_beta || !w->ln2_gamma || !w->ln2_beta
         || !w->w_ff1 || !w->w_ff2)
         return ATTN_ERR_INVALID_ARG;
-    if (c->d_model <= 0 || c->n_heads <= 0 || c->d_ff <= 0 || batch <= 0 || seq_len <= 0
-        || c->d_model % c->n_heads != 0 || !isfinite(c->ln_eps) || c->ln_eps < 0.0f
-        || !mask_valid(mask))
-        return ATTN_ERR_INVALID_ARG;
-    /* Compare as int: an out-of-range value may not be representable in the enum. */
-    int act = (int)c->act;
-    if (act != ATTN_ACT_GELU_ERF && act != ATTN_ACT_GELU_TANH && act != ATTN_ACT_RELU)
+    if (!config_valid(c) || batch <= 0 || seq_len <= 0 || !mask_valid(mask))
         return ATTN_ERR_INVALID_ARG;
     mask = effective_mask(mask);
     if (!fits(sizeof(float), c->d_model, c->d_model, 1, 1)
@@ -497,5 +500,130 @@ attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
         return st;
     ex = exec_of(ctx, ch);
     attn_encoder_run(&ch->kernel, &ex, &a);
+    return ATTN_OK;
+}
+
+/* ---- KV cache and the decoder layer --------------------------------------------- */
+
+static float *alloc_floats(size_t n)
+{
+    void *p = NULL;
+    size_t bytes = n * sizeof(float);   /* checked by the caller */
+    return posix_memalign(&p, 64, bytes ? bytes : 64) == 0 ? p : NULL;
+}
+
+attn_status attn_kv_cache_create(attn_kv_cache **cache, int batch, int n_heads, int head_dim,
+                                 int capacity)
+{
+    if (!cache || batch <= 0 || n_heads <= 0 || head_dim <= 0 || capacity <= 0)
+        return ATTN_ERR_INVALID_ARG;
+    if (!fits(sizeof(float), batch, n_heads, capacity, head_dim))
+        return ATTN_ERR_OVERFLOW;
+    size_t n = (size_t)batch * (size_t)n_heads * (size_t)capacity * (size_t)head_dim;
+    attn_kv_cache *c = calloc(1, sizeof *c);
+    if (c) {
+        c->k = alloc_floats(n);
+        c->v = alloc_floats(n);
+    }
+    if (!c || !c->k || !c->v) {
+        attn_kv_cache_destroy(c);
+        return ATTN_ERR_NO_MEMORY;
+    }
+    c->batch = batch;
+    c->n_heads = n_heads;
+    c->head_dim = head_dim;
+    c->capacity = capacity;
+    *cache = c;
+    return ATTN_OK;
+}
+
+void attn_kv_cache_destroy(attn_kv_cache *cache)
+{
+    if (!cache)
+        return;
+    free(cache->k);
+    free(cache->v);
+    free(cache->mem_k);
+    free(cache->mem_v);
+    free(cache);
+}
+
+int attn_kv_cache_length(const attn_kv_cache *cache)
+{
+    return cache ? cache->length : -1;
+}
+
+void attn_kv_cache_reset(attn_kv_cache *cache)
+{
+    if (cache)
+        cache->length = cache->mem_len = 0;
+}
+
+/* Room for the memory's projections ([B][mem_len][D] each) before a call
+ * that makes them; on failure the cache is as it was. */
+static attn_status cache_reserve_memory(attn_kv_cache *c, size_t floats)
+{
+    if (floats <= c->mem_floats)
+        return ATTN_OK;
+    float *k = alloc_floats(floats), *v = alloc_floats(floats);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return ATTN_ERR_NO_MEMORY;
+    }
+    free(c->mem_k);
+    free(c->mem_v);
+    c->mem_k = k;
+    c->mem_v = v;
+    c->mem_floats = floats;
+    return ATTN_OK;
+}
+
+static int decoder_weights_present(const attn_decoder_weights *w)
+{
+    return weights_present(&w->self_attn) && weights_present(&w->cross_attn)
+        && w->ln1_gamma && w->ln1_beta && w->ln2_gamma && w->ln2_beta && w->ln3_gamma
+        && w->ln3_beta && w->w_ff1 && w->w_ff2;
+}
+
+attn_status attn_decoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
+                               const attn_decoder_weights *w, int batch, int tgt_len,
+                               const float *x, int mem_len, const float *memory,
+                               const uint8_t *mem_key_padding, attn_kv_cache *cache, float *y)
+{
+    if (!ctx || !c || !w || !decoder_weights_present(w) || !x || !y || !config_valid(c)
+        || batch <= 0 || tgt_len <= 0 || mem_len <= 0)
+        return ATTN_ERR_INVALID_ARG;
+    int need_memory = !cache || cache->length == 0;
+    if (need_memory && !memory)
+        return ATTN_ERR_INVALID_ARG;
+    if (cache && (cache->batch != batch || cache->n_heads != c->n_heads
+                  || cache->head_dim != c->d_model / c->n_heads
+                  || tgt_len > cache->capacity - cache->length
+                  || (cache->length > 0 && cache->mem_len != mem_len)))
+        return ATTN_ERR_INVALID_ARG;
+    if (!fits(sizeof(float), c->d_model, c->d_model, 1, 1)
+        || !fits(sizeof(float), c->d_ff, c->d_model, 1, 1)
+        || !fits(3 * sizeof(float), batch, tgt_len, c->d_model, 1)
+        || !fits(sizeof(float), batch, mem_len, c->d_model, 1))
+        return ATTN_ERR_OVERFLOW;
+
+    attn_decoder_args a = {
+        .c = c, .w = w, .batch = batch, .tgt_len = tgt_len, .mem_len = mem_len,
+        .x = x, .memory = memory, .mem_key_padding = mem_key_padding, .cache = cache, .y = y,
+    };
+    /* The encoder's bucket: a decoder layer is the same gemms and LayerNorms
+     * around two attentions (wisdom has no decoder bucket yet). */
+    int kv_len = (cache ? cache->length : 0) + tgt_len;
+    const attn_choice *ch = choose(ctx, ATTN_OP_ENCODER, tgt_len, kv_len,
+                                   c->d_model / c->n_heads, NULL);
+    attn_exec ex = exec_of(ctx, ch);
+    attn_status st = reserve_workspace(ctx, attn_decoder_workspace(&ch->kernel, &ex, &a));
+    if (st == ATTN_OK && cache && need_memory)
+        st = cache_reserve_memory(cache, (size_t)batch * (size_t)mem_len * (size_t)c->d_model);
+    if (st != ATTN_OK)
+        return st;
+    ex = exec_of(ctx, ch);
+    attn_decoder_run(&ch->kernel, &ex, &a);
     return ATTN_OK;
 }

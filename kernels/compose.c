@@ -7,6 +7,7 @@
  * running, so the two cannot drift apart.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "compose.h"
 
@@ -55,16 +56,24 @@ static size_t max_size(size_t a, size_t b)
  * SIZE_MAX (overflow) propagates. */
 typedef struct gemm_region { size_t off, bytes; } gemm_region;
 
-static void gemm(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n, int kk,
-                 const float *x, const float *w, const float *bias, int act,
-                 const float *residual, float *y)
+/* y (row stride ldy) = act(x·wᵀ + bias) + residual (row stride ldy). */
+static void gemm_ld(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n,
+                    int kk, const float *x, const float *w, const float *bias, int act,
+                    const float *residual, float *y, size_t ldy)
 {
     attn_exec gex = { ex->n_threads, ex->params, (char *)ex->scratch + g.off, g.bytes };
     attn_gemm_problem p = {
         .m = m, .n = n, .k = kk, .x = x, .ldx = (size_t)kk, .w = w, .bias = bias,
-        .act = act, .residual = residual, .y = y, .ldy = (size_t)n,
+        .act = act, .residual = residual, .y = y, .ldy = ldy,
     };
     k->gemm(&gex, &p);
+}
+
+static void gemm(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n, int kk,
+                 const float *x, const float *w, const float *bias, int act,
+                 const float *residual, float *y)
+{
+    gemm_ld(k, ex, g, m, n, kk, x, w, bias, act, residual, y, (size_t)n);
 }
 
 /* The Q, K and V projections of self-attention as one gemm of width 3·D:
@@ -355,5 +364,249 @@ void attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_enco
         gemm(k, ex, l.gemm, rows, f, d, x1, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
         gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, t);
         layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, a->y);
+    }
+}
+
+/* ---- Decoder layer ------------------------------------------------------------ */
+
+/* The buffers of one decoder layer call. The attention region (qkv … sdpa)
+ * is reused for the FFN hidden once both attentions are done. */
+typedef struct decoder_layout {
+    gemm_region gemm;  /* every gemm's packing buffers */
+    size_t t;          /* [rows][D]: LN output (pre-LN) or pre-LN sums (post-LN) */
+    size_t x1, x2;     /* [rows][D]: the stream after self- and cross-attention */
+    size_t qkv;        /* [rows][3D]: self-attention Q, K, V side by side */
+    size_t bias3;      /* [3D]: their biases (fused projection) */
+    size_t q, o;       /* [rows][D]: cross-attention Q; either attention's output */
+    size_t mem_k, mem_v; /* [B·M][D]: the memory's K and V without a cache */
+    size_t sdpa, sdpa_bytes;
+    size_t hidden;     /* [rows][F], over the attention region */
+    size_t end;
+} decoder_layout;
+
+/* Self-attention is causal bottom-right: the tokens are the last tgt_len
+ * positions of what the cache holds after them (without a cache, or at
+ * length 0, bottom-right and top-left are the same). */
+static const attn_mask decoder_self_mask = { .causal = ATTN_CAUSAL_BOTTOM_RIGHT };
+
+static attn_mask decoder_cross_mask(const attn_decoder_args *a)
+{
+    attn_mask m = { .key_padding = a->mem_key_padding };
+    return m;
+}
+
+/* Self-attention over the qkv rows and, with a cache, the keys and values
+ * stored in it (the new ones appended first). */
+static attn_sdpa_problem decoder_self_problem(const attn_decoder_args *a)
+{
+    size_t d = (size_t)a->c->d_model, dh = d / (size_t)a->c->n_heads;
+    size_t t = (size_t)a->tgt_len;
+    int past = a->cache ? a->cache->length : 0;
+    attn_sdpa_problem p = {
+        .batch = a->batch, .n_heads = a->c->n_heads, .q_len = a->tgt_len,
+        .kv_len = past + a->tgt_len, .head_dim = (int)dh,
+        .scale = attn_resolve_scale(0.0f, (int)dh), .mask = &decoder_self_mask,
+        .q_st = { t * 3 * d, dh, 3 * d },
+        .k_st = { t * 3 * d, dh, 3 * d },
+        .out_st = { t * d, dh, d },
+    };
+    if (a->cache) {
+        size_t cap = (size_t)a->cache->capacity;
+        attn_strides st = { (size_t)a->c->n_heads * cap * dh, cap * dh, dh };
+        p.k_st = st;
+    }
+    p.v_st = p.k_st;
+    return p;
+}
+
+static attn_sdpa_problem decoder_cross_problem(const attn_decoder_args *a, const attn_mask *m)
+{
+    size_t d = (size_t)a->c->d_model, dh = d / (size_t)a->c->n_heads;
+    attn_sdpa_problem p = {
+        .batch = a->batch, .n_heads = a->c->n_heads, .q_len = a->tgt_len, .kv_len = a->mem_len,
+        .head_dim = (int)dh, .scale = attn_resolve_scale(0.0f, (int)dh),
+        .mask = m->key_padding ? m : NULL,
+        .q_st = { (size_t)a->tgt_len * d, dh, d },
+        .k_st = { (size_t)a->mem_len * d, dh, d },
+        .v_st = { (size_t)a->mem_len * d, dh, d },
+        .out_st = { (size_t)a->tgt_len * d, dh, d },
+    };
+    return p;
+}
+
+static void decoder_plan(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a,
+                         decoder_layout *l)
+{
+    size_t end = 0, d = (size_t)a->c->d_model;
+    size_t rows = (size_t)a->batch * (size_t)a->tgt_len;     /* both < 2^31 */
+    size_t mem_rows = (size_t)a->batch * (size_t)a->mem_len;
+    int dm = a->c->d_model, f = a->c->d_ff;
+    attn_mask cm = decoder_cross_mask(a);
+    attn_sdpa_problem self = decoder_self_problem(a), cross = decoder_cross_problem(a, &cm);
+
+    l->gemm.bytes = max_size(max_size(gemm_bytes(k, ex, rows, dm, dm),
+                                      gemm_bytes(k, ex, mem_rows, dm, dm)),
+                             max_size(gemm_bytes(k, ex, rows, f, dm),
+                                      gemm_bytes(k, ex, rows, dm, f)));
+    if (k->gemm_parts)
+        l->gemm.bytes = max_size(l->gemm.bytes, gemm_bytes(k, ex, rows, 3 * dm, dm));
+    l->gemm.off = reserve(&end, 1, l->gemm.bytes, 1);
+    l->t = reserve(&end, sizeof(float), rows, d);
+    l->x1 = reserve(&end, sizeof(float), rows, d);
+    l->x2 = reserve(&end, sizeof(float), rows, d);
+    size_t region = end;
+    l->qkv = reserve(&end, sizeof(float), rows, 3 * d);
+    l->bias3 = reserve(&end, sizeof(float), 3, d);
+    l->q = reserve(&end, sizeof(float), rows, d);
+    l->o = reserve(&end, sizeof(float), rows, d);
+    l->mem_k = l->mem_v = 0;
+    if (!a->cache) {
+        l->mem_k = reserve(&end, sizeof(float), mem_rows, d);
+        l->mem_v = reserve(&end, sizeof(float), mem_rows, d);
+    }
+    l->sdpa_bytes = max_size(sdpa_scratch(k, ex, &self), sdpa_scratch(k, ex, &cross));
+    l->sdpa = reserve(&end, 1, l->sdpa_bytes, 1);
+    size_t ffn_end = region;
+    l->hidden = reserve(&ffn_end, sizeof(float), rows, (size_t)f);
+    l->end = (end == SIZE_MAX || ffn_end == SIZE_MAX) ? SIZE_MAX : max_size(end, ffn_end);
+}
+
+size_t attn_decoder_workspace(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a)
+{
+    decoder_layout l;
+    decoder_plan(k, ex, a, &l);
+    return l.end;
+}
+
+/* Q, K and V of the target rows into qkv ([rows][3D]): one gemm of stacked
+ * weights where the kernel takes them, else three into column blocks. */
+static void decoder_project_qkv(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
+                                size_t rows, int d, const float *x, const attn_mha_weights *w,
+                                float *qkv)
+{
+    if (k->gemm_parts) {
+        gemm_qkv(k, ex, l->gemm, rows, d, x, w, (float *)((char *)ex->scratch + l->bias3), qkv);
+        return;
+    }
+    const float *const ws[3] = { w->w_q, w->w_k, w->w_v };
+    const float *const bs[3] = { w->b_q, w->b_k, w->b_v };
+    for (int i = 0; i < 3; i++)
+        gemm_ld(k, ex, l->gemm, rows, d, d, x, ws[i], bs[i], ATTN_ACT_NONE, NULL,
+                qkv + (size_t)i * d, 3 * (size_t)d);
+}
+
+/* Appends the new tokens' K and V (columns D … 3D−1 of qkv) to the cache:
+ * row (b, i) head h goes to [b][h][length + i]. O(rows·D), against the
+ * projections' O(rows·D²). */
+static void decoder_append(attn_kv_cache *cache, int tgt_len, const float *qkv)
+{
+    size_t dh = (size_t)cache->head_dim, d = dh * (size_t)cache->n_heads;
+    size_t cap = (size_t)cache->capacity;
+    for (int b = 0; b < cache->batch; b++)
+        for (int i = 0; i < tgt_len; i++) {
+            const float *row = qkv + ((size_t)b * tgt_len + i) * 3 * d;
+            for (int h = 0; h < cache->n_heads; h++) {
+                size_t at = (((size_t)b * cache->n_heads + h) * cap
+                             + (size_t)(cache->length + i)) * dh;
+                memcpy(cache->k + at, row + d + h * dh, dh * sizeof(float));
+                memcpy(cache->v + at, row + 2 * d + h * dh, dh * sizeof(float));
+            }
+        }
+}
+
+/* SDPA of p into o, then out = o·W_oᵀ + b_o + residual. */
+static void decoder_attend(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
+                           attn_sdpa_problem *p, const attn_mha_weights *w, size_t rows, int d,
+                           const float *residual, float *out)
+{
+    char *ws = ex->scratch;
+    p->out = (float *)(ws + l->o);
+    attn_exec sub = { ex->n_threads, ex->params, ws + l->sdpa, l->sdpa_bytes };
+    attn_sdpa_run(k, &sub, p);
+    gemm(k, ex, l->gemm, rows, d, d, p->out, w->w_o, w->b_o, ATTN_ACT_NONE, residual, out);
+}
+
+/* out = residual + SelfMHA(in), through the cache when there is one. */
+static void decoder_self(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
+                         const attn_decoder_args *a, const float *in, const float *residual,
+                         float *out)
+{
+    size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
+    int d = a->c->d_model;
+    float *qkv = (float *)((char *)ex->scratch + l->qkv);
+    decoder_project_qkv(k, ex, l, rows, d, in, &a->w->self_attn, qkv);
+    attn_sdpa_problem p = decoder_self_problem(a);
+    p.q = qkv;
+    if (a->cache) {
+        decoder_append(a->cache, a->tgt_len, qkv);
+        p.k = a->cache->k;
+        p.v = a->cache->v;
+    } else {
+        p.k = qkv + d;
+        p.v = qkv + 2 * d;
+    }
+    decoder_attend(k, ex, l, &p, &a->w->self_attn, rows, d, residual, out);
+}
+
+/* out = residual + CrossMHA(in, memory); the memory's K and V come from
+ * the cache after its first call. */
+static void decoder_cross(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
+                          const attn_decoder_args *a, const float *in, const float *residual,
+                          float *out)
+{
+    size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
+    size_t mem_rows = (size_t)a->batch * (size_t)a->mem_len;
+    int d = a->c->d_model;
+    char *ws = ex->scratch;
+    const attn_mha_weights *w = &a->w->cross_attn;
+    float *mk = a->cache ? a->cache->mem_k : (float *)(ws + l->mem_k);
+    float *mv = a->cache ? a->cache->mem_v : (float *)(ws + l->mem_v);
+    if (!a->cache || a->cache->length == 0) {
+        gemm(k, ex, l->gemm, mem_rows, d, d, a->memory, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, mk);
+        gemm(k, ex, l->gemm, mem_rows, d, d, a->memory, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, mv);
+    }
+    float *q = (float *)(ws + l->q);
+    gemm(k, ex, l->gemm, rows, d, d, in, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
+    attn_mask m = decoder_cross_mask(a);
+    attn_sdpa_problem p = decoder_cross_problem(a, &m);
+    p.q = q;
+    p.k = mk;
+    p.v = mv;
+    decoder_attend(k, ex, l, &p, w, rows, d, residual, out);
+}
+
+/* x and y may be the same buffer: x is last read before y is first written. */
+void attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a)
+{
+    decoder_layout l;
+    decoder_plan(k, ex, a, &l);
+    char *ws = ex->scratch;
+    float *t = (float *)(ws + l.t), *x1 = (float *)(ws + l.x1), *x2 = (float *)(ws + l.x2);
+    float *h = (float *)(ws + l.hidden);
+    const attn_encoder_config *c = a->c;
+    const attn_decoder_weights *w = a->w;
+    size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
+    int d = c->d_model, f = c->d_ff;
+
+    if (c->norm_first) {
+        layernorm(k, ex, rows, d, a->x, w->ln1_gamma, w->ln1_beta, c->ln_eps, t);
+        decoder_self(k, ex, &l, a, t, a->x, x1);
+        layernorm(k, ex, rows, d, x1, w->ln2_gamma, w->ln2_beta, c->ln_eps, t);
+        decoder_cross(k, ex, &l, a, t, x1, x2);
+        layernorm(k, ex, rows, d, x2, w->ln3_gamma, w->ln3_beta, c->ln_eps, t);
+        gemm(k, ex, l.gemm, rows, f, d, t, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
+        gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x2, a->y);
+    } else {
+        decoder_self(k, ex, &l, a, a->x, a->x, t);
+        layernorm(k, ex, rows, d, t, w->ln1_gamma, w->ln1_beta, c->ln_eps, x1);
+        decoder_cross(k, ex, &l, a, x1, x1, t);
+        layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, x2);
+        gemm(k, ex, l.gemm, rows, f, d, x2, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
+        gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x2, t);
+        layernorm(k, ex, rows, d, t, w->ln3_gamma, w->ln3_beta, c->ln_eps, a->y);
+    }
+    if (a->cache) {
+        a->cache->length += a->tgt_len;
+        a->cache->mem_len = a->mem_len;
     }
 }

@@ -41,6 +41,28 @@ typedef struct attn_encoder_args {
     float *y;
 } attn_encoder_args;
 
+/* The KV cache (attn.h): self-attention keys and values, [B][H][capacity][Dh]
+ * each, and the memory's cross-attention projections, [B][mem_len][D] each
+ * (the layout the projection writes; SDPA reads heads as column blocks). */
+struct attn_kv_cache {
+    int batch, n_heads, head_dim, capacity;
+    int length;                        /* target tokens stored */
+    float *k, *v;
+    int mem_len;                       /* 0: no memory projections stored */
+    size_t mem_floats;                 /* floats allocated in each of mem_k, mem_v */
+    float *mem_k, *mem_v;
+};
+
+typedef struct attn_decoder_args {
+    const attn_encoder_config *c;
+    const attn_decoder_weights *w;
+    int batch, tgt_len, mem_len;
+    const float *x, *memory;           /* memory unread when the cache has it */
+    const uint8_t *mem_key_padding;
+    attn_kv_cache *cache;              /* NULL: no cache; else checked to fit */
+    float *y;
+} attn_decoder_args;
+
 /* The workspace functions read ex's threads and params (its scratch is
  * unused); the run functions find the whole workspace in ex->scratch.
  * SDPA, alone or inside MHA and the encoder, goes through attn_sdpa_run,
@@ -54,5 +76,11 @@ void   attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_ar
 
 size_t attn_encoder_workspace(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
 void   attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
+
+/* With a cache, the run appends the tokens' keys and values, projects the
+ * memory when the cache has length 0 (into mem_k / mem_v, which the caller
+ * has sized), and advances length and mem_len. */
+size_t attn_decoder_workspace(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a);
+void   attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a);
 
 #endif /* ATTN_COMPOSE_H */

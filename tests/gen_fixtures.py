@@ -8,7 +8,7 @@ Writes one text file per case, OUTDIR/<op>_<case>.fix, in the format read by
 tests/fixture.c (see SPEC.md sections 1 and 2 for the semantics and layouts):
 
     # comment lines (top only)
-    op sdpa|mha|encoder
+    op sdpa|mha|encoder|decoder
     int NAME VALUE
     float NAME VALUE
     f32 NAME COUNT  v v v ...     (inputs: exact float32 values, '%.9g')
@@ -21,7 +21,9 @@ from those exact float32 values with PyTorch modules:
   * sdpa    -- torch.softmax(q @ k^T * scale + bias, masked_fill(~allowed, -inf)) @ v,
                rows whose keys are all masked replaced by zeros (SPEC 1.1);
   * mha     -- torch.nn.MultiheadAttention(batch_first=True, float64);
-  * encoder -- torch.nn.TransformerEncoderLayer(dropout=0, batch_first=True, float64), eval().
+  * encoder -- torch.nn.TransformerEncoderLayer(dropout=0, batch_first=True, float64), eval();
+  * decoder -- torch.nn.TransformerDecoderLayer(dropout=0, batch_first=True, float64), eval(),
+               causal tgt_mask, memory_key_padding_mask (contract 0.2).
 Autograd stays enabled and the parameters require grad so that torch 1.13 takes
 its standard (slow) path, the documented semantics: the fused inference "fast
 path" is a different implementation, and through nested tensors it can write
@@ -695,6 +697,91 @@ def encoder_cases():
     return c
 
 
+# --------------------------------------------------------------------------- decoder
+
+def decoder_case(name, desc, D, H, Fd, B, T, M, norm_first, act, eps, mem_padding=None):
+    """nn.TransformerDecoderLayer with the causal tgt_mask and memory_key_padding_mask =
+    the inverse of mem_padding ([B][M], 1 = real token). The C test runs it without a
+    cache and through a cache in uneven chunks: both must give these rows."""
+    assert D % H == 0
+    seed_for("decoder", name)
+    sa, ca = make_mha_weights(D, True), make_mha_weights(D, True)
+    w = {}
+    for prefix, mw in (("sa_", sa), ("ca_", ca)):
+        for key, val in mw.items():
+            w[prefix + key] = val
+    for i in (1, 2, 3):
+        w["ln%d_gamma" % i] = normal(D, std=0.3, mean=1.0)
+        w["ln%d_beta" % i] = normal(D, std=0.2)
+    w["w_ff1"], w["b_ff1"] = weight(Fd, D), vec_bias(Fd)
+    w["w_ff2"], w["b_ff2"] = weight(D, Fd), vec_bias(D)
+    x = normal(B, T, D)
+    memory = normal(B, M, D)
+    if mem_padding is not None:
+        assert (mem_padding != 0).any(-1).all(), "a batch whose memory is all padding"
+
+    eps32 = f32(eps)
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerDecoderLayer(D, H, Fd, dropout=0.0,
+                                             activation=torch_activation(act),
+                                             layer_norm_eps=eps32, batch_first=True,
+                                             norm_first=bool(norm_first), dtype=torch.float64)
+    layer.eval()
+    load_mha(layer.self_attn, sa, D, H, 0.0)
+    load_mha(layer.multihead_attn, ca, D, H, 0.0)
+    with torch.no_grad():
+        for i, norm in ((1, layer.norm1), (2, layer.norm2), (3, layer.norm3)):
+            norm.weight.copy_(d64(w["ln%d_gamma" % i]))
+            norm.bias.copy_(d64(w["ln%d_beta" % i]))
+        layer.linear1.weight.copy_(d64(w["w_ff1"]))
+        layer.linear1.bias.copy_(d64(w["b_ff1"]))
+        layer.linear2.weight.copy_(d64(w["w_ff2"]))
+        layer.linear2.bias.copy_(d64(w["b_ff2"]))
+    assert torch.is_grad_enabled()
+    tgt_mask = ~torch.ones(T, T, dtype=torch.bool).tril()          # True = masked
+    mkp = None if mem_padding is None else (mem_padding == 0)       # True = ignore
+    out = layer(d64(x), d64(memory), tgt_mask=tgt_mask,
+                memory_key_padding_mask=mkp).detach()
+    assert out.shape == (B, T, D)
+    assert not torch.isnan(out).any()
+
+    fx = Fixture("decoder", name, desc)
+    for key, val in (("d_model", D), ("n_heads", H), ("d_ff", Fd), ("batch", B),
+                     ("tgt_len", T), ("mem_len", M), ("norm_first", norm_first), ("act", act)):
+        fx.int(key, val)
+    fx.float("ln_eps", eps32)
+    for key in sorted(w):
+        fx.f32(key, w[key])
+    fx.f32("x", x)
+    fx.f32("memory", memory)
+    if mem_padding is not None:
+        fx.u8("mem_key_padding", mem_padding)
+    fx.f64("expected", out)
+    return fx
+
+
+def decoder_cases():
+    c = []
+    c.append(decoder_case("post_relu", "decoder layer, post-LN, ReLU, D 8 H 2 F 12, T 5, M 4",
+                          8, 2, 12, 2, 5, 4, 0, ACT_RELU, 1e-5))
+    c.append(decoder_case("pre_gelu", "decoder layer, pre-LN, GELU erf, D 8 H 2 F 12, T 6, M 3",
+                          8, 2, 12, 2, 6, 3, 1, ACT_GELU_ERF, 1e-5))
+    pad = torch.ones(2, 6, dtype=torch.uint8)
+    pad[1, 4:] = 0
+    pad[0, 2] = 0
+    c.append(decoder_case("post_gelu_mem_padding",
+                          "decoder layer, post-LN, GELU erf, memory key padding, T 4 != M 6",
+                          8, 2, 12, 2, 4, 6, 0, ACT_GELU_ERF, 1e-5, mem_padding=pad))
+    pad3 = torch.ones(3, 7, dtype=torch.uint8)
+    pad3[2, 5:] = 0
+    c.append(decoder_case("pre_tanh_batch3",
+                          "decoder layer, pre-LN, GELU tanh, batch 3, T 5, M 7, memory padding",
+                          8, 4, 16, 3, 5, 7, 1, ACT_GELU_TANH, 1e-5, mem_padding=pad3))
+    c.append(decoder_case("d12_h3_f20", "decoder layer, post-LN, GELU erf, eps 1e-12, D 12 H 3 F 20,"
+                          " T 7, M 5", 12, 3, 20, 1, 7, 5, 0, ACT_GELU_ERF, 1e-12))
+    return c
+
+
 # --------------------------------------------------------------------------- seed 002
 
 def seed002():
@@ -736,7 +823,7 @@ def main(argv):
                                                "fixtures")
     os.makedirs(outdir, exist_ok=True)
 
-    fixtures = sdpa_cases() + mha_cases() + encoder_cases()
+    fixtures = sdpa_cases() + mha_cases() + encoder_cases() + decoder_cases()
     names = [fx.filename() for fx in fixtures]
     assert len(set(names)) == len(names), "duplicate case names"
 
@@ -755,10 +842,10 @@ def main(argv):
             with open(path, "w") as fp:
                 fp.write(text)
         total += len(text)
-    print("wrote %d fixtures (%d sdpa, %d mha, %d encoder), %d bytes, to %s"
+    print("wrote %d fixtures (%d sdpa, %d mha, %d encoder, %d decoder), %d bytes, to %s"
           % (len(fixtures), sum(f.op == "sdpa" for f in fixtures),
              sum(f.op == "mha" for f in fixtures), sum(f.op == "encoder" for f in fixtures),
-             total, outdir))
+             sum(f.op == "decoder" for f in fixtures), total, outdir))
     return 0
 
 

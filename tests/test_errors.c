@@ -271,6 +271,166 @@ static void encoder_cases(attn_ctx *ctx, const char *kn)
 #undef ENC_CASE
 }
 
+/* ---- Decoder layer and KV cache (contract 0.2) ------------------------------- */
+
+/* D 8, H 2, F 12, B 2, memory 3: weights and inputs a fixed non-zero pattern,
+ * so that keys and values a refused call appended would change what the
+ * cache gives next. */
+enum { DEC_D = 8, DEC_F = 12, DEC_B = 2, DEC_M = 3, DEC_CAP = 4 };
+static float dec_data[DEC_F * DEC_D];
+
+typedef struct dec_call {
+    attn_ctx *ctx;
+    attn_encoder_config c;
+    attn_decoder_weights w;
+    int null_config, null_weights;
+    int batch, tgt_len, mem_len;
+    const float *x, *memory;
+    const uint8_t *pad;
+    attn_kv_cache *cache;
+    float *y;
+} dec_call;
+
+static attn_status dec_run(const dec_call *c)
+{
+    return attn_decoder_layer(c->ctx, c->null_config ? NULL : &c->c, c->null_weights ? NULL : &c->w,
+                              c->batch, c->tgt_len, c->x, c->mem_len, c->memory, c->pad, c->cache,
+                              c->y);
+}
+
+static void expect_dec(const char *kernel, const char *what, const dec_call *c, attn_status want)
+{
+    t_case("bad input [%s] decoder: %s -> %s", kernel, what, attn_strerror(want));
+    int before = attn_kv_cache_length(c->cache);
+    memset(out_buf, SENTINEL, sizeof out_buf);
+    attn_status st = dec_run(c);
+    CHECK_STATUS(st, want);
+    if (want != ATTN_OK) {
+        CHECK(out_untouched(), "output written by a failing call");
+        CHECK(attn_kv_cache_length(c->cache) == before, "cache length %d -> %d by a failing call",
+              before, attn_kv_cache_length(c->cache));
+    }
+}
+
+static void cache_cases(const char *kn)
+{
+    attn_kv_cache *cache = NULL;
+    t_case("bad input [%s] kv cache: create, length, reset and destroy", kn);
+    CHECK_STATUS(attn_kv_cache_create(NULL, 1, 1, 1, 1), ATTN_ERR_INVALID_ARG);
+    static const int bad[4][4] = { { 0, 1, 1, 1 }, { 1, 0, 1, 1 }, { 1, 1, 0, 1 }, { 1, 1, 1, -1 } };
+    for (int i = 0; i < 4; i++) {
+        CHECK_STATUS(attn_kv_cache_create(&cache, bad[i][0], bad[i][1], bad[i][2], bad[i][3]),
+                     ATTN_ERR_INVALID_ARG);
+        CHECK(cache == NULL, "a refused create set the cache");
+    }
+    CHECK_STATUS(attn_kv_cache_create(&cache, INT_MAX, INT_MAX, INT_MAX, INT_MAX),
+                 ATTN_ERR_OVERFLOW);
+    CHECK_STATUS(attn_kv_cache_create(&cache, 1 << 14, 1 << 14, 1 << 10, 1 << 10),
+                 ATTN_ERR_NO_MEMORY);
+    CHECK(cache == NULL, "a refused create set the cache");
+    CHECK(attn_kv_cache_length(NULL) == -1, "length of NULL is %d", attn_kv_cache_length(NULL));
+    attn_kv_cache_reset(NULL);
+    attn_kv_cache_destroy(NULL);
+    CHECK_STATUS(attn_kv_cache_create(&cache, 1, 2, 4, 8), ATTN_OK);
+    CHECK(attn_kv_cache_length(cache) == 0, "a new cache has length %d", attn_kv_cache_length(cache));
+    attn_kv_cache_destroy(cache);
+}
+
+static void decoder_cases(attn_ctx *ctx, const char *kn)
+{
+    for (int i = 0; i < DEC_F * DEC_D; i++)
+        dec_data[i] = 0.3f * sinf(0.7f * (float)i + 0.2f);
+    static const uint8_t pad[DEC_B * DEC_M] = { 1, 1, 0, 1, 0, 1 };
+    const attn_mha_weights mw = { dec_data, dec_data + 3, dec_data + 5, dec_data + 7,
+                                  dec_data + 11, NULL, dec_data + 13, dec_data + 17 };
+    const dec_call base = {
+        .ctx = ctx,
+        .c = { .d_model = DEC_D, .n_heads = 2, .d_ff = DEC_F, .ln_eps = 1e-5f, .norm_first = 0,
+               .act = ATTN_ACT_RELU },
+        .w = { .self_attn = mw, .cross_attn = mw, .ln1_gamma = dec_data + 1, .ln1_beta = dec_data + 2,
+               .ln2_gamma = dec_data + 4, .ln2_beta = dec_data + 6, .ln3_gamma = dec_data + 8,
+               .ln3_beta = dec_data + 9, .w_ff1 = dec_data, .b_ff1 = dec_data + 19,
+               .w_ff2 = dec_data + 1, .b_ff2 = NULL },
+        .batch = DEC_B, .tgt_len = 1, .mem_len = DEC_M, .x = dec_data + 23, .memory = dec_data + 29,
+        .pad = pad, .y = out_buf,
+    };
+    dec_call c;
+#define DEC_CASE(what, want, ...) do { c = base; __VA_ARGS__; expect_dec(kn, what, &c, want); } while (0)
+    DEC_CASE("valid call without a cache", ATTN_OK, c.tgt_len = 3);
+    DEC_CASE("pre-LN, GELU, no memory padding is valid", ATTN_OK,
+             (c.c.norm_first = 1, c.c.act = ATTN_ACT_GELU_TANH, c.pad = NULL));
+    DEC_CASE("NULL context", ATTN_ERR_INVALID_ARG, c.ctx = NULL);
+    DEC_CASE("NULL config", ATTN_ERR_INVALID_ARG, c.null_config = 1);
+    DEC_CASE("NULL weights", ATTN_ERR_INVALID_ARG, c.null_weights = 1);
+    DEC_CASE("NULL self w_k", ATTN_ERR_INVALID_ARG, c.w.self_attn.w_k = NULL);
+    DEC_CASE("NULL cross w_o", ATTN_ERR_INVALID_ARG, c.w.cross_attn.w_o = NULL);
+    DEC_CASE("NULL ln3_gamma", ATTN_ERR_INVALID_ARG, c.w.ln3_gamma = NULL);
+    DEC_CASE("NULL ln3_beta", ATTN_ERR_INVALID_ARG, c.w.ln3_beta = NULL);
+    DEC_CASE("NULL w_ff2", ATTN_ERR_INVALID_ARG, c.w.w_ff2 = NULL);
+    DEC_CASE("NULL x", ATTN_ERR_INVALID_ARG, c.x = NULL);
+    DEC_CASE("NULL y", ATTN_ERR_INVALID_ARG, c.y = NULL);
+    DEC_CASE("NULL memory without a cache", ATTN_ERR_INVALID_ARG, c.memory = NULL);
+    for (int bad = 0; bad >= -1; bad--) {
+        DEC_CASE("batch <= 0", ATTN_ERR_INVALID_ARG, c.batch = bad);
+        DEC_CASE("tgt_len <= 0", ATTN_ERR_INVALID_ARG, c.tgt_len = bad);
+        DEC_CASE("mem_len <= 0", ATTN_ERR_INVALID_ARG, c.mem_len = bad);
+        DEC_CASE("d_ff <= 0", ATTN_ERR_INVALID_ARG, c.c.d_ff = bad);
+    }
+    DEC_CASE("d_model % n_heads != 0", ATTN_ERR_INVALID_ARG, c.c.n_heads = 3);
+    DEC_CASE("ln_eps NaN", ATTN_ERR_INVALID_ARG, c.c.ln_eps = NAN);
+    DEC_CASE("activation past the enum", ATTN_ERR_INVALID_ARG, c.c.act = (attn_activation)3);
+    DEC_CASE("batch·tgt_len·d_model overflows", ATTN_ERR_OVERFLOW,
+             (c.batch = INT_MAX, c.tgt_len = INT_MAX));
+
+    /* Two caches with the same history of valid calls: the one that also
+     * sees every refused call must give the same next step, bit for bit. */
+    attn_kv_cache *tested = NULL, *control = NULL;
+    t_case("bad input [%s] decoder: caches for the refused calls", kn);
+    CHECK_STATUS(attn_kv_cache_create(&tested, DEC_B, 2, DEC_D / 2, DEC_CAP), ATTN_OK);
+    CHECK_STATUS(attn_kv_cache_create(&control, DEC_B, 2, DEC_D / 2, DEC_CAP), ATTN_OK);
+    if (!tested || !control) {
+        attn_kv_cache_destroy(tested);
+        attn_kv_cache_destroy(control);
+        return;
+    }
+    DEC_CASE("cache of length 0 and NULL memory", ATTN_ERR_INVALID_ARG,
+             (c.cache = tested, c.memory = NULL));
+    DEC_CASE("first step through a cache", ATTN_OK, (c.cache = tested, c.tgt_len = 2));
+    c = base;
+    c.cache = control;
+    c.tgt_len = 2;
+    CHECK_STATUS(dec_run(&c), ATTN_OK);
+    DEC_CASE("cache length 2: memory NULL is valid", ATTN_OK, (c.cache = tested, c.memory = NULL));
+    c = base;
+    c.cache = control;
+    CHECK_STATUS(dec_run(&c), ATTN_OK);
+    DEC_CASE("cache batch differs", ATTN_ERR_INVALID_ARG, (c.cache = tested, c.batch = 1));
+    DEC_CASE("cache heads differ", ATTN_ERR_INVALID_ARG, (c.cache = tested, c.c.n_heads = 4));
+    DEC_CASE("cache head width differs", ATTN_ERR_INVALID_ARG,
+             (c.cache = tested, c.c.d_model = 16));
+    DEC_CASE("mem_len differs from the stored memory", ATTN_ERR_INVALID_ARG,
+             (c.cache = tested, c.mem_len = 2));
+    DEC_CASE("past the capacity (3 + 2 > 4)", ATTN_ERR_INVALID_ARG, (c.cache = tested, c.tgt_len = 2));
+    DEC_CASE("NULL w_ff1 with a cache", ATTN_ERR_INVALID_ARG, (c.cache = tested, c.w.w_ff1 = NULL));
+    float want[DEC_B * DEC_D];
+    c = base;
+    c.cache = control;
+    c.y = want;
+    CHECK_STATUS(dec_run(&c), ATTN_OK);
+    DEC_CASE("the last step after the refused calls", ATTN_OK, c.cache = tested);
+    t_case("bad input [%s] decoder: refused calls left the cache as it was", kn);
+    CHECK(memcmp(out_buf, want, sizeof want) == 0, "the step differs from the control cache's");
+    CHECK(attn_kv_cache_length(tested) == DEC_CAP, "length %d", attn_kv_cache_length(tested));
+    DEC_CASE("a full cache", ATTN_ERR_INVALID_ARG, c.cache = tested);
+    attn_kv_cache_reset(tested);
+    DEC_CASE("after reset, NULL memory is refused again", ATTN_ERR_INVALID_ARG,
+             (c.cache = tested, c.memory = NULL));
+    DEC_CASE("after reset, a new mem_len is taken", ATTN_OK, (c.cache = tested, c.mem_len = 2));
+#undef DEC_CASE
+    attn_kv_cache_destroy(tested);
+    attn_kv_cache_destroy(control);
+}
+
 void test_errors(void)
 {
     const char *kernels[64];
@@ -284,6 +444,8 @@ void test_errors(void)
         sdpa_cases(ctx, kernels[i]);
         mha_cases(ctx, kernels[i]);
         encoder_cases(ctx, kernels[i]);
+        decoder_cases(ctx, kernels[i]);
+        cache_cases(kernels[i]);
         attn_ctx_destroy(ctx);
     }
 }

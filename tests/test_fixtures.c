@@ -37,10 +37,96 @@ static attn_mha_weights fixture_mha_weights(const fixture *f)
     return w;
 }
 
+static attn_mha_weights fixture_prefixed_mha_weights(const fixture *f, const char *prefix)
+{
+    static const char *const keys[8] = { "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o" };
+    const float *p[8];
+    for (int i = 0; i < 8; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%s", prefix, keys[i]);
+        p[i] = fx_f32(f, name, NULL);
+    }
+    attn_mha_weights w = { p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] };
+    return w;
+}
+
+static attn_encoder_config fixture_layer_config(const fixture *f)
+{
+    attn_encoder_config c = {
+        .d_model = fx_int(f, "d_model", 0), .n_heads = fx_int(f, "n_heads", 0),
+        .d_ff = fx_int(f, "d_ff", 0), .ln_eps = fx_float(f, "ln_eps", -1.0f),
+        .norm_first = fx_int(f, "norm_first", 0),
+        .act = (attn_activation)fx_int(f, "act", -1),
+    };
+    return c;
+}
+
+/* How a decoder fixture is run: in one call without a cache; through a
+ * cache in uneven chunks (2, 1, then the rest), the memory passed only on
+ * the first call; or through a cache that held another sequence and was
+ * reset, as a prompt of all but one token and then that token. */
+enum { DEC_WHOLE, DEC_CHUNKS, DEC_AFTER_RESET, DEC_MODES };
+static const char *const dec_mode_name[DEC_MODES] = { "", " cached in chunks 2,1,rest",
+                                                      " cached after a reset" };
+
+static attn_status run_decoder(attn_ctx *ctx, const fixture *f, int mode, float *out, size_t n_out)
+{
+    attn_encoder_config c = fixture_layer_config(f);
+    attn_decoder_weights w = {
+        .self_attn = fixture_prefixed_mha_weights(f, "sa_"),
+        .cross_attn = fixture_prefixed_mha_weights(f, "ca_"),
+        .ln1_gamma = fx_f32(f, "ln1_gamma", NULL), .ln1_beta = fx_f32(f, "ln1_beta", NULL),
+        .ln2_gamma = fx_f32(f, "ln2_gamma", NULL), .ln2_beta = fx_f32(f, "ln2_beta", NULL),
+        .ln3_gamma = fx_f32(f, "ln3_gamma", NULL), .ln3_beta = fx_f32(f, "ln3_beta", NULL),
+        .w_ff1 = fx_f32(f, "w_ff1", NULL), .b_ff1 = fx_f32(f, "b_ff1", NULL),
+        .w_ff2 = fx_f32(f, "w_ff2", NULL), .b_ff2 = fx_f32(f, "b_ff2", NULL),
+    };
+    int b = fx_int(f, "batch", 0), t = fx_int(f, "tgt_len", 0), m = fx_int(f, "mem_len", 0);
+    const float *x = fx_f32(f, "x", NULL), *memory = fx_f32(f, "memory", NULL);
+    const uint8_t *pad = fx_u8(f, "mem_key_padding", NULL);
+    size_t d = (size_t)c.d_model;
+    if ((size_t)b * t * d != n_out || t < 4)
+        return ATTN_ERR_INVALID_ARG;
+    if (mode == DEC_WHOLE)
+        return attn_decoder_layer(ctx, &c, &w, b, t, x, m, memory, pad, NULL, out);
+
+    attn_kv_cache *cache = NULL;
+    attn_status st = attn_kv_cache_create(&cache, b, c.n_heads, c.d_model / c.n_heads, t + 1);
+    float *xc = malloc(sizeof(float) * n_out), *yc = malloc(sizeof(float) * n_out);
+    if (st == ATTN_OK && (!xc || !yc))
+        st = ATTN_ERR_NO_MEMORY;
+    if (st == ATTN_OK && mode == DEC_AFTER_RESET) {
+        /* Another sequence first: x's rows scaled, through 3 tokens. */
+        for (size_t i = 0; i < (size_t)b * 3 * d; i++)
+            xc[i] = 0.5f - x[i];
+        st = attn_decoder_layer(ctx, &c, &w, b, 3, xc, m, memory, pad, cache, yc);
+        attn_kv_cache_reset(cache);
+    }
+    int chunks[3] = { 2, 1, t - 3 };
+    if (mode == DEC_AFTER_RESET)
+        chunks[0] = t - 1, chunks[1] = 1, chunks[2] = 0;
+    for (int ci = 0, p = 0; ci < 3 && st == ATTN_OK; p += chunks[ci++]) {
+        int n = chunks[ci];
+        if (n == 0)
+            continue;
+        for (int bb = 0; bb < b; bb++)
+            memcpy(xc + (size_t)bb * n * d, x + ((size_t)bb * t + p) * d, sizeof(float) * n * d);
+        st = attn_decoder_layer(ctx, &c, &w, b, n, xc, m, p == 0 ? memory : NULL, pad, cache, yc);
+        for (int bb = 0; st == ATTN_OK && bb < b; bb++)
+            memcpy(out + ((size_t)bb * t + p) * d, yc + (size_t)bb * n * d, sizeof(float) * n * d);
+        if (st == ATTN_OK && attn_kv_cache_length(cache) != p + n)
+            st = ATTN_ERR_INVALID_ARG;   /* the cache must hold exactly what was given */
+    }
+    free(xc);
+    free(yc);
+    attn_kv_cache_destroy(cache);
+    return st;
+}
+
 /* Runs the fixture's op on ctx into out (n_out elements). Returns the status,
  * and in *tol the absolute error bound for this case. */
-static attn_status run_fixture(attn_ctx *ctx, const fixture *f, float *out, size_t n_out,
-                               double *tol)
+static attn_status run_fixture(attn_ctx *ctx, const fixture *f, int mode, float *out,
+                               size_t n_out, double *tol)
 {
     const char *op = fx_op(f);
     attn_mask mask = fixture_mask(f);
@@ -71,13 +157,10 @@ static attn_status run_fixture(attn_ctx *ctx, const fixture *f, float *out, size
         return attn_mha(ctx, d, fx_int(f, "n_heads", 0), fx_float(f, "scale", 0.0f), &w, b, lq,
                         fx_int(f, "kv_len", 0), x_q, x_kv, &mask, out);
     }
+    if (strcmp(op, "decoder") == 0)
+        return run_decoder(ctx, f, mode, out, n_out);
     if (strcmp(op, "encoder") == 0) {
-        attn_encoder_config c = {
-            .d_model = fx_int(f, "d_model", 0), .n_heads = fx_int(f, "n_heads", 0),
-            .d_ff = fx_int(f, "d_ff", 0), .ln_eps = fx_float(f, "ln_eps", -1.0f),
-            .norm_first = fx_int(f, "norm_first", 0),
-            .act = (attn_activation)fx_int(f, "act", -1),
-        };
+        attn_encoder_config c = fixture_layer_config(f);
         attn_encoder_weights w = {
             .attn = fixture_mha_weights(f),
             .ln1_gamma = fx_f32(f, "ln1_gamma", NULL), .ln1_beta = fx_f32(f, "ln1_beta", NULL),
@@ -126,23 +209,27 @@ void test_fixtures(const char *dir)
     char **files = list_fixtures(dir, &n_files);
     const char *kernels[64];
     int n_kernels = t_kernels(kernels, 64);
-    int seen_op[3] = { 0, 0, 0 };
+    int seen_op[4] = { 0, 0, 0, 0 };
 
-    t_case("fixtures: %s holds fixtures for sdpa, mha and encoder", dir);
+    t_case("fixtures: %s holds fixtures for sdpa, mha, encoder and decoder", dir);
     for (int i = 0; i < n_files; i++) {
         seen_op[0] |= strncmp(files[i], "sdpa_", 5) == 0;
         seen_op[1] |= strncmp(files[i], "mha_", 4) == 0;
         seen_op[2] |= strncmp(files[i], "encoder_", 8) == 0;
+        seen_op[3] |= strncmp(files[i], "decoder_", 8) == 0;
     }
-    CHECK(seen_op[0] && seen_op[1] && seen_op[2], "%d fixture files; run from the repository root",
-          n_files);
+    CHECK(seen_op[0] && seen_op[1] && seen_op[2] && seen_op[3],
+          "%d fixture files; run from the repository root", n_files);
 
     for (int i = 0; i < n_files; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        for (int ki = 0; ki < n_kernels; ki++) {
+        int modes = strncmp(files[i], "decoder_", 8) == 0 ? DEC_MODES : 1;
+        for (int ki = 0; ki < n_kernels; ki++)
+        for (int mode = 0; mode < modes; mode++) {
             for (size_t misalign = 0; misalign <= 4; misalign += 4) {
-                t_case("fixture %s [%s]%s", files[i], kernels[ki], misalign ? " unaligned" : "");
+                t_case("fixture %s [%s]%s%s", files[i], kernels[ki], misalign ? " unaligned" : "",
+                       modes > 1 ? dec_mode_name[mode] : "");
                 char err[512];
                 fixture *f = fx_load(path, misalign, err, sizeof err);
                 CHECK(f != NULL, "%s", err);
@@ -158,7 +245,7 @@ void test_fixtures(const char *dir)
                     for (size_t j = 0; j < n; j++)
                         out[j] = NAN;  /* an element the kernel forgets stays NaN and fails */
                     double tol;
-                    attn_status st = run_fixture(ctx, f, out, n, &tol);
+                    attn_status st = run_fixture(ctx, f, mode, out, n, &tol);
                     CHECK_STATUS(st, ATTN_OK);
                     if (st == ATTN_OK) {
                         double err_max = t_max_diff_f64(out, expected, n);
