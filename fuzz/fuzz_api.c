@@ -7,8 +7,10 @@
  * harness/verify.c). A second part breaks one argument of the same call
  * (a size of 0 or -1, a product that overflows, D % H != 0, a NULL data
  * pointer, a NaN scale or eps, an unknown activation, key/value heads that
- * do not divide H, a capacity below Lk, a causal value that is no alignment): the call must fail
- * and leave the output's bytes as they were. Any disagreement traps.
+ * do not divide H, a capacity below Lk, a causal value that is no alignment, a decoder call
+ * past its cache's capacity or without its memory): the call must fail and leave the output's
+ * bytes (and the cache) as they were. The decoder also runs through a cache in fuzzed chunks
+ * and must give the whole call's rows. Any disagreement traps.
  */
 #include <limits.h>
 #include <math.h>
@@ -91,6 +93,30 @@ static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n
         st = attn_mha(ctx, d, h, scale, &w->mha, b, lq, s->kv_len, x, w->x_kv, &w->mask, out);
         break;
     }
+    case AB_OP_DECODER: {
+        attn_encoder_config c = w->enc_cfg;
+        int b = s->batch, t = s->q_len, m = s->kv_len;
+        const float *memory = w->x_kv;
+        attn_kv_cache *cache = NULL;
+        switch ((how / 3) % 6) {
+        case 0: t = bad; break;
+        case 1: m = bad; break;
+        case 2: memory = NULL; break;                                 /* needed: no cache */
+        case 3: c.n_heads = c.d_model + 1; break;                     /* D % H != 0 */
+        case 4:                                                       /* past its capacity */
+            if (attn_kv_cache_create(&cache, b, c.n_heads, c.d_model / c.n_heads, t) != ATTN_OK)
+                __builtin_trap();
+            t += 1;
+            break;
+        default: b = t = INT_MAX; break;                              /* overflows */
+        }
+        st = attn_decoder_layer(ctx, &c, &w->dec, b, t, w->x_q, m, memory, w->mask.key_padding,
+                                cache, out);
+        if (cache && attn_kv_cache_length(cache) != 0)
+            __builtin_trap();            /* a refused call appended to the cache */
+        attn_kv_cache_destroy(cache);
+        break;
+    }
     default: {
         attn_encoder_config c = w->enc_cfg;
         int b = s->batch, l = s->q_len;
@@ -117,6 +143,44 @@ static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n
     }
 }
 
+/* The decoder through a cache in chunks (from the input: 1 to 4 tokens
+ * each), the memory given only on the first call, must give what one call
+ * without a cache gives (whole). */
+static void cached_decoder(const char *kernel, int threads, const ab_workload *w,
+                           const float *whole, bytes *b)
+{
+    const ab_shape *s = &w->shape;
+    size_t d = (size_t)s->heads * s->head_dim, rows = (size_t)s->batch * s->q_len;
+    float *x = ab_alloc_floats(rows * d, 0), *y = ab_alloc_floats(rows * d, 0);
+    float *out = ab_alloc_floats(rows * d, 0);
+    attn_ctx *ctx = NULL;
+    attn_kv_cache *cache = NULL;
+    if (!x || !y || !out || attn_ctx_create(&ctx, kernel, threads) != ATTN_OK
+        || attn_kv_cache_create(&cache, s->batch, s->heads, s->head_dim, s->q_len) != ATTN_OK)
+        __builtin_trap();
+    for (int p = 0; p < s->q_len;) {
+        int n = 1 + (int)take(b, 4);
+        n = n < s->q_len - p ? n : s->q_len - p;
+        for (int bb = 0; bb < s->batch; bb++)
+            memcpy(x + (size_t)bb * n * d, w->x_q + ((size_t)bb * s->q_len + p) * d,
+                   sizeof(float) * n * d);
+        if (attn_decoder_layer(ctx, &w->enc_cfg, &w->dec, s->batch, n, x, s->kv_len,
+                               p == 0 ? w->x_kv : NULL, w->mask.key_padding, cache, y) != ATTN_OK)
+            __builtin_trap();            /* a valid cached call refused */
+        for (int bb = 0; bb < s->batch; bb++)
+            memcpy(out + ((size_t)bb * s->q_len + p) * d, y + (size_t)bb * n * d,
+                   sizeof(float) * n * d);
+        p += n;
+    }
+    if (!ab_verify(s->op, out, whole, rows * d, w->max_abs_v).ok)
+        __builtin_trap();                /* cached decoding differs from the whole call */
+    attn_kv_cache_destroy(cache);
+    attn_ctx_destroy(ctx);
+    ab_free(x);
+    ab_free(y);
+    ab_free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -125,12 +189,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const attn_activation acts[] = { ATTN_ACT_GELU_ERF, ATTN_ACT_GELU_TANH, ATTN_ACT_RELU };
     static const float scales[] = { 0.0f, 1.0f, 0.125f, -0.5f, 8.0f };
     ab_shape s = { 0 };
-    s.op = (ab_op)take(&b, 3);
+    s.op = (ab_op)take(&b, AB_OP_COUNT);
     s.batch = 1 + (int)take(&b, 3);
     s.heads = 1 + (int)take(&b, 4);
     s.q_len = 1 + (int)take(&b, 24);
-    s.kv_len = s.op == AB_OP_SDPA || (s.op == AB_OP_MHA && take(&b, 2)) ? 1 + (int)take(&b, 24)
-                                                                         : s.q_len;
+    s.kv_len = s.op == AB_OP_SDPA || s.op == AB_OP_DECODER || (s.op == AB_OP_MHA && take(&b, 2))
+             ? 1 + (int)take(&b, 24) : s.q_len;
     s.cross = s.op == AB_OP_MHA && s.kv_len != s.q_len;
     s.head_dim = 1 + (int)take(&b, 16);
     s.d_ff = 1 + (int)take(&b, 24);
@@ -138,6 +202,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.norm_first = (int)take(&b, 2);
     s.act = acts[take(&b, 3)];
     s.scale = scales[take(&b, 5)];
+    if (s.op == AB_OP_DECODER) {          /* the memory's padding or none; default scale */
+        s.mask = s.mask % 2 ? AB_MASK_PADDING : AB_MASK_NONE;
+        s.scale = 0.0f;
+    } else if (s.op == AB_OP_ENCODER) {
+        s.scale = 0.0f;
+    }
     int threads = 1 + (int)take(&b, 3);
     uint64_t seed = take(&b, 0) | (uint64_t)take(&b, 0) << 8;
     unsigned how = take(&b, 0);
@@ -161,6 +231,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ab_verdict v = ab_verify(s.op, out, ref, w.out_len, w.max_abs_v);
             if (!v.ok)
                 __builtin_trap();        /* kernel k disagrees with the oracle */
+            if (s.op == AB_OP_DECODER)
+                cached_decoder(k, threads, &w, ref, &b);
         }
         broken_call(&w, how, out, w.out_len);
     } else if (ref && out) {

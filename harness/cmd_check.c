@@ -88,7 +88,7 @@ int ab_cmd_check(int argc, char **argv)
     int quiet = 0, n_pos;
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "a kernel name, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
-        { "op", AB_FLAG_STRING, &op_name, "OP", "only sdpa, mha or encoder", 0, 0 },
+        { "op", AB_FLAG_STRING, &op_name, "OP", "only this op: " AB_OP_LIST, 0, 0 },
         { "quiet", AB_FLAG_BOOL, &quiet, NULL, "print only failures and the summary", 0, 0 },
     };
     int rc = ab_cli_command("check", "attnbench check [--kernel K|all] [--op OP] [--quiet]",
@@ -102,7 +102,7 @@ int ab_cmd_check(int argc, char **argv)
         return rc;
     ab_op op = AB_OP_SDPA;
     if (op_name && ab_op_parse(op_name, &op) != 0) {
-        fprintf(stderr, "attnbench check: --op: unknown op '%s' (sdpa, mha, encoder)\n", op_name);
+        fprintf(stderr, "attnbench check: --op: unknown op '%s' (" AB_OP_LIST ")\n", op_name);
         return AB_EXIT_USAGE;
     }
     const attn_kernel *kernels[64];

@@ -276,9 +276,9 @@ int ab_cmd_run(int argc, char **argv)
     double unstable_above = AB_DEFAULT_UNSTABLE_ABOVE;
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
-        { "op", AB_FLAG_STRING, &op_name, "OP", "sdpa, mha or encoder: filters the suite, default op of --shape", 0, 0 },
+        { "op", AB_FLAG_STRING, &op_name, "OP", AB_OP_LIST ": filters the suite, default op of --shape", 0, 0 },
         { "shape", AB_FLAG_STRING, &shape_text, "SPEC", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
-        { "suite", AB_FLAG_STRING, &suite_name, "NAME", "default, smoke, bert-base or long (default: default)", 0, 0 },
+        { "suite", AB_FLAG_STRING, &suite_name, "NAME", "a suite of `attnbench list --suites` (default: default)", 0, 0 },
         { "threads", AB_FLAG_STRING, &threads_text, "N", "threads, one per core (default: all cores); a list N1,N2 runs each", 0, 0 },
         { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark, at least (default 7; exactly, with --precision 0)", 1, AB_MAX_REPS },
         { "max-repetitions", AB_FLAG_INT, &max_reps, "R", "repetitions per benchmark, at most (default 100)", 1, AB_MAX_REPS },
@@ -319,7 +319,7 @@ int ab_cmd_run(int argc, char **argv)
     char err[512];
     ab_op op = AB_OP_SDPA;
     if (op_name && ab_op_parse(op_name, &op) != 0) {
-        fprintf(stderr, "attnbench run: --op: unknown op '%s' (sdpa, mha, encoder)\n", op_name);
+        fprintf(stderr, "attnbench run: --op: unknown op '%s' (" AB_OP_LIST ")\n", op_name);
         return AB_EXIT_USAGE;
     }
     if (shape_text && suite_name) {

@@ -7,7 +7,7 @@
 
 #include "suites.h"
 
-static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder" };
+static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder", "decoder" };
 static const char *const mask_names[AB_MASK_COUNT] = {
     "none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br",
 };
@@ -59,7 +59,7 @@ static int parse_size(const char *key, const char *v, int *out, char *err, size_
 int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len)
 {
     char buf[512];
-    int b = 1, h = 1, hkv = 0, dh = 64, lq = 0, lk = 0, l = 128, d = 0, f = 0, cross = -1;
+    int b = 1, h = 1, hkv = 0, dh = 64, lq = 0, lk = 0, l = 128, d = 0, f = 0, cross = -1, mem = 0;
     ab_shape r = { .op = default_op, .act = ATTN_ACT_GELU_ERF, .norm_first = 1 };
 
     if (strlen(text) >= sizeof buf) {
@@ -79,7 +79,7 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         int rc = 0;
         if (strcmp(k, "op") == 0) {
             if (ab_op_parse(v, &r.op) != 0) {
-                snprintf(err, err_len, "shape: unknown op '%s' (sdpa, mha, encoder)", v);
+                snprintf(err, err_len, "shape: unknown op '%s' (" AB_OP_LIST ")", v);
                 return -1;
             }
         } else if (strcmp(k, "B") == 0) rc = parse_size(k, v, &b, err, err_len);
@@ -91,6 +91,7 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         else if (strcmp(k, "Lq") == 0) rc = parse_size(k, v, &lq, err, err_len);
         else if (strcmp(k, "Lk") == 0) rc = parse_size(k, v, &lk, err, err_len);
         else if (strcmp(k, "F") == 0) rc = parse_size(k, v, &f, err, err_len);
+        else if (strcmp(k, "M") == 0) rc = parse_size(k, v, &mem, err, err_len);
         else if (strcmp(k, "mask") == 0) {
             int m = lookup(v, mask_names, AB_MASK_COUNT);
             if (m < 0) {
@@ -126,7 +127,7 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
             }
             cross = v[0] == '1';
         } else {
-            snprintf(err, err_len, "shape: unknown key '%s' (op B H Hkv L Lq Lk Dh D F mask norm "
+            snprintf(err, err_len, "shape: unknown key '%s' (op B H Hkv L Lq Lk M Dh D F mask norm "
                      "act scale cross)", k);
             return -1;
         }
@@ -167,9 +168,23 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         snprintf(err, err_len, "shape: the encoder layer is self-attention: one L");
         return -1;
     }
+    if (r.op == AB_OP_DECODER) {
+        if (lq || lk || cross >= 0 || r.scale != 0.0f
+            || (r.mask != AB_MASK_NONE && r.mask != AB_MASK_PADDING)) {
+            snprintf(err, err_len, "shape: the decoder takes L (target), M (memory) and mask "
+                     "none or padding (of the memory); no Lq, Lk, cross or scale");
+            return -1;
+        }
+        r.kv_len = mem ? mem : r.q_len;
+        r.cross = 0;
+    } else if (mem) {
+        snprintf(err, err_len, "shape: M (memory length) is for op=decoder");
+        return -1;
+    }
     if (r.op != AB_OP_MHA)
         r.cross = 0;
-    if (r.op != AB_OP_ENCODER) {   /* encoder-only fields: zero, so shapes compare equal */
+    if (r.op != AB_OP_ENCODER && r.op != AB_OP_DECODER) {
+        /* layer-only fields: zero, so shapes compare equal */
         r.d_ff = 0;
         r.norm_first = 0;
         r.act = ATTN_ACT_GELU_ERF;
@@ -185,7 +200,9 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len)
     int n = snprintf(buf, len, "op=%s,B=%d,", ab_op_name(s->op), s->batch);
     if (n < 0 || (size_t)n >= len)
         return;
-    if (s->q_len == s->kv_len)
+    if (s->op == AB_OP_DECODER)
+        n += snprintf(buf + n, len - (size_t)n, "L=%d,M=%d,", s->q_len, s->kv_len);
+    else if (s->q_len == s->kv_len)
         n += snprintf(buf + n, len - (size_t)n, "L=%d,", s->q_len);
     else
         n += snprintf(buf + n, len - (size_t)n, "Lq=%d,Lk=%d,", s->q_len, s->kv_len);
@@ -200,12 +217,12 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len)
         n += snprintf(buf + n, len - (size_t)n, "D=%d,H=%d", s->heads * s->head_dim, s->heads);
     if ((size_t)n < len && s->op == AB_OP_MHA && s->cross)
         n += snprintf(buf + n, len - (size_t)n, ",cross=1");
-    if ((size_t)n < len && s->op == AB_OP_ENCODER)
+    if ((size_t)n < len && (s->op == AB_OP_ENCODER || s->op == AB_OP_DECODER))
         n += snprintf(buf + n, len - (size_t)n, ",F=%d,norm=%s,act=%s", s->d_ff,
                       s->norm_first ? "pre" : "post", act_names[s->act]);
     if ((size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, ",mask=%s", ab_mask_name(s->mask));
-    if ((size_t)n < len && s->op != AB_OP_ENCODER && s->scale != 0.0f)
+    if ((size_t)n < len && s->scale != 0.0f)   /* 0 for the layers */
         snprintf(buf + n, len - (size_t)n, ",scale=%.9g", s->scale);
 }
 
@@ -220,7 +237,9 @@ void ab_shape_label(const ab_shape *s, char *buf, size_t len)
         n = snprintf(buf, len, "B%d_D%d_H%d_", s->batch, s->heads * s->head_dim, s->heads);
     if (n < 0 || (size_t)n >= len)
         return;
-    if (s->q_len == s->kv_len)
+    if (s->op == AB_OP_DECODER)
+        n += snprintf(buf + n, len - (size_t)n, "L%d_M%d", s->q_len, s->kv_len);
+    else if (s->q_len == s->kv_len)
         n += snprintf(buf + n, len - (size_t)n, "L%d", s->q_len);
     else
         n += snprintf(buf + n, len - (size_t)n, "Lq%d_Lk%d", s->q_len, s->kv_len);
@@ -228,12 +247,12 @@ void ab_shape_label(const ab_shape *s, char *buf, size_t len)
         n += snprintf(buf + n, len - (size_t)n, "_Dh%d", s->head_dim);
     if (s->op == AB_OP_MHA && s->cross && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "_cross");
-    if (s->op == AB_OP_ENCODER && (size_t)n < len)
+    if ((s->op == AB_OP_ENCODER || s->op == AB_OP_DECODER) && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "_F%d_%s_%s", s->d_ff,
                       s->norm_first ? "pre" : "post", act_names[s->act]);
     if (s->mask != AB_MASK_NONE && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "_%s", ab_mask_name(s->mask));
-    if (s->op != AB_OP_ENCODER && s->scale != 0.0f && (size_t)n < len)
+    if (s->scale != 0.0f && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, "_scale%g", s->scale);
 }
 
@@ -287,6 +306,10 @@ double ab_shape_flops(const ab_shape *s)
         return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d);
     case AB_OP_ENCODER:
         return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s->d_ff);
+    case AB_OP_DECODER:   /* causal self-attention; cross-attention over M = lk */
+        return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d
+                    + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d
+                    + 4.0 * lq * d * s->d_ff);
     default:
         return 0.0;
     }
@@ -329,6 +352,11 @@ double ab_shape_bytes(const ab_shape *s)
         floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f     /* x, y; weights */
                + 4.0 * d + f + d + 4.0 * d;                       /* biases, LN */
         break;
+    case AB_OP_DECODER:
+        floats = b * lq * d * 2.0 + b * s->kv_len * d             /* x, y; memory */
+               + 8.0 * d * d + 2.0 * d * f                        /* weights */
+               + 8.0 * d + f + d + 6.0 * d;                       /* biases, LN */
+        break;
     default:
         return 0.0;
     }
@@ -349,6 +377,10 @@ double ab_shape_bytes(const ab_shape *s)
 #define MHA_CROSS(b, d, h, lq, lk, m) \
     { .op = AB_OP_MHA, .batch = b, .heads = h, .q_len = lq, .kv_len = lk, .head_dim = (d) / (h), \
       .cross = 1, .mask = m }
+/* A decoder layer: target length l, memory length mem. */
+#define DEC(b, d, h, f, l, mem, nf, a, m) \
+    { .op = AB_OP_DECODER, .batch = b, .heads = h, .q_len = l, .kv_len = mem, \
+      .head_dim = (d) / (h), .d_ff = f, .norm_first = nf, .act = a, .mask = m }
 #define ENC(b, d, h, f, l, nf, a, m) \
     { .op = AB_OP_ENCODER, .batch = b, .heads = h, .q_len = l, .kv_len = l, .head_dim = (d) / (h), \
       .d_ff = f, .norm_first = nf, .act = a, .mask = m }
@@ -385,6 +417,7 @@ static const ab_shape anchors[] = {
     ENC(1, 768, 12, 3072, 512, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
     SDPA(1, 12, 512, 512, 64, AB_MASK_NONE), SDPA(1, 12, 2048, 2048, 64, AB_MASK_NONE),
     SDPA(1, 12, 4096, 4096, 64, AB_MASK_NONE), SDPA(1, 12, 4096, 4096, 64, AB_MASK_CAUSAL),
+    DEC(1, 768, 12, 3072, 512, 512, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
 };
 
 /* What `make bench` runs: the BERT-base building blocks at L 128 and 512,
@@ -438,6 +471,20 @@ static const ab_shape check[] = {
     GQA(2, 4, 2, 1, 129, 64, AB_MASK_CAUSAL_BR), GQA(1, 8, 1, 1, 300, 128, AB_MASK_NONE),
     GQA(2, 6, 3, 17, 33, 16, AB_MASK_PADDING), GQA(1, 12, 4, 65, 65, 64, AB_MASK_CAUSAL),
     GQA(2, 4, 1, 7, 7, 8, AB_MASK_ALL), GQA(1, 8, 2, 2, 1025, 32, AB_MASK_CAUSAL_BR),
+    DEC(2, 8, 2, 12, 1, 1, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    DEC(2, 12, 3, 20, 5, 9, 0, ATTN_ACT_RELU, AB_MASK_PADDING),
+    DEC(1, 64, 4, 129, 130, 17, 1, ATTN_ACT_GELU_TANH, AB_MASK_NONE),
+    DEC(3, 48, 6, 96, 33, 65, 0, ATTN_ACT_GELU_ERF, AB_MASK_PADDING),
+};
+
+/* Decoding (contract 0.2): one query against a cache of 1k-32k keys, 32
+ * heads of 128, all key/value heads or 8 (grouped-query): memory-bound,
+ * judged in GB/s of K and V against the measured read bandwidth. */
+static const ab_shape decode[] = {
+    SDPA(1, 32, 1, 1024, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 1024, 128, AB_MASK_CAUSAL_BR),
+    SDPA(1, 32, 1, 4096, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 4096, 128, AB_MASK_CAUSAL_BR),
+    SDPA(1, 32, 1, 16384, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 16384, 128, AB_MASK_CAUSAL_BR),
+    SDPA(1, 32, 1, 32768, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 32768, 128, AB_MASK_CAUSAL_BR),
 };
 
 /* What the CI regression gate (tests/gate.sh) times and counts: one of
@@ -460,6 +507,8 @@ static const ab_suite suites[] = {
     SUITE("long", "SDPA, 12 heads of 64, L 1024 to 8192, causal and not", long_seq),
     SUITE("anchors", "the SIMD targets' shapes, timed beside PyTorch by make bench-anchors", anchors),
     SUITE("gate", "what the CI regression gate times and counts: one small shape per op", gate),
+    SUITE("decode", "SDPA decoding: Lq 1 against Lk 1k-32k, H 32, Hkv 32 and 8, Dh 128, causal-br",
+          decode),
 };
 static const ab_suite check_suite = QUICK_SUITE("check", "edge shapes for `attnbench check`", check);
 

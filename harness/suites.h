@@ -9,7 +9,11 @@
 
 #include "attn.h"
 
-typedef enum ab_op { AB_OP_SDPA, AB_OP_MHA, AB_OP_ENCODER, AB_OP_COUNT } ab_op;
+/* decoder (contract 0.2): one decoder layer without a cache; its kv_len is
+ * the memory's length M, its self-attention causal over q_len. */
+typedef enum ab_op { AB_OP_SDPA, AB_OP_MHA, AB_OP_ENCODER, AB_OP_DECODER, AB_OP_COUNT } ab_op;
+/* The op names for messages, next to the enum so that they change together. */
+#define AB_OP_LIST "sdpa, mha, encoder, decoder"
 
 /* Which mask a benchmark or check case uses (the pattern is in workload.c). */
 typedef enum ab_mask_kind {
@@ -27,11 +31,11 @@ typedef enum ab_mask_kind {
 typedef struct ab_shape {
     ab_op op;
     int batch, heads, q_len, kv_len, head_dim;   /* d_model = heads · head_dim */
-    int d_ff;                                    /* encoder only */
+    int d_ff;                                    /* encoder, decoder */
     int cross;                                   /* mha: x_kv distinct from x_q */
     ab_mask_kind mask;
-    int norm_first;                              /* encoder */
-    attn_activation act;                         /* encoder */
+    int norm_first;                              /* encoder, decoder */
+    attn_activation act;                         /* encoder, decoder */
     float scale;                                 /* sdpa / mha; 0 = 1/sqrt(Dh) */
     int kv_heads;                                /* sdpa: key/value heads; 0 = heads */
 } ab_shape;
@@ -41,8 +45,9 @@ int ab_op_parse(const char *name, ab_op *op);           /* 0 ok, -1 unknown */
 const char *ab_mask_name(ab_mask_kind m);
 
 /* Parses "B=1,H=12,L=512,Dh=64,mask=causal" (keys: op, B, H, Hkv, L, Lq,
- * Lk, Dh, D, F, mask, norm=pre|post, act=gelu|gelu-tanh|relu, scale,
- * cross=0|1; Hkv, SDPA only, divides H).
+ * Lk, M, Dh, D, F, mask, norm=pre|post, act=gelu|gelu-tanh|relu, scale,
+ * cross=0|1; Hkv, SDPA only, divides H; M, the decoder's memory length,
+ * default L; the decoder takes mask none or padding, of the memory).
  * op defaults to default_op; D sets head_dim = D/H. Unset sizes take
  * defaults (B=1, H=1, Dh=64, L=128, F=4·D). Returns 0, or -1 with a reason. */
 int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len);
@@ -69,6 +74,8 @@ double ab_visible_pairs(const ab_shape *s);
  *   SDPA    4·B·H·P·Dh
  *   MHA     B·(4·Lq·D² + 4·Lk·D² + 4·P·D)   (self, unmasked: 8·L·D² + 4·L²·D)
  *   encoder MHA(self) + 4·B·L·D·F
+ *   decoder B·(8·L·D² + 4·L(L+1)/2·D + 4·L·D² + 4·M·D² + 4·L·M·D + 4·L·D·F):
+ *           causal self-attention, cross-attention over M, the FFN
  * Unmasked, these are the formulas of the anchors, so GFLOP/s compare;
  * a causal kernel that skips the hidden half is not credited with it, so a
  * % of peak can never pass 100 by counting work that was not done. */

@@ -404,7 +404,9 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
 
 void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)
 {
-    static const int ops[AB_OP_COUNT] = { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER };
+    /* The decoder layer is chosen by the encoder's bucket (api.c). */
+    static const int ops[AB_OP_COUNT] = { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER,
+                                          ATTN_OP_ENCODER };
     /* Only which parts of a mask are set matters to the bucket. */
     attn_mask causal = { .causal = 1 }, padded = { .key_padding = (const uint8_t *)"" };
     const attn_mask *m = s->mask == AB_MASK_NONE ? NULL

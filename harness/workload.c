@@ -147,11 +147,14 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
         for (int i = 0; i < 8; i++)
             ok &= (*slots[i] = filled(w, i < 4 ? d * d : d, misalign, 0.0, wamp, &seed)) != NULL;
         w->x_q = filled(w, b * lq * d, misalign, 0.0, 1.0, &seed);
-        w->x_kv = s->cross ? filled(w, b * lk * d, misalign, 0.0, 1.0, &seed) : w->x_q;
+        w->x_kv = s->cross || s->op == AB_OP_DECODER
+                ? filled(w, b * lk * d, misalign, 0.0, 1.0, &seed) : w->x_q;
         ok &= w->x_q && w->x_kv;
         w->out_len = b * lq * d;
     }
-    if (ok && s->op == AB_OP_ENCODER) {
+    if (ok && (s->op == AB_OP_ENCODER || s->op == AB_OP_DECODER)) {
+        /* The encoder's weights, and the decoder's as far as they are the
+         * same (its LN1, LN2 and FFN); then the decoder's own. */
         attn_encoder_weights *e = &w->enc;
         e->attn = w->mha;
         e->ln1_gamma = filled(w, d, misalign, 1.0, 0.2, &seed);
@@ -167,6 +170,26 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
         attn_encoder_config c = { (int)d, s->heads, s->d_ff, 1e-5f, s->norm_first, s->act };
         w->enc_cfg = c;
     }
+    if (ok && s->op == AB_OP_DECODER) {
+        attn_decoder_weights *dw = &w->dec;
+        const float **cross[8] = { &dw->cross_attn.w_q, &dw->cross_attn.w_k, &dw->cross_attn.w_v,
+                                   &dw->cross_attn.w_o, &dw->cross_attn.b_q, &dw->cross_attn.b_k,
+                                   &dw->cross_attn.b_v, &dw->cross_attn.b_o };
+        for (int i = 0; i < 8; i++)
+            ok &= (*cross[i] = filled(w, i < 4 ? d * d : d, misalign, 0.0, wamp, &seed)) != NULL;
+        dw->self_attn = w->mha;
+        dw->ln1_gamma = w->enc.ln1_gamma;
+        dw->ln1_beta = w->enc.ln1_beta;
+        dw->ln2_gamma = w->enc.ln2_gamma;
+        dw->ln2_beta = w->enc.ln2_beta;
+        dw->ln3_gamma = filled(w, d, misalign, 1.0, 0.2, &seed);
+        dw->ln3_beta = filled(w, d, misalign, 0.0, 0.2, &seed);
+        dw->w_ff1 = w->enc.w_ff1;
+        dw->b_ff1 = w->enc.b_ff1;
+        dw->w_ff2 = w->enc.w_ff2;
+        dw->b_ff2 = w->enc.b_ff2;
+        ok &= dw->ln3_gamma && dw->ln3_beta;
+    }
     if (!ok || make_mask(w, misalign, &seed) != 0) {
         ab_workload_free(w);
         return -1;
@@ -174,7 +197,8 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
     return 0;
 }
 
-/* Every pointer of w into its blocks. */
+/* Every pointer of w into its blocks (at most WORKLOAD_SLOTS). */
+#define WORKLOAD_SLOTS 64
 static int pointer_slots(ab_workload *w, const void ***slot)
 {
     const void **all[] = {
@@ -191,9 +215,23 @@ static int pointer_slots(ab_workload *w, const void ***slot)
         (const void **)&w->enc.ln2_gamma, (const void **)&w->enc.ln2_beta,
         (const void **)&w->enc.w_ff1, (const void **)&w->enc.b_ff1,
         (const void **)&w->enc.w_ff2, (const void **)&w->enc.b_ff2,
+        (const void **)&w->dec.self_attn.w_q, (const void **)&w->dec.self_attn.w_k,
+        (const void **)&w->dec.self_attn.w_v, (const void **)&w->dec.self_attn.w_o,
+        (const void **)&w->dec.self_attn.b_q, (const void **)&w->dec.self_attn.b_k,
+        (const void **)&w->dec.self_attn.b_v, (const void **)&w->dec.self_attn.b_o,
+        (const void **)&w->dec.cross_attn.w_q, (const void **)&w->dec.cross_attn.w_k,
+        (const void **)&w->dec.cross_attn.w_v, (const void **)&w->dec.cross_attn.w_o,
+        (const void **)&w->dec.cross_attn.b_q, (const void **)&w->dec.cross_attn.b_k,
+        (const void **)&w->dec.cross_attn.b_v, (const void **)&w->dec.cross_attn.b_o,
+        (const void **)&w->dec.ln1_gamma, (const void **)&w->dec.ln1_beta,
+        (const void **)&w->dec.ln2_gamma, (const void **)&w->dec.ln2_beta,
+        (const void **)&w->dec.ln3_gamma, (const void **)&w->dec.ln3_beta,
+        (const void **)&w->dec.w_ff1, (const void **)&w->dec.b_ff1,
+        (const void **)&w->dec.w_ff2, (const void **)&w->dec.b_ff2,
         (const void **)&w->mask.key_padding, (const void **)&w->mask.keep,
         (const void **)&w->mask.bias,
     };
+    _Static_assert(sizeof all / sizeof all[0] <= WORKLOAD_SLOTS, "raise WORKLOAD_SLOTS");
     int n = (int)(sizeof all / sizeof all[0]);
     memcpy(slot, all, sizeof all);
     return n;
@@ -213,7 +251,7 @@ int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift)
         }
         memcpy(p, src->blocks[i], src->sizes[i]);
     }
-    const void **slot[40];
+    const void **slot[WORKLOAD_SLOTS];
     int n = pointer_slots(dst, slot);
     for (int k = 0; k < n; k++)
         for (int i = 0; *slot[k] && i < src->n_blocks; i++)
@@ -246,6 +284,9 @@ attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
     case AB_OP_ENCODER:
         return attn_encoder_layer(ctx, &w->enc_cfg, &w->enc, s->batch, s->q_len, w->x_q,
                                   &w->mask, out);
+    case AB_OP_DECODER:   /* no cache: the layer over the whole target */
+        return attn_decoder_layer(ctx, &w->enc_cfg, &w->dec, s->batch, s->q_len, w->x_q,
+                                  s->kv_len, w->x_kv, w->mask.key_padding, NULL, out);
     default:
         return ATTN_ERR_INVALID_ARG;
     }

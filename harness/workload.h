@@ -13,16 +13,18 @@
 
 typedef struct ab_workload {
     ab_shape shape;
-    /* sdpa: q, k, v.  mha/encoder: x_q, x_kv (== x_q for self-attention). */
+    /* sdpa: q, k, v.  mha/encoder: x_q, x_kv (== x_q for self-attention).
+     * decoder: x_q the target, x_kv the memory. */
     float *q, *k, *v, *x_q, *x_kv;
-    attn_mha_weights mha;
+    attn_mha_weights mha;              /* mha, and the layers' self-attention */
     attn_encoder_weights enc;
-    attn_encoder_config enc_cfg;
+    attn_decoder_weights dec;          /* its self_attn is mha */
+    attn_encoder_config enc_cfg;       /* both layers */
     attn_mask mask;
     size_t out_len;                  /* floats in the output */
     double max_abs_v;                /* SDPA tolerance: max |V| */
-    void *blocks[32];                /* every allocation, for ab_workload_free */
-    size_t sizes[32];                /* and its size */
+    void *blocks[48];                /* every allocation, for ab_workload_free */
+    size_t sizes[48];                /* and its size */
     int n_blocks;
 } ab_workload;
 

@@ -15,8 +15,10 @@ Example:
 Shapes. `--suite NAME` (default: default) takes the suite's shapes from
 `build/attnbench list --suites`, so the lists never drift from harness/suites.c;
 `--shape SPEC` (repeatable, ';' separates several) takes attnbench's syntax,
-e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal' or
-'op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=pre,act=gelu,mask=padding'.
+e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal',
+'op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br',
+'op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=pre,act=gelu,mask=padding' or
+'op=decoder,B=1,L=128,M=512,D=768,H=12,F=3072,norm=post,act=gelu,mask=padding'.
 The parser, the shape label, and the FLOP and byte counts below are
 transcriptions of ab_shape_parse, ab_shape_label, ab_shape_flops and
 ab_shape_bytes (harness/suites.c). Every suite shape read from attnbench is
@@ -29,6 +31,10 @@ Workloads (fp32, torch.no_grad, modules in eval mode):
            the additive mask added in place and the scale folded into Q (O(L·Dh)),
            as PyTorch 2's math backend does; 1.13 has no
            F.scaled_dot_product_attention. Two Lq×Lk tensors are alive at the peak.
+           Grouped-query (Hkv < H): K and V are [B][Hkv][Lk][Dh] and expanded to H
+           heads inside the timed call, k.repeat_interleave(H // Hkv, dim=1) (and v),
+           as a 1.13 user does (no broadcasting form); the copies are part of the
+           cost and of --memory's extra_rss_bytes.
   mha      nn.MultiheadAttention(D, H, batch_first=True), need_weights=False
            (what TransformerEncoderLayer asks for too); self-attention passes one
            tensor as query, key and value so that 1.13's fast path can be taken
@@ -37,15 +43,27 @@ Workloads (fp32, torch.no_grad, modules in eval mode):
   encoder  nn.TransformerEncoderLayer(D, H, F, dropout=0, activation 'gelu' /
            'relu' / tanh-GELU as a callable (which takes 1.13 off its fast path),
            layer_norm_eps=1e-5, batch_first=True, norm_first=norm=pre).
-Inputs are uniform like harness/workload.c's (x, Q, K, V in [-1, 1); weights
-and biases ±1/√D, W_ff2 ±1/√F; LayerNorm γ 1±0.2, β ±0.2), from torch's
+  decoder  nn.TransformerDecoderLayer(D, H, F, ...) with the encoder's arguments,
+           no cache, called as layer(x, memory, tgt_mask=<bool causal [L][L],
+           True = masked>, memory_key_padding_mask=<bool [B][M] or None>): causal
+           self-attention over the target's L tokens, cross-attention over the
+           memory's M (attnbench keeps M in the shape's Lk), the FFN.
+Inputs are uniform like harness/workload.c's (x, memory, Q, K, V in [-1, 1);
+weights and biases ±1/√D, W_ff2 ±1/√F; LayerNorm γ 1±0.2, β ±0.2), from torch's
 generator, not attnbench's splitmix64: same ranges, not the same numbers.
-Masks (all of attnbench's kinds):
+Masks (all of attnbench's kinds; the decoder takes none or padding):
   causal   top-left aligned (query i sees keys 0..i); MHA/encoder: a bool
            attn_mask / src_mask (True = masked), SDPA: -inf in the additive mask.
+  causal-br  bottom-right aligned (query i sees keys j <= i + Lk − Lq: the last
+           Lq positions of Lk, as when decoding), the same tensors from
+           ~ones(Lq, Lk).tril(diagonal=Lk − Lq). With Lq > Lk the first Lq − Lk
+           rows see no key: PyTorch gives NaN rows there, attnbench zeros
+           (timings are unaffected).
   padding  exactly workload.c's pattern: batch b pads its last b·Lk/(2B) keys
            (integer division; so with B=1 nothing is padded, but the mask is
-           still passed); MHA/encoder: key_padding_mask (PyTorch: True = ignore).
+           still passed); MHA/encoder: key_padding_mask (PyTorch: True = ignore);
+           decoder: the memory's, its last b·M/(2B) tokens, as
+           memory_key_padding_mask.
   padall   as padding, and the last batch is all padding (PyTorch gives NaN rows
            there, attnbench zeros; timings are unaffected).
   keep     random keep mask per batch (p = 0.7), bias: random U[-1, 1) additive
@@ -74,7 +92,8 @@ thread stacks are in), the heap is trimmed (malloc_trim), the peak RSS reset
 (/proc/self/clear_refs 5) and `extra_rss_bytes` = VmHWM after one more call −
 VmRSS before it: what one call adds beyond its inputs and weights, as
 attnbench's --memory. Unlike attnbench's (whose output buffer is the caller's)
-it includes the output tensor PyTorch allocates (B·Lq·D·4 bytes).
+it includes the output tensor PyTorch allocates (B·Lq·D·4 bytes) and, for
+grouped-query SDPA, the expanded K and V (2·B·H·Lk·Dh·4 bytes).
 
 JSON: the schema of `attnbench run --json` (Google Benchmark's): a context
 object and, per benchmark, R iteration entries and the aggregates mean,
@@ -112,8 +131,8 @@ UNSTABLE_CV = 0.05                   # AB_UNSTABLE_CV
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_ATTNBENCH = os.path.join(HERE, os.pardir, "build", "attnbench")
 
-OPS = ("sdpa", "mha", "encoder")
-MASKS = ("none", "causal", "padding", "padall", "keep", "bias", "all")
+OPS = ("sdpa", "mha", "encoder", "decoder")
+MASKS = ("none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br")
 ACTS = ("gelu", "gelu-tanh", "relu")
 
 
@@ -125,7 +144,7 @@ class UsageError(Exception):
 
 @dataclass
 class Shape:
-    op: str
+    op: str                      # decoder: kv_len is the memory's length M, as in C
     batch: int
     heads: int
     q_len: int
@@ -137,6 +156,7 @@ class Shape:
     norm_first: int = 0
     act: str = "gelu"
     scale: float = 0.0           # 0: 1/sqrt(Dh); a C float (float32) otherwise
+    kv_heads: int = 0            # sdpa: key/value heads (grouped-query); 0 = heads
 
 
 def _as_float32(x):
@@ -153,7 +173,8 @@ def _size(key, v):
 
 def parse_shape(text, default_op="sdpa"):
     """ab_shape_parse: "B=1,H=12,L=512,Dh=64,mask=causal" → Shape (ValueError)."""
-    sizes = {"B": 1, "H": 1, "Dh": 64, "Lq": 0, "Lk": 0, "L": 128, "D": 0, "F": 0}
+    sizes = {"B": 1, "H": 1, "Hkv": 0, "Dh": 64, "Lq": 0, "Lk": 0, "L": 128, "M": 0, "D": 0,
+             "F": 0}
     op, mask, act, norm_first, scale, cross = default_op, "none", "gelu", 1, 0.0, -1
     if len(text) >= 512:
         raise ValueError("shape: text too long")
@@ -163,14 +184,14 @@ def parse_shape(text, default_op="sdpa"):
             raise ValueError(f"shape: '{item}' is not key=value")
         if k == "op":
             if v not in OPS:
-                raise ValueError(f"shape: unknown op '{v}' (sdpa, mha, encoder)")
+                raise ValueError(f"shape: unknown op '{v}' ({', '.join(OPS)})")
             op = v
         elif k in sizes:
             sizes[k] = _size(k, v)
         elif k == "mask":
             if v not in MASKS:
-                raise ValueError(f"shape: unknown mask '{v}' (none, causal, padding, padall, "
-                                 "keep, bias, all)")
+                raise ValueError(f"shape: unknown mask '{v}' (none, causal, causal-br, padding, "
+                                 "padall, keep, bias, all)")
             mask = v
         elif k == "norm":
             if v not in ("pre", "post"):
@@ -192,24 +213,41 @@ def parse_shape(text, default_op="sdpa"):
                 raise ValueError("shape: cross must be 0 or 1")
             cross = int(v)
         else:
-            raise ValueError(f"shape: unknown key '{k}' (op B H L Lq Lk Dh D F mask norm act "
-                             "scale cross)")
-    h, dh = sizes["H"], sizes["Dh"]
+            raise ValueError(f"shape: unknown key '{k}' (op B H Hkv L Lq Lk M Dh D F mask norm "
+                             "act scale cross)")
+    h, hkv, dh = sizes["H"], sizes["Hkv"], sizes["Dh"]
     if sizes["D"]:
         if sizes["D"] % h:
             raise ValueError(f"shape: D={sizes['D']} is not a multiple of H={h}")
         dh = sizes["D"] // h
+    # D = H·Dh and the default F = 4·D must be sizes too (an int each).
+    if h * dh > 1 << 30 or (not sizes["F"] and 4 * h * dh > 1 << 30):
+        raise ValueError(f"shape: H·Dh = {h * dh}{'' if sizes['F'] else ' (times 4: the default F)'}"
+                         " is larger than 2^30")
+    if hkv and (h % hkv or op != "sdpa"):
+        raise ValueError("shape: Hkv (grouped key/value heads) is for op=sdpa" if op != "sdpa"
+                         else f"shape: Hkv={hkv} does not divide H={h}")
     lq = sizes["Lq"] or sizes["L"]
     lk = sizes["Lk"] or (lq if sizes["Lq"] else sizes["L"])
     s = Shape(op, sizes["B"], h, lq, lk, dh, sizes["F"] or 4 * h * dh,
-              cross if cross >= 0 else int(lq != lk), mask, norm_first, act, scale)
+              cross if cross >= 0 else int(lq != lk), mask, norm_first, act, scale,
+              0 if hkv == h else hkv)
     if s.op == "mha" and not s.cross and s.q_len != s.kv_len:
         raise ValueError("shape: self-attention needs Lq == Lk (or cross=1)")
     if s.op == "encoder" and (s.q_len != s.kv_len or s.cross):
         raise ValueError("shape: the encoder layer is self-attention: one L")
+    if s.op == "decoder":            # L the target, M (kept in kv_len) the memory
+        if (sizes["Lq"] or sizes["Lk"] or cross >= 0 or s.scale != 0.0
+                or s.mask not in ("none", "padding")):
+            raise ValueError("shape: the decoder takes L (target), M (memory) and mask none or "
+                             "padding (of the memory); no Lq, Lk, cross or scale")
+        s.kv_len = sizes["M"] or s.q_len
+        s.cross = 0
+    elif sizes["M"]:
+        raise ValueError("shape: M (memory length) is for op=decoder")
     if s.op != "mha":
         s.cross = 0
-    if s.op != "encoder":            # encoder-only fields zeroed, as in C
+    if s.op not in ("encoder", "decoder"):   # layer-only fields zeroed, as in C
         s.d_ff, s.norm_first, s.act = 0, 0, "gelu"
     else:
         s.scale = 0.0
@@ -219,33 +257,45 @@ def parse_shape(text, default_op="sdpa"):
 def shape_format(s):
     """ab_shape_format: the canonical text, accepted by parse_shape."""
     t = f"op={s.op},B={s.batch},"
-    t += f"L={s.q_len}," if s.q_len == s.kv_len else f"Lq={s.q_len},Lk={s.kv_len},"
-    t += (f"H={s.heads},Dh={s.head_dim}" if s.op == "sdpa"
-          else f"D={s.heads * s.head_dim},H={s.heads}")
+    if s.op == "decoder":
+        t += f"L={s.q_len},M={s.kv_len},"
+    else:
+        t += f"L={s.q_len}," if s.q_len == s.kv_len else f"Lq={s.q_len},Lk={s.kv_len},"
+    if s.op == "sdpa":
+        t += (f"H={s.heads},Hkv={s.kv_heads},Dh={s.head_dim}" if s.kv_heads
+              else f"H={s.heads},Dh={s.head_dim}")
+    else:
+        t += f"D={s.heads * s.head_dim},H={s.heads}"
     if s.op == "mha" and s.cross:
         t += ",cross=1"
-    if s.op == "encoder":
+    if s.op in ("encoder", "decoder"):
         t += f",F={s.d_ff},norm={'pre' if s.norm_first else 'post'},act={s.act}"
     t += f",mask={s.mask}"
-    if s.op != "encoder" and s.scale != 0.0:
+    if s.scale != 0.0:               # 0 for the layers
         t += ",scale=%.9g" % s.scale
     return t
 
 
 def shape_label(s):
     """ab_shape_label: "B1_H12_L512_Dh64_causal"."""
-    t = (f"B{s.batch}_H{s.heads}_" if s.op == "sdpa"
-         else f"B{s.batch}_D{s.heads * s.head_dim}_H{s.heads}_")
-    t += f"L{s.q_len}" if s.q_len == s.kv_len else f"Lq{s.q_len}_Lk{s.kv_len}"
+    if s.op == "sdpa":
+        t = (f"B{s.batch}_H{s.heads}_Hkv{s.kv_heads}_" if s.kv_heads
+             else f"B{s.batch}_H{s.heads}_")
+    else:
+        t = f"B{s.batch}_D{s.heads * s.head_dim}_H{s.heads}_"
+    if s.op == "decoder":
+        t += f"L{s.q_len}_M{s.kv_len}"
+    else:
+        t += f"L{s.q_len}" if s.q_len == s.kv_len else f"Lq{s.q_len}_Lk{s.kv_len}"
     if s.op == "sdpa":
         t += f"_Dh{s.head_dim}"
     if s.op == "mha" and s.cross:
         t += "_cross"
-    if s.op == "encoder":
+    if s.op in ("encoder", "decoder"):
         t += f"_F{s.d_ff}_{'pre' if s.norm_first else 'post'}_{s.act}"
     if s.mask != "none":
         t += f"_{s.mask}"
-    if s.op != "encoder" and s.scale != 0.0:
+    if s.scale != 0.0:
         t += "_scale%g" % s.scale
     return t
 
@@ -255,13 +305,33 @@ def run_name(s, threads):
     return f"{s.op}/{KERNEL}/{shape_label(s)}/threads:{threads}"
 
 
+def causal_kind(s):
+    """ab_shape_causal: None, "top-left" (causal, all) or "bottom-right" (causal-br)."""
+    return ("top-left" if s.mask in ("causal", "all")
+            else "bottom-right" if s.mask == "causal-br" else None)
+
+
 def visible_pairs(s):
-    """ab_visible_pairs: Lq·Lk, or under a (top-left) causal mask sum_i min(i + 1, Lk)."""
+    """ab_visible_pairs: Lq·Lk, or under a causal mask sum_i clamp(i + 1 + shift, 0, Lk),
+    shift 0 (top-left) or Lk − Lq (bottom-right)."""
     lq, lk = float(s.q_len), float(s.kv_len)
-    if s.mask not in ("causal", "all"):
+    causal = causal_kind(s)
+    if not causal:
         return lq * lk
-    m = min(lq, lk)
-    return m * (m + 1.0) / 2.0 + (lq - m) * lk
+    # Skip the rows that see no key, then a triangle 1, 2, ... up to the first
+    # row that sees all Lk, then full rows.
+    shift = lk - lq if causal == "bottom-right" else 0.0
+    first = -shift if shift < 0.0 else 0.0           # rows before it see nothing
+    start = first + 1.0 + shift                       # keys seen by row `first`
+    tri = max(min(lk - start + 1.0, lq - first), 0.0)  # rows until one sees all Lk
+    pairs = tri * start + tri * (tri - 1.0) / 2.0
+    return pairs + (lq - first - tri) * lk
+
+
+def keys_read(s):
+    """Keys some query sees: all of them, but under a top-left causal mask with
+    Lq < Lk only the first Lq."""
+    return float(s.q_len if causal_kind(s) == "top-left" and s.q_len < s.kv_len else s.kv_len)
 
 
 def shape_flops(s):
@@ -272,21 +342,33 @@ def shape_flops(s):
         return 4.0 * b * h * pairs * dh
     if s.op == "mha":
         return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d)
-    return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s.d_ff)
+    if s.op == "encoder":
+        return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s.d_ff)
+    if s.op == "decoder":            # causal self-attention; cross-attention over M = Lk; FFN
+        return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d
+                    + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d
+                    + 4.0 * lq * d * s.d_ff)
+    return 0.0
 
 
 def shape_bytes(s):
     """ab_shape_bytes: inputs, weights and output once (fp32), masks at their width
-    over the visible pairs; causal with Lq < Lk reads only the first Lq keys."""
+    over the visible pairs; K and V of the key/value heads only, and under a
+    top-left causal mask with Lq < Lk of the first Lq keys."""
     b, lq, lk, h, dh = float(s.batch), float(s.q_len), float(s.kv_len), float(s.heads), float(s.head_dim)
     d, f, pairs = h * dh, float(s.d_ff), visible_pairs(s)
-    if s.op == "sdpa":
-        keys = min(lq, lk) if s.mask in ("causal", "all") else lk
-        floats = b * h * dh * (2.0 * lq + 2.0 * keys)
+    if s.op == "sdpa":                                    # q, out; k, v
+        floats = b * dh * (2.0 * h * lq + 2.0 * (s.kv_heads or s.heads) * keys_read(s))
     elif s.op == "mha":
         floats = b * lq * d * 2.0 + (b * lk * d if s.cross else 0.0) + 4.0 * d * d + 4.0 * d
-    else:
+    elif s.op == "encoder":
         floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d
+    elif s.op == "decoder":                               # M = Lk: the padding is the memory's
+        floats = (b * lq * d * 2.0 + b * lk * d           # x, y; memory
+                  + 8.0 * d * d + 2.0 * d * f             # weights
+                  + 8.0 * d + f + d + 6.0 * d)            # biases, three LayerNorms
+    else:
+        return 0.0
     mask = {"padding": b * lk, "padall": b * lk, "keep": b * pairs, "bias": 4.0 * b * pairs,
             "all": b * lk + pairs + 4.0 * pairs}.get(s.mask, 0.0)
     return 4.0 * floats + mask
@@ -405,15 +487,15 @@ def make_workload(torch, s):
     """A no-argument callable running the shape's PyTorch operation once."""
     nn, F = torch.nn, torch.nn.functional
     g = torch.Generator().manual_seed(SEED)
-    b, h, lq, lk, dh = s.batch, s.heads, s.q_len, s.kv_len, s.head_dim
+    b, h, lq, lk, dh = s.batch, s.heads, s.q_len, s.kv_len, s.head_dim   # decoder: lk = M
     d = h * dh
 
     def filled(shape, center, amp):            # uniform in [center − amp, center + amp)
         return (torch.rand(shape, generator=g) * 2.0 - 1.0) * amp + center
 
     # The mask's parts (harness/workload.c make_mask).
-    causal = s.mask in ("causal", "all")
-    real = None                                 # [B][Lk], True = a real token
+    causal = causal_kind(s)
+    real = None                                 # [B][Lk], True = a real token (decoder: memory)
     if s.mask in ("padding", "padall", "all"):
         limit = torch.tensor([lk - i * lk // (2 * b) for i in range(b)])
         real = torch.arange(lk)[None, :] < limit[:, None]
@@ -422,13 +504,18 @@ def make_workload(torch, s):
     rows = (b, lq, lk) if s.mask in ("keep", "bias") else (lq, lk)
     keep = torch.rand(rows, generator=g) < 0.7 if s.mask in ("keep", "all") else None
     bias = filled(rows, 0.0, 1.0) if s.mask in ("bias", "all") else None
-    upper = torch.ones(lq, lk, dtype=torch.bool).triu(1)       # key j > query i
+    # Hidden by the causal mask: key j > query i (top-left) or j > i + Lk − Lq
+    # (bottom-right; rows i < Lq − Lk then see no key).
+    upper = (~torch.ones(lq, lk, dtype=torch.bool).tril(diagonal=lk - lq)
+             if causal == "bottom-right" else torch.ones(lq, lk, dtype=torch.bool).triu(1))
 
     def neg_inf_where(masked):
         return torch.zeros(masked.shape).masked_fill(masked, -math.inf)
 
     if s.op == "sdpa":
-        q, k, v = filled((b, h, lq, dh), 0, 1), filled((b, h, lk, dh), 0, 1), filled((b, h, lk, dh), 0, 1)
+        hkv = s.kv_heads or h                   # K and V: [B][Hkv][Lk][Dh]
+        q, k, v = filled((b, h, lq, dh), 0, 1), filled((b, hkv, lk, dh), 0, 1), filled((b, hkv, lk, dh), 0, 1)
+        group = h // hkv
         scale = s.scale if s.scale != 0.0 else 1.0 / math.sqrt(dh)
         per_batch = (lambda t: t.view(b, 1, lq, lk) if t.dim() == 3 else t)
         parts = ([neg_inf_where(upper)] if causal else []) \
@@ -438,10 +525,14 @@ def make_workload(torch, s):
         mask = sum(parts[1:], parts[0]) if parts else None      # broadcasts to [B][H][Lq][Lk]
 
         def call():
-            scores = torch.matmul(q * scale, k.transpose(-2, -1))
+            # Grouped-query: each K/V head serves `group` query heads; 1.13 has no
+            # broadcasting form, so K and V are expanded to H heads in the call.
+            kh = k.repeat_interleave(group, dim=1) if group > 1 else k
+            vh = v.repeat_interleave(group, dim=1) if group > 1 else v
+            scores = torch.matmul(q * scale, kh.transpose(-2, -1))
             if mask is not None:
                 scores.add_(mask)
-            return torch.matmul(torch.softmax(scores, dim=-1), v)
+            return torch.matmul(torch.softmax(scores, dim=-1), vh)
         return call
 
     # MHA and the encoder: PyTorch's mask arguments.
@@ -481,20 +572,40 @@ def make_workload(torch, s):
 
     act = {"gelu": "gelu", "relu": "relu",
            "gelu-tanh": lambda x: F.gelu(x, approximate="tanh")}[s.act]
-    layer = nn.TransformerEncoderLayer(d, h, s.d_ff, dropout=0.0, activation=act,
-                                       layer_norm_eps=1e-5, batch_first=True,
-                                       norm_first=bool(s.norm_first))
-    init_attention(layer.self_attn)
-    for ln in (layer.norm1, layer.norm2):
-        ln.weight.copy_(filled((d,), 1.0, 0.2))
-        ln.bias.copy_(filled((d,), 0.0, 0.2))
-    layer.linear1.weight.copy_(filled((s.d_ff, d), 0, wamp))
-    layer.linear1.bias.copy_(filled((s.d_ff,), 0, wamp))
-    layer.linear2.weight.copy_(filled((d, s.d_ff), 0, 1.0 / math.sqrt(s.d_ff)))
-    layer.linear2.bias.copy_(filled((d,), 0, wamp))
-    layer.eval().requires_grad_(False)
-    x = filled((b, lq, d), 0, 1)
-    return lambda: layer(x, src_mask=attn_mask, src_key_padding_mask=key_padding)
+
+    def init_layer(layer, attentions, norms):
+        for a in attentions:
+            init_attention(a)
+        for ln in norms:
+            ln.weight.copy_(filled((d,), 1.0, 0.2))
+            ln.bias.copy_(filled((d,), 0.0, 0.2))
+        layer.linear1.weight.copy_(filled((s.d_ff, d), 0, wamp))
+        layer.linear1.bias.copy_(filled((s.d_ff,), 0, wamp))
+        layer.linear2.weight.copy_(filled((d, s.d_ff), 0, 1.0 / math.sqrt(s.d_ff)))
+        layer.linear2.bias.copy_(filled((d,), 0, wamp))
+        layer.eval().requires_grad_(False)
+
+    if s.op == "encoder":
+        layer = nn.TransformerEncoderLayer(d, h, s.d_ff, dropout=0.0, activation=act,
+                                           layer_norm_eps=1e-5, batch_first=True,
+                                           norm_first=bool(s.norm_first))
+        init_layer(layer, (layer.self_attn,), (layer.norm1, layer.norm2))
+        x = filled((b, lq, d), 0, 1)
+        return lambda: layer(x, src_mask=attn_mask, src_key_padding_mask=key_padding)
+
+    if s.op == "decoder":
+        # Causal self-attention over the target (L), cross-attention over the
+        # memory (M = lk); mask=padding pads the memory (key_padding is [B][M]).
+        layer = nn.TransformerDecoderLayer(d, h, s.d_ff, dropout=0.0, activation=act,
+                                           layer_norm_eps=1e-5, batch_first=True,
+                                           norm_first=bool(s.norm_first))
+        init_layer(layer, (layer.self_attn, layer.multihead_attn),
+                   (layer.norm1, layer.norm2, layer.norm3))
+        x, memory = filled((b, lq, d), 0, 1), filled((b, lk, d), 0, 1)
+        tgt_mask = torch.ones(lq, lq, dtype=torch.bool).triu(1)     # True = masked
+        return lambda: layer(x, memory, tgt_mask=tgt_mask, memory_key_padding_mask=key_padding)
+
+    raise ValueError(f"no PyTorch workload for op '{s.op}'")
 
 
 def call_memory(call):
@@ -797,7 +908,8 @@ def build_context(probe, args, max_threads, pinned, pct_isa, workers):
             cur = seen.setdefault(w["threads"], dict(threads=w["threads"], **t))
             cur["os_threads"] = max(cur["os_threads"], t["os_threads"])
     ctx["threads_seen"] = [seen[k] for k in sorted(seen)]
-    ctx["sdpa_form"] = "softmax((Q*scale) @ K^T + mask) @ V, eager, fp32"
+    ctx["sdpa_form"] = ("softmax((Q*scale) @ K^T + mask) @ V, eager, fp32; grouped-query K, V "
+                        "repeat_interleave'd to H heads in the call")
     ctx["mha_need_weights"] = False
     ctx["input_seed"] = SEED
     if args.memory:
@@ -846,7 +958,7 @@ def parse_args(argv):
     p.add_argument("--shape", metavar="SPEC", action="append",
                    help="attnbench shape(s), e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal'; "
                         "';' separates several; repeatable")
-    p.add_argument("--op", metavar="OP", help="sdpa, mha or encoder: filters the suite, "
+    p.add_argument("--op", metavar="OP", help=f"{', '.join(OPS)}: filters the suite, "
                                               "default op of --shape")
     p.add_argument("--threads", metavar="N", help="threads (default: all cores); a list N1,N2 runs each")
     p.add_argument("--repetitions", metavar="R", default="9", help="repetitions (default 9)")
@@ -874,7 +986,7 @@ def parse_args(argv):
     a.min_time = number("min-time", a.min_time, 1e-4, 3600, float)
     a.max_call_time = number("max-call-time", a.max_call_time, 0, 3600, float)
     if a.op is not None and a.op not in OPS:
-        raise UsageError(f"--op: unknown op '{a.op}' (sdpa, mha, encoder)")
+        raise UsageError(f"--op: unknown op '{a.op}' ({', '.join(OPS)})")
     if a.shape and a.suite:
         raise UsageError("give --shape or --suite, not both")
     if a.json is not None:

@@ -136,6 +136,16 @@ static void test_flops(void)
     CHECK(ab_shape_flops(&s) == 8.0 * 8 * 16 + 4.0 * 36 * 4 + 4.0 * 8 * 4 * 16, "causal encoder %.0f",
           ab_shape_flops(&s));
 
+    /* The decoder: causal self-attention over L (P = 8·9/2), cross over M. */
+    CHECK(ab_shape_parse("op=decoder,B=2,L=8,M=5,D=4,H=2,F=16", AB_OP_SDPA, &s, err, sizeof err)
+          == 0, "%s", err);
+    CHECK(ab_shape_flops(&s) == 2.0 * (8.0 * 8 * 16 + 4.0 * 36 * 4 + 4.0 * 8 * 16 + 4.0 * 5 * 16
+                                       + 4.0 * 8 * 5 * 4 + 4.0 * 8 * 4 * 16),
+          "decoder flops %.0f", ab_shape_flops(&s));
+    CHECK(ab_shape_bytes(&s) == 4.0 * (2.0 * 8 * 4 * 2 + 2.0 * 5 * 4 + 8.0 * 16 + 2.0 * 4 * 16
+                                       + 8.0 * 4 + 16 + 4 + 6.0 * 4),
+          "decoder bytes %.0f", ab_shape_bytes(&s));
+
     t_case("flops: every suite shape's pair count matches its workload's mask, key by key");
     for (int i = 0; i <= ab_suite_count(); i++) {
         const ab_suite *suite = i < ab_suite_count() ? ab_suite_get(i) : ab_check_suite();
@@ -145,7 +155,7 @@ static void test_flops(void)
             one.batch = 1;
             one.heads = 1;
             one.head_dim = 1;
-            one.d_ff = one.op == AB_OP_ENCODER ? 1 : 0;
+            one.d_ff = one.op == AB_OP_ENCODER || one.op == AB_OP_DECODER ? 1 : 0;
             ab_workload w;
             if (ab_workload_init(&w, &one, 1, 0) != 0) {
                 CHECK(0, "%s shape %d: no memory", suite->name, k);
@@ -186,7 +196,10 @@ static void test_shapes(void)
                           /* found by fuzz_cli: D = H·Dh and the default F = 4·D overflowed int */
                           "H=4,Dh=1040746974", "H=1024,Dh=1048576", "H=1,Dh=536870912",
                           /* grouped heads: a divisor of H, and SDPA only */
-                          "op=sdpa,H=4,Hkv=3", "op=sdpa,H=4,Hkv=0", "op=mha,D=8,H=4,Hkv=2" };
+                          "op=sdpa,H=4,Hkv=3", "op=sdpa,H=4,Hkv=0", "op=mha,D=8,H=4,Hkv=2",
+                          /* the decoder: L and M, a memory padding mask, no more */
+                          "op=decoder,Lq=3", "op=decoder,Lk=3", "op=decoder,mask=causal",
+                          "op=decoder,scale=0.5", "op=decoder,cross=1", "op=mha,M=4", "op=decoder,M=0" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         CHECK(ab_shape_parse(bad[i], AB_OP_MHA, &s, err, sizeof err) == -1 && err[0],
@@ -206,6 +219,13 @@ static void test_shapes(void)
                    sizeof err);
     ab_shape_label(&s, text, sizeof text);
     CHECK(strcmp(text, "B1_H32_Hkv8_Lq1_Lk4096_Dh128_causal-br") == 0, "label %s", text);
+    ab_shape_parse("op=decoder,B=1,L=512,M=256,D=768,H=12,F=3072,norm=post,mask=padding", AB_OP_SDPA,
+                   &s, err, sizeof err);
+    ab_shape_label(&s, text, sizeof text);
+    CHECK(strcmp(text, "B1_D768_H12_L512_M256_F3072_post_gelu_padding") == 0, "label %s", text);
+    ab_shape_format(&s, text, sizeof text);
+    CHECK(strcmp(text, "op=decoder,B=1,L=512,M=256,D=768,H=12,F=3072,norm=post,act=gelu,mask=padding")
+          == 0, "format %s", text);
     /* Hkv = H is ordinary attention: the same shape, the same name. */
     ab_shape_parse("B=1,H=4,Hkv=4,L=8,Dh=8", AB_OP_SDPA, &s, err, sizeof err);
     ab_shape_label(&s, text, sizeof text);
