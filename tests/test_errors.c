@@ -277,7 +277,7 @@ static void encoder_cases(attn_ctx *ctx, const char *kn)
  * so that keys and values a refused call appended would change what the
  * cache gives next. */
 enum { DEC_D = 8, DEC_F = 12, DEC_B = 2, DEC_M = 3, DEC_CAP = 4 };
-static float dec_data[DEC_F * DEC_D];
+static float dec_data[2 * DEC_F * DEC_D];   /* room for every offset view below */
 
 typedef struct dec_call {
     attn_ctx *ctx;
@@ -338,7 +338,7 @@ static void cache_cases(const char *kn)
 
 static void decoder_cases(attn_ctx *ctx, const char *kn)
 {
-    for (int i = 0; i < DEC_F * DEC_D; i++)
+    for (int i = 0; i < 2 * DEC_F * DEC_D; i++)
         dec_data[i] = 0.3f * sinf(0.7f * (float)i + 0.2f);
     static const uint8_t pad[DEC_B * DEC_M] = { 1, 1, 0, 1, 0, 1 };
     const attn_mha_weights mw = { dec_data, dec_data + 3, dec_data + 5, dec_data + 7,
