@@ -395,43 +395,37 @@ static attn_mask decoder_cross_mask(const attn_decoder_args *a)
     return m;
 }
 
+/* One of the decoder's attentions as MHA's SDPA problem: the target's
+ * queries against kv_len keys, heads as column blocks of the projections. */
+static attn_sdpa_problem decoder_attention_problem(const attn_decoder_args *a, int kv_len,
+                                                   const attn_mask *mask, int fused)
+{
+    attn_mha_args m = {
+        .batch = a->batch, .q_len = a->tgt_len, .kv_len = kv_len, .d_model = a->c->d_model,
+        .n_heads = a->c->n_heads, .mask = mask,
+        .scale = attn_resolve_scale(0.0f, a->c->d_model / a->c->n_heads),
+    };
+    return mha_sdpa_problem(&m, fused);
+}
+
 /* Self-attention over the qkv rows and, with a cache, the keys and values
- * stored in it (the new ones appended first). */
+ * stored in it (the new ones appended first): [B][H][capacity][Dh]. */
 static attn_sdpa_problem decoder_self_problem(const attn_decoder_args *a)
 {
-    size_t d = (size_t)a->c->d_model, dh = d / (size_t)a->c->n_heads;
-    size_t t = (size_t)a->tgt_len;
     int past = a->cache ? a->cache->length : 0;
-    attn_sdpa_problem p = {
-        .batch = a->batch, .n_heads = a->c->n_heads, .q_len = a->tgt_len,
-        .kv_len = past + a->tgt_len, .head_dim = (int)dh,
-        .scale = attn_resolve_scale(0.0f, (int)dh), .mask = &decoder_self_mask,
-        .q_st = { t * 3 * d, dh, 3 * d },
-        .k_st = { t * 3 * d, dh, 3 * d },
-        .out_st = { t * d, dh, d },
-    };
+    attn_sdpa_problem p = decoder_attention_problem(a, past + a->tgt_len, &decoder_self_mask, 1);
     if (a->cache) {
-        size_t cap = (size_t)a->cache->capacity;
+        size_t cap = (size_t)a->cache->capacity, dh = (size_t)p.head_dim;
         attn_strides st = { (size_t)a->c->n_heads * cap * dh, cap * dh, dh };
-        p.k_st = st;
+        p.k_st = p.v_st = st;
     }
-    p.v_st = p.k_st;
     return p;
 }
 
+/* Cross-attention: the memory's K and V are [B][M][D], as projected. */
 static attn_sdpa_problem decoder_cross_problem(const attn_decoder_args *a, const attn_mask *m)
 {
-    size_t d = (size_t)a->c->d_model, dh = d / (size_t)a->c->n_heads;
-    attn_sdpa_problem p = {
-        .batch = a->batch, .n_heads = a->c->n_heads, .q_len = a->tgt_len, .kv_len = a->mem_len,
-        .head_dim = (int)dh, .scale = attn_resolve_scale(0.0f, (int)dh),
-        .mask = m->key_padding ? m : NULL,
-        .q_st = { (size_t)a->tgt_len * d, dh, d },
-        .k_st = { (size_t)a->mem_len * d, dh, d },
-        .v_st = { (size_t)a->mem_len * d, dh, d },
-        .out_st = { (size_t)a->tgt_len * d, dh, d },
-    };
-    return p;
+    return decoder_attention_problem(a, a->mem_len, m->key_padding ? m : NULL, 0);
 }
 
 static void decoder_plan(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a,
