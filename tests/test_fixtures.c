@@ -28,16 +28,9 @@ static attn_mask fixture_mask(const fixture *f)
     return m;
 }
 
-static attn_mha_weights fixture_mha_weights(const fixture *f)
-{
-    attn_mha_weights w = {
-        fx_f32(f, "w_q", NULL), fx_f32(f, "w_k", NULL), fx_f32(f, "w_v", NULL), fx_f32(f, "w_o", NULL),
-        fx_f32(f, "b_q", NULL), fx_f32(f, "b_k", NULL), fx_f32(f, "b_v", NULL), fx_f32(f, "b_o", NULL),
-    };
-    return w;
-}
-
-static attn_mha_weights fixture_prefixed_mha_weights(const fixture *f, const char *prefix)
+/* The eight MHA arrays, named w_q … b_o after prefix ("" for mha and the
+ * encoder, "sa_" / "ca_" for the decoder's two attentions). */
+static attn_mha_weights fixture_mha_weights(const fixture *f, const char *prefix)
 {
     static const char *const keys[8] = { "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o" };
     const float *p[8];
@@ -73,8 +66,8 @@ static attn_status run_decoder(attn_ctx *ctx, const fixture *f, int mode, float 
 {
     attn_encoder_config c = fixture_layer_config(f);
     attn_decoder_weights w = {
-        .self_attn = fixture_prefixed_mha_weights(f, "sa_"),
-        .cross_attn = fixture_prefixed_mha_weights(f, "ca_"),
+        .self_attn = fixture_mha_weights(f, "sa_"),
+        .cross_attn = fixture_mha_weights(f, "ca_"),
         .ln1_gamma = fx_f32(f, "ln1_gamma", NULL), .ln1_beta = fx_f32(f, "ln1_beta", NULL),
         .ln2_gamma = fx_f32(f, "ln2_gamma", NULL), .ln2_beta = fx_f32(f, "ln2_beta", NULL),
         .ln3_gamma = fx_f32(f, "ln3_gamma", NULL), .ln3_beta = fx_f32(f, "ln3_beta", NULL),
@@ -148,7 +141,7 @@ static attn_status run_fixture(attn_ctx *ctx, const fixture *f, int mode, float 
         return attn_sdpa(ctx, &s, fx_f32(f, "q", NULL), fx_f32(f, "k", NULL), v, &mask, out);
     }
     if (strcmp(op, "mha") == 0) {
-        attn_mha_weights w = fixture_mha_weights(f);
+        attn_mha_weights w = fixture_mha_weights(f, "");
         const float *x_q = fx_f32(f, "x_q", NULL);
         const float *x_kv = fx_int(f, "self", 0) ? x_q : fx_f32(f, "x_kv", NULL);
         int d = fx_int(f, "d_model", 0), b = fx_int(f, "batch", 0), lq = fx_int(f, "q_len", 0);
@@ -162,7 +155,7 @@ static attn_status run_fixture(attn_ctx *ctx, const fixture *f, int mode, float 
     if (strcmp(op, "encoder") == 0) {
         attn_encoder_config c = fixture_layer_config(f);
         attn_encoder_weights w = {
-            .attn = fixture_mha_weights(f),
+            .attn = fixture_mha_weights(f, ""),
             .ln1_gamma = fx_f32(f, "ln1_gamma", NULL), .ln1_beta = fx_f32(f, "ln1_beta", NULL),
             .ln2_gamma = fx_f32(f, "ln2_gamma", NULL), .ln2_beta = fx_f32(f, "ln2_beta", NULL),
             .w_ff1 = fx_f32(f, "w_ff1", NULL), .b_ff1 = fx_f32(f, "b_ff1", NULL),
