@@ -585,18 +585,40 @@ def torch_activation(act):
     return "relu"
 
 
-def encoder_case(name, desc, D, H, Fd, B, L, norm_first, act, eps, mask_fn=None, x_scale=1.0):
-    assert D % H == 0
-    seed_for("encoder", name)
-    w = make_mha_weights(D, True)
-    w["ln1_gamma"] = normal(D, std=0.3, mean=1.0)
-    w["ln1_beta"] = normal(D, std=0.2)
-    w["ln2_gamma"] = normal(D, std=0.3, mean=1.0)
-    w["ln2_beta"] = normal(D, std=0.2)
+def norms_and_ffn(D, Fd, n_norms):
+    """The LayerNorms' and the FFN's weights of a layer, drawn in this order (the
+    fixtures' values depend on it): ln1_gamma, ln1_beta, ... lnN_beta, w_ff1, b_ff1,
+    w_ff2, b_ff2."""
+    w = {}
+    for i in range(1, n_norms + 1):
+        w["ln%d_gamma" % i] = normal(D, std=0.3, mean=1.0)
+        w["ln%d_beta" % i] = normal(D, std=0.2)
     w["w_ff1"] = weight(Fd, D)
     w["b_ff1"] = vec_bias(Fd)
     w["w_ff2"] = weight(D, Fd)
     w["b_ff2"] = vec_bias(D)
+    return w
+
+
+def load_norms_and_ffn(layer, w, n_norms):
+    """Copy norms_and_ffn's weights into a torch encoder or decoder layer (norm1..normN,
+    linear1, linear2)."""
+    with torch.no_grad():
+        for i in range(1, n_norms + 1):
+            norm = getattr(layer, "norm%d" % i)
+            norm.weight.copy_(d64(w["ln%d_gamma" % i]))
+            norm.bias.copy_(d64(w["ln%d_beta" % i]))
+        layer.linear1.weight.copy_(d64(w["w_ff1"]))
+        layer.linear1.bias.copy_(d64(w["b_ff1"]))
+        layer.linear2.weight.copy_(d64(w["w_ff2"]))
+        layer.linear2.bias.copy_(d64(w["b_ff2"]))
+
+
+def encoder_case(name, desc, D, H, Fd, B, L, norm_first, act, eps, mask_fn=None, x_scale=1.0):
+    assert D % H == 0
+    seed_for("encoder", name)
+    w = make_mha_weights(D, True)
+    w.update(norms_and_ffn(D, Fd, 2))
     x = normal(B, L, D, std=x_scale)
     mask = mask_fn(B, L, L) if mask_fn else Mask()
     fix_rows(mask, B, L, L)
@@ -610,15 +632,7 @@ def encoder_case(name, desc, D, H, Fd, B, L, norm_first, act, eps, mask_fn=None,
                                              norm_first=bool(norm_first), dtype=torch.float64)
     layer.eval()
     load_mha(layer.self_attn, w, D, H, 0.0)
-    with torch.no_grad():
-        layer.norm1.weight.copy_(d64(w["ln1_gamma"]))
-        layer.norm1.bias.copy_(d64(w["ln1_beta"]))
-        layer.norm2.weight.copy_(d64(w["ln2_gamma"]))
-        layer.norm2.bias.copy_(d64(w["ln2_beta"]))
-        layer.linear1.weight.copy_(d64(w["w_ff1"]))
-        layer.linear1.bias.copy_(d64(w["b_ff1"]))
-        layer.linear2.weight.copy_(d64(w["w_ff2"]))
-        layer.linear2.bias.copy_(d64(w["b_ff2"]))
+    load_norms_and_ffn(layer, w, 2)
     assert all(p.requires_grad for p in layer.parameters())
     assert torch.is_grad_enabled()
     out = layer(d64(x), src_mask=mask.torch_attn_mask(B, H, L, L),
@@ -710,11 +724,7 @@ def decoder_case(name, desc, D, H, Fd, B, T, M, norm_first, act, eps, mem_paddin
     for prefix, mw in (("sa_", sa), ("ca_", ca)):
         for key, val in mw.items():
             w[prefix + key] = val
-    for i in (1, 2, 3):
-        w["ln%d_gamma" % i] = normal(D, std=0.3, mean=1.0)
-        w["ln%d_beta" % i] = normal(D, std=0.2)
-    w["w_ff1"], w["b_ff1"] = weight(Fd, D), vec_bias(Fd)
-    w["w_ff2"], w["b_ff2"] = weight(D, Fd), vec_bias(D)
+    w.update(norms_and_ffn(D, Fd, 3))
     x = normal(B, T, D)
     memory = normal(B, M, D)
     if mem_padding is not None:
@@ -729,14 +739,7 @@ def decoder_case(name, desc, D, H, Fd, B, T, M, norm_first, act, eps, mem_paddin
     layer.eval()
     load_mha(layer.self_attn, sa, D, H, 0.0)
     load_mha(layer.multihead_attn, ca, D, H, 0.0)
-    with torch.no_grad():
-        for i, norm in ((1, layer.norm1), (2, layer.norm2), (3, layer.norm3)):
-            norm.weight.copy_(d64(w["ln%d_gamma" % i]))
-            norm.bias.copy_(d64(w["ln%d_beta" % i]))
-        layer.linear1.weight.copy_(d64(w["w_ff1"]))
-        layer.linear1.bias.copy_(d64(w["b_ff1"]))
-        layer.linear2.weight.copy_(d64(w["w_ff2"]))
-        layer.linear2.bias.copy_(d64(w["b_ff2"]))
+    load_norms_and_ffn(layer, w, 3)
     assert torch.is_grad_enabled()
     tgt_mask = ~torch.ones(T, T, dtype=torch.bool).tril()          # True = masked
     mkp = None if mem_padding is None else (mem_padding == 0)       # True = ignore
