@@ -235,6 +235,18 @@ static void mha_plan(const attn_kernel *k, const attn_exec *ex, const attn_mha_a
     l->end = end;
 }
 
+/* The end of every attention block: SDPA of p (its out set by the caller)
+ * with the SDPA scratch at offset sdpa of the workspace, then
+ * y = out·W_oᵀ + b_o + residual over rows rows of width d. */
+static void attend(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t sdpa,
+                   size_t sdpa_bytes, const attn_sdpa_problem *p, const attn_mha_weights *w,
+                   size_t rows, int d, const float *residual, float *y)
+{
+    attn_exec sub = { ex->n_threads, ex->params, (char *)ex->scratch + sdpa, sdpa_bytes };
+    attn_sdpa_run(k, &sub, p);
+    gemm(k, ex, g, rows, d, d, p->out, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
+}
+
 /* y = MHA(x_q, x_kv) + residual (residual may be NULL), using the workspace
  * from offset base on. */
 static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a,
@@ -263,10 +275,7 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     p.k = kp;
     p.v = v;
     p.out = o;
-    attn_exec sub = { ex->n_threads, ex->params, ws + l.sdpa, l.sdpa_bytes };
-    attn_sdpa_run(k, &sub, &p);
-
-    gemm(k, ex, l.gemm, rows_q, d, d, o, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
+    attend(k, ex, l.gemm, l.sdpa, l.sdpa_bytes, &p, w, rows_q, d, residual, y);
 }
 
 size_t attn_mha_workspace(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a)
@@ -508,18 +517,6 @@ static void decoder_append(attn_kv_cache *cache, int tgt_len, const float *qkv)
         }
 }
 
-/* SDPA of p into o, then out = o·W_oᵀ + b_o + residual. */
-static void decoder_attend(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
-                           attn_sdpa_problem *p, const attn_mha_weights *w, size_t rows, int d,
-                           const float *residual, float *out)
-{
-    char *ws = ex->scratch;
-    p->out = (float *)(ws + l->o);
-    attn_exec sub = { ex->n_threads, ex->params, ws + l->sdpa, l->sdpa_bytes };
-    attn_sdpa_run(k, &sub, p);
-    gemm(k, ex, l->gemm, rows, d, d, p->out, w->w_o, w->b_o, ATTN_ACT_NONE, residual, out);
-}
-
 /* out = residual + SelfMHA(in), through the cache when there is one. */
 static void decoder_self(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
                          const attn_decoder_args *a, const float *in, const float *residual,
@@ -539,7 +536,8 @@ static void decoder_self(const attn_kernel *k, const attn_exec *ex, const decode
         p.k = qkv + d;
         p.v = qkv + 2 * d;
     }
-    decoder_attend(k, ex, l, &p, &a->w->self_attn, rows, d, residual, out);
+    p.out = (float *)((char *)ex->scratch + l->o);
+    attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, &a->w->self_attn, rows, d, residual, out);
 }
 
 /* out = residual + CrossMHA(in, memory); the memory's K and V come from
@@ -566,7 +564,8 @@ static void decoder_cross(const attn_kernel *k, const attn_exec *ex, const decod
     p.q = q;
     p.k = mk;
     p.v = mv;
-    decoder_attend(k, ex, l, &p, w, rows, d, residual, out);
+    p.out = (float *)(ws + l->o);
+    attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, w, rows, d, residual, out);
 }
 
 /* x and y may be the same buffer: x is last read before y is first written. */
