@@ -205,8 +205,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (s.op == AB_OP_DECODER) {          /* the memory's padding or none; default scale */
         s.mask = s.mask % 2 ? AB_MASK_PADDING : AB_MASK_NONE;
         s.scale = 0.0f;
-    } else if (s.op == AB_OP_ENCODER) {
-        s.scale = 0.0f;
     }
     int threads = 1 + (int)take(&b, 3);
     uint64_t seed = take(&b, 0) | (uint64_t)take(&b, 0) << 8;
