@@ -93,6 +93,12 @@ typedef struct blk_arch {
      * (only a last tile of fewer than MR rows is packed). */
     void (*kernel_unpacked)(int kb, const float *a, size_t lda, const float *b, const blk_gemm *g,
                             size_t i0, int j0, int nr, int first, int epilogue);
+    /* Optional: columns [n0, n1) of every row of g (B in the [n][k] layout)
+     * with g's epilogue, B read where it is, once when m <= skinny_rows:
+     * for gemms of so few rows (a decoding step) that packing B costs more
+     * than the product. blk_gemm_threaded uses it up to skinny_rows rows. */
+    void (*skinny)(const blk_gemm *g, int n0, int n1);
+    int skinny_rows;
 } blk_arch;
 
 /* The epilogue of g on the mr×nr tile of C at (i0, j0): bias, activation,

@@ -154,9 +154,53 @@ static void epilogue(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
     blk_epilogue_tile(g, i0, j0, mr, nr);
 }
 
+/* Few rows of A (blk_arch.skinny): each row of B ([n][k]) read where it
+ * is, once, and dotted with every row of A (two at a time, in L1): 4 B rows
+ * × 2 A rows of 4-float partial sums, 8 of SSE2's 16 registers. */
+#define SKINNY_MI 2
+#define SKINNY_NJ 4
+static void skinny(const blk_gemm *g, int n0, int n1)
+{
+    const int m = (int)g->m, k = g->k, body = k / 4 * 4;
+    for (int j = n0; j < n1; j += SKINNY_NJ) {
+        int nj = min_int(SKINNY_NJ, n1 - j);
+        const float *b[SKINNY_NJ];
+        for (int q = 0; q < SKINNY_NJ; q++)   /* past n1: row j again, not stored */
+            b[q] = blk_b_row(g, j + (q < nj ? q : 0));
+        for (int i0 = 0; i0 < m; i0 += SKINNY_MI) {
+            int mi = min_int(SKINNY_MI, m - i0);
+            const float *a[SKINNY_MI];
+            v4f acc[SKINNY_MI][SKINNY_NJ];
+            float sum[SKINNY_MI][SKINNY_NJ];
+            for (int i = 0; i < SKINNY_MI; i++) {
+                a[i] = g->a + (size_t)(i0 + (i < mi ? i : 0)) * g->lda;
+                for (int q = 0; q < SKINNY_NJ; q++)
+                    acc[i][q] = splat(0.0f);
+            }
+            for (int p = 0; p < body; p += 4)
+                for (int i = 0; i < SKINNY_MI; i++) {
+                    v4f av = load4(a[i] + p);
+                    for (int q = 0; q < SKINNY_NJ; q++)
+                        acc[i][q] += av * load4(b[q] + p);
+                }
+            for (int i = 0; i < SKINNY_MI; i++)
+                for (int q = 0; q < SKINNY_NJ; q++) {
+                    sum[i][q] = (acc[i][q][0] + acc[i][q][1]) + (acc[i][q][2] + acc[i][q][3]);
+                    for (int p = body; p < k; p++)
+                        sum[i][q] += a[i][p] * b[q][p];
+                }
+            for (int i = 0; i < mi; i++)
+                for (int q = 0; q < nj; q++)
+                    g->c[(size_t)(i0 + i) * g->ldc + j + q] = g->alpha * sum[i][q];
+        }
+        blk_epilogue_tile(g, 0, j, m, nj);
+    }
+}
+
 static const blk_arch portable = {
     .mr = BLK_MR, .nr = BLK_NR, .a_bcast = BLK_BCAST,
     .pack_a = pack_a, .pack_b = pack_b, .kernel = micro_kernel, .epilogue = epilogue,
+    .skinny = skinny, .skinny_rows = 2 * SKINNY_MI,
 };
 
 /* ---- Blocking ----------------------------------------------------------------------- */
@@ -277,6 +321,18 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         .bias = p->bias, .act = p->act, .residual = p->residual,
     };
     const int MR = arch->mr, NR = arch->nr;
+    if (arch->skinny && p->m <= (size_t)arch->skinny_rows) {
+        /* Threads take runs of B's rows (C's columns), four at a time. */
+        int groups = (p->n + 3) / 4;
+#pragma omp parallel num_threads(ex->n_threads)
+        {
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            int n0 = groups * t / nt * 4, n1 = min_int(groups * (t + 1) / nt * 4, p->n);
+            if (n0 < n1)
+                arch->skinny(&g, n0, n1);
+        }
+        return;
+    }
     /* Sized for all m rows, what a thread of the column split packs. */
     size_t per_thread = blk_pack_floats(arch, ex->params, p->m, p->n, p->k);
     int panels = (p->n + NR - 1) / NR;

@@ -381,10 +381,82 @@ static void SIMD_NAME(gemm_kernel_unpacked)(int kb, const float *a, size_t lda,
 }
 #endif
 
+/* Few rows of A (blk_arch.skinny): every row of B ([n][k], where it is) is
+ * read once and dotted with all the rows of A, which stay in L1: at a
+ * decoding step (one token, m = B) packing B, the whole weight matrix, for
+ * one row tile cost more than the product itself. SKINNY_NJ rows of B at a
+ * time, each vector of them used by SKINNY_MI rows of A: SKINNY_MI ×
+ * SKINNY_NJ accumulators, reduced across lanes once per element of C. */
+#if SIMD_LANES == 8
+#define SKINNY_MI 2         /* AVX2: 8 accumulators + 4 B vectors of 16 registers */
+#else
+#define SKINNY_MI 6         /* 24 accumulators + 4 B vectors of 32 registers */
+#endif
+#define SKINNY_NJ 4
+
+/* One step of gemm_skinny: vectors at p of the B rows and A rows (n lanes
+ * of them, n < SIMD_LANES only at the tail) into the accumulators. */
+static inline __attribute__((always_inline)) void
+SIMD_NAME(skinny_step)(const float *const b[SKINNY_NJ], const float *const next[SKINNY_NJ],
+                       const float *const a[SKINNY_MI], int p, int n,
+                       vf acc[SKINNY_MI][SKINNY_NJ])
+{
+    vf bv[SKINNY_NJ];
+#pragma GCC unroll 4
+    for (int q = 0; q < SKINNY_NJ; q++) {
+        bv[q] = n == SIMD_LANES ? vf_load(b[q] + p) : vf_load_n(b[q] + p, n);
+        __builtin_prefetch(next[q] + p, 0, 2);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < SKINNY_MI; i++) {
+        vf av = n == SIMD_LANES ? vf_load(a[i] + p) : vf_load_n(a[i] + p, n);
+#pragma GCC unroll 4
+        for (int q = 0; q < SKINNY_NJ; q++)
+            acc[i][q] = vf_fmadd(av, bv[q], acc[i][q]);
+    }
+}
+
+static void SIMD_NAME(gemm_skinny)(const blk_gemm *g, int n0, int n1)
+{
+    const int m = (int)g->m, k = g->k, body = k / SIMD_LANES * SIMD_LANES;
+    for (int j = n0; j < n1; j += SKINNY_NJ) {
+        int nj = gemm_min(SKINNY_NJ, n1 - j);
+        /* The rows and, prefetched as they are read, the next group's: B's
+         * rows are too short (2-8 KiB) for the hardware's stream prefetch to
+         * ramp up on each. */
+        const float *b[SKINNY_NJ], *next[SKINNY_NJ];
+        for (int q = 0; q < SKINNY_NJ; q++) {   /* past n1: row j again, not stored */
+            b[q] = blk_b_row(g, j + (q < nj ? q : 0));
+            next[q] = blk_b_row(g, j + SKINNY_NJ + q < n1 ? j + SKINNY_NJ + q : j);
+        }
+        for (int i0 = 0; i0 < m; i0 += SKINNY_MI) {
+            int mi = gemm_min(SKINNY_MI, m - i0);
+            const float *a[SKINNY_MI];
+            vf acc[SKINNY_MI][SKINNY_NJ];
+#pragma GCC unroll 8
+            for (int i = 0; i < SKINNY_MI; i++) {
+                a[i] = g->a + (size_t)(i0 + (i < mi ? i : 0)) * g->lda;
+#pragma GCC unroll 4
+                for (int q = 0; q < SKINNY_NJ; q++)
+                    acc[i][q] = vf_zero();
+            }
+            for (int p = 0; p < body; p += SIMD_LANES)
+                SIMD_NAME(skinny_step)(b, next, a, p, SIMD_LANES, acc);
+            if (body < k)
+                SIMD_NAME(skinny_step)(b, next, a, body, k - body, acc);
+            for (int i = 0; i < mi; i++)
+                for (int q = 0; q < nj; q++)
+                    g->c[(size_t)(i0 + i) * g->ldc + j + q] = g->alpha * vf_reduce_add(acc[i][q]);
+        }
+        blk_epilogue_tile(g, 0, j, m, nj);
+    }
+}
+
 static const blk_arch SIMD_NAME(blk_arch) = {
     .mr = GEMM_MR, .nr = GEMM_NR, .a_bcast = 1,
     .pack_a = SIMD_NAME(gemm_pack_a), .pack_b = SIMD_NAME(gemm_pack_b),
     .kernel = SIMD_NAME(gemm_kernel), .kernel_epilogue = SIMD_NAME(gemm_kernel_epilogue),
+    .skinny = SIMD_NAME(gemm_skinny), .skinny_rows = SKINNY_MI,
 #if !defined(SIMD_TARGET_NEON)
     .kernel_unpacked = SIMD_NAME(gemm_kernel_unpacked),
 #endif
