@@ -93,7 +93,8 @@ static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n
         st = attn_mha(ctx, d, h, scale, &w->mha, b, lq, s->kv_len, x, w->x_kv, &w->mask, out);
         break;
     }
-    case AB_OP_DECODER: {
+    case AB_OP_DECODER:
+    case AB_OP_GENERATE: {                /* its first layer, on the prompt */
         attn_encoder_config c = w->enc_cfg;
         int b = s->batch, t = s->q_len, m = s->kv_len;
         const float *memory = w->x_kv;
@@ -110,7 +111,7 @@ static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n
             break;
         default: b = t = INT_MAX; break;                              /* overflows */
         }
-        st = attn_decoder_layer(ctx, &c, &w->dec, b, t, w->x_q, m, memory, w->mask.key_padding,
+        st = attn_decoder_layer(ctx, &c, w->dec, b, t, w->x_q, m, memory, w->mask.key_padding,
                                 cache, out);
         if (cache && attn_kv_cache_length(cache) != 0)
             __builtin_trap();            /* a refused call appended to the cache */
@@ -151,33 +152,27 @@ static void cached_decoder(const char *kernel, int threads, const ab_workload *w
 {
     const ab_shape *s = &w->shape;
     size_t d = (size_t)s->heads * s->head_dim, rows = (size_t)s->batch * s->q_len;
-    float *x = ab_alloc_floats(rows * d, 0), *y = ab_alloc_floats(rows * d, 0);
-    float *out = ab_alloc_floats(rows * d, 0);
+    float *work = ab_alloc_floats(rows * d, 0), *out = ab_alloc_floats(rows * d, 0);
+    int *chunks = malloc(sizeof(int) * (size_t)s->q_len), n_chunks = 0;
     attn_ctx *ctx = NULL;
     attn_kv_cache *cache = NULL;
-    if (!x || !y || !out || attn_ctx_create(&ctx, kernel, threads) != ATTN_OK
+    if (!work || !out || !chunks || attn_ctx_create(&ctx, kernel, threads) != ATTN_OK
         || attn_kv_cache_create(&cache, s->batch, s->heads, s->head_dim, s->q_len) != ATTN_OK)
         __builtin_trap();
-    for (int p = 0; p < s->q_len;) {
+    for (int p = 0; p < s->q_len; p += chunks[n_chunks++]) {
         int n = 1 + (int)take(b, 4);
-        n = n < s->q_len - p ? n : s->q_len - p;
-        for (int bb = 0; bb < s->batch; bb++)
-            memcpy(x + (size_t)bb * n * d, w->x_q + ((size_t)bb * s->q_len + p) * d,
-                   sizeof(float) * n * d);
-        if (attn_decoder_layer(ctx, &w->enc_cfg, &w->dec, s->batch, n, x, s->kv_len,
-                               p == 0 ? w->x_kv : NULL, w->mask.key_padding, cache, y) != ATTN_OK)
-            __builtin_trap();            /* a valid cached call refused */
-        for (int bb = 0; bb < s->batch; bb++)
-            memcpy(out + ((size_t)bb * s->q_len + p) * d, y + (size_t)bb * n * d,
-                   sizeof(float) * n * d);
-        p += n;
+        chunks[n_chunks] = n < s->q_len - p ? n : s->q_len - p;
     }
+    if (ab_decode_chunks(ctx, &w->enc_cfg, 1, w->dec, &cache, s->batch, s->q_len, chunks,
+                         n_chunks, w->x_q, s->kv_len, w->x_kv, w->mask.key_padding, work, out)
+        != ATTN_OK)
+        __builtin_trap();                /* a valid cached call refused */
     if (!ab_verify(s->op, out, whole, rows * d, w->max_abs_v).ok)
         __builtin_trap();                /* cached decoding differs from the whole call */
     attn_kv_cache_destroy(cache);
     attn_ctx_destroy(ctx);
-    ab_free(x);
-    ab_free(y);
+    free(chunks);
+    ab_free(work);
     ab_free(out);
 }
 
@@ -193,7 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.batch = 1 + (int)take(&b, 3);
     s.heads = 1 + (int)take(&b, 4);
     s.q_len = 1 + (int)take(&b, 24);
-    s.kv_len = s.op == AB_OP_SDPA || s.op == AB_OP_DECODER || (s.op == AB_OP_MHA && take(&b, 2))
+    s.kv_len = s.op == AB_OP_SDPA || ab_op_is_decoder(s.op) || (s.op == AB_OP_MHA && take(&b, 2))
              ? 1 + (int)take(&b, 24) : s.q_len;
     s.cross = s.op == AB_OP_MHA && s.kv_len != s.q_len;
     s.head_dim = 1 + (int)take(&b, 16);
@@ -202,9 +197,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.norm_first = (int)take(&b, 2);
     s.act = acts[take(&b, 3)];
     s.scale = scales[take(&b, 5)];
-    if (s.op == AB_OP_DECODER) {          /* the memory's padding or none; default scale */
+    if (ab_op_is_decoder(s.op)) {         /* the memory's padding or none; default scale */
         s.mask = s.mask % 2 ? AB_MASK_PADDING : AB_MASK_NONE;
         s.scale = 0.0f;
+    }
+    if (s.op == AB_OP_GENERATE) {         /* a prompt of q_len, then steps tokens */
+        s.steps = 1 + (int)take(&b, 8);
+        s.layers = 1 + (int)take(&b, 3);
     }
     int threads = 1 + (int)take(&b, 3);
     uint64_t seed = take(&b, 0) | (uint64_t)take(&b, 0) << 8;

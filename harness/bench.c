@@ -87,9 +87,11 @@ static double estimated_call(attn_ctx *ctx, const ab_shape *s)
     if (!(flops > PROBE_FLOPS))
         return 0.0;
     ab_shape small = *s;
+    small.layers = s->layers > 0 ? 1 : 0;   /* generate: the work is layers × one layer's */
     for (int i = 0; i < 8 && ab_shape_flops(&small) > flops / 32.0; i++) {
         small.q_len = small.q_len > 32 ? small.q_len / 2 : small.q_len;
         small.kv_len = small.kv_len > 32 ? small.kv_len / 2 : small.kv_len;
+        small.steps = small.steps > 32 ? small.steps / 2 : small.steps;
     }
     ab_workload w;
     if (ab_shape_flops(&small) >= flops || ab_workload_init(&w, &small, 1, 0) != 0)
@@ -325,7 +327,8 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
 
 double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t l3)
 {
-    if (!(r->read_gbs > 0.0) || !(seconds > 0.0) || r->bytes < 2.0 * (double)l3 || l3 == 0)
+    if (!(r->read_gbs > 0.0) || !(seconds > 0.0) || l3 == 0
+        || ab_shape_pass_bytes(&r->shape) < 2.0 * (double)l3)
         return NAN;
     return 100.0 * r->bytes / seconds / 1e9 / r->read_gbs;
 }

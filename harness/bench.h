@@ -121,9 +121,9 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
 double ab_result_gflops(const ab_result *r, double seconds);
 double ab_result_pct_peak(const ab_result *r, double seconds);   /* NaN without a peak */
 /* Bytes per second as a % of the read-only bandwidth, for a call whose
- * compulsory bytes are too many to stay in the last-level cache (l3 bytes;
- * a smaller working set may be served by the caches, above DRAM's rate);
- * NaN otherwise. */
+ * compulsory bytes of one pass (ab_shape_pass_bytes) are too many to stay
+ * in the last-level cache (l3 bytes; a smaller working set may be served
+ * by the caches, above DRAM's rate); NaN otherwise. */
 double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t l3);
 
 /* `attnbench run`'s defaults. Sampling aims at a median known to ±2% (the

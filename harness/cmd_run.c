@@ -381,8 +381,10 @@ int ab_cmd_run(int argc, char **argv)
     } else {
         const ab_suite *suite = ab_suite_find(suite_name ? suite_name : "default");
         if (!suite) {
-            fprintf(stderr, "attnbench run: --suite: unknown suite '%s' (default, smoke, "
-                    "bert-base, long, check)\n", suite_name);
+            fprintf(stderr, "attnbench run: --suite: unknown suite '%s' (", suite_name);
+            for (int i = 0; i < ab_suite_count(); i++)
+                fprintf(stderr, "%s, ", ab_suite_get(i)->name);
+            fprintf(stderr, "%s)\n", ab_check_suite()->name);
             return AB_EXIT_USAGE;
         }
         for (int i = 0; i < suite->n_shapes && ns < MAX_SHAPES; i++)

@@ -266,6 +266,11 @@ static void json_counters(ab_json *j, const ab_run_context *c, const ab_result *
     ab_json_number(j, "read_bw_error", r->read_gbs > 0 ? r->read_error : NAN);
     ab_json_number(j, "peak_gflops", r->peak_gflops > 0 ? r->peak_gflops : NAN);
     ab_json_number(j, "peak_error", r->peak_gflops > 0 ? r->peak_error : NAN);
+    if (r->shape.op == AB_OP_GENERATE && seconds > 0) {
+        /* a call: the prompt, then N tokens; per new token, the prompt included */
+        ab_json_number(j, "tokens_per_second", r->shape.steps / seconds);
+        ab_json_number(j, "ms_per_token", 1e3 * seconds / r->shape.steps);
+    }
     if (!isnan(r->extra_rss))
         ab_json_number(j, "extra_rss_bytes", r->extra_rss);
     for (int e = 0; c->counters && e < r->n_events; e++)

@@ -7,7 +7,8 @@
 
 #include "suites.h"
 
-static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder", "decoder" };
+static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder", "decoder",
+                                                    "generate" };
 static const char *const mask_names[AB_MASK_COUNT] = {
     "none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br",
 };
@@ -26,6 +27,16 @@ int ab_op_parse(const char *name, ab_op *op)
             return 0;
         }
     return -1;
+}
+
+int ab_op_is_decoder(ab_op op)
+{
+    return op == AB_OP_DECODER || op == AB_OP_GENERATE;
+}
+
+int ab_op_is_layer(ab_op op)
+{
+    return op == AB_OP_ENCODER || ab_op_is_decoder(op);
 }
 
 const char *ab_mask_name(ab_mask_kind m)
@@ -59,7 +70,8 @@ static int parse_size(const char *key, const char *v, int *out, char *err, size_
 int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len)
 {
     char buf[512];
-    int b = 1, h = 1, hkv = 0, dh = 64, lq = 0, lk = 0, l = 128, d = 0, f = 0, cross = -1, mem = 0;
+    int b = 1, h = 1, hkv = 0, dh = 64, lq = 0, lk = 0, l = 0, d = 0, f = 0, cross = -1, mem = 0;
+    int prompt = 0, steps = 0, layers = 0;
     ab_shape r = { .op = default_op, .act = ATTN_ACT_GELU_ERF, .norm_first = 1 };
 
     if (strlen(text) >= sizeof buf) {
@@ -92,6 +104,9 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         else if (strcmp(k, "Lk") == 0) rc = parse_size(k, v, &lk, err, err_len);
         else if (strcmp(k, "F") == 0) rc = parse_size(k, v, &f, err, err_len);
         else if (strcmp(k, "M") == 0) rc = parse_size(k, v, &mem, err, err_len);
+        else if (strcmp(k, "P") == 0) rc = parse_size(k, v, &prompt, err, err_len);
+        else if (strcmp(k, "N") == 0) rc = parse_size(k, v, &steps, err, err_len);
+        else if (strcmp(k, "layers") == 0) rc = parse_size(k, v, &layers, err, err_len);
         else if (strcmp(k, "mask") == 0) {
             int m = lookup(v, mask_names, AB_MASK_COUNT);
             if (m < 0) {
@@ -127,8 +142,8 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
             }
             cross = v[0] == '1';
         } else {
-            snprintf(err, err_len, "shape: unknown key '%s' (op B H Hkv L Lq Lk M Dh D F mask norm "
-                     "act scale cross)", k);
+            snprintf(err, err_len, "shape: unknown key '%s' (op B H Hkv L Lq Lk M P N layers Dh D F "
+                     "mask norm act scale cross)", k);
             return -1;
         }
         if (rc)
@@ -156,6 +171,8 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
     r.heads = h;
     r.kv_heads = hkv == h ? 0 : hkv;
     r.head_dim = dh;
+    int l_given = l != 0;
+    l = l_given ? l : 128;
     r.q_len = lq ? lq : l;
     r.kv_len = lk ? lk : (lq ? r.q_len : l);
     r.d_ff = f ? f : 4 * h * dh;
@@ -177,13 +194,34 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         }
         r.kv_len = mem ? mem : r.q_len;
         r.cross = 0;
+    } else if (r.op == AB_OP_GENERATE) {
+        if (l_given || lq || lk || cross >= 0 || r.scale != 0.0f
+            || (r.mask != AB_MASK_NONE && r.mask != AB_MASK_PADDING)) {
+            snprintf(err, err_len, "shape: generate takes P (prompt), N (new tokens), layers, M "
+                     "(memory) and mask none or padding (of the memory); no L, Lq, Lk, cross or "
+                     "scale");
+            return -1;
+        }
+        r.q_len = prompt ? prompt : 128;
+        r.steps = steps ? steps : 128;
+        r.layers = layers ? layers : 1;
+        if (r.layers > AB_MAX_LAYERS) {
+            snprintf(err, err_len, "shape: layers=%d is more than %d", r.layers, AB_MAX_LAYERS);
+            return -1;
+        }
+        r.kv_len = mem ? mem : r.q_len;
+        r.cross = 0;
     } else if (mem) {
-        snprintf(err, err_len, "shape: M (memory length) is for op=decoder");
+        snprintf(err, err_len, "shape: M (memory length) is for op=decoder and op=generate");
+        return -1;
+    }
+    if (r.op != AB_OP_GENERATE && (prompt || steps || layers)) {
+        snprintf(err, err_len, "shape: P, N and layers are for op=generate");
         return -1;
     }
     if (r.op != AB_OP_MHA)
         r.cross = 0;
-    if (r.op != AB_OP_ENCODER && r.op != AB_OP_DECODER) {
+    if (!ab_op_is_layer(r.op)) {
         /* layer-only fields: zero, so shapes compare equal */
         r.d_ff = 0;
         r.norm_first = 0;
@@ -202,6 +240,9 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len)
         return;
     if (s->op == AB_OP_DECODER)
         n += snprintf(buf + n, len - (size_t)n, "L=%d,M=%d,", s->q_len, s->kv_len);
+    else if (s->op == AB_OP_GENERATE)
+        n += snprintf(buf + n, len - (size_t)n, "P=%d,N=%d,M=%d,layers=%d,", s->q_len, s->steps,
+                      s->kv_len, s->layers);
     else if (s->q_len == s->kv_len)
         n += snprintf(buf + n, len - (size_t)n, "L=%d,", s->q_len);
     else
@@ -217,7 +258,7 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len)
         n += snprintf(buf + n, len - (size_t)n, "D=%d,H=%d", s->heads * s->head_dim, s->heads);
     if ((size_t)n < len && s->op == AB_OP_MHA && s->cross)
         n += snprintf(buf + n, len - (size_t)n, ",cross=1");
-    if ((size_t)n < len && (s->op == AB_OP_ENCODER || s->op == AB_OP_DECODER))
+    if ((size_t)n < len && ab_op_is_layer(s->op))
         n += snprintf(buf + n, len - (size_t)n, ",F=%d,norm=%s,act=%s", s->d_ff,
                       s->norm_first ? "pre" : "post", act_names[s->act]);
     if ((size_t)n < len)
@@ -239,6 +280,9 @@ void ab_shape_label(const ab_shape *s, char *buf, size_t len)
         return;
     if (s->op == AB_OP_DECODER)
         n += snprintf(buf + n, len - (size_t)n, "L%d_M%d", s->q_len, s->kv_len);
+    else if (s->op == AB_OP_GENERATE)
+        n += snprintf(buf + n, len - (size_t)n, "P%d_N%d_M%d_layers%d", s->q_len, s->steps,
+                      s->kv_len, s->layers);
     else if (s->q_len == s->kv_len)
         n += snprintf(buf + n, len - (size_t)n, "L%d", s->q_len);
     else
@@ -247,7 +291,7 @@ void ab_shape_label(const ab_shape *s, char *buf, size_t len)
         n += snprintf(buf + n, len - (size_t)n, "_Dh%d", s->head_dim);
     if (s->op == AB_OP_MHA && s->cross && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "_cross");
-    if ((s->op == AB_OP_ENCODER || s->op == AB_OP_DECODER) && (size_t)n < len)
+    if (ab_op_is_layer(s->op) && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, "_F%d_%s_%s", s->d_ff,
                       s->norm_first ? "pre" : "post", act_names[s->act]);
     if (s->mask != AB_MASK_NONE && (size_t)n < len)
@@ -295,6 +339,14 @@ static double keys_read(const ab_shape *s)
                                                                               : s->kv_len;
 }
 
+/* One decoder layer over lq target tokens (causal) and lk memory tokens. */
+static double decoder_flops(double b, double lq, double lk, double d, double f)
+{
+    return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d     /* self-attention */
+                + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d /* cross-attention */
+                + 4.0 * lq * d * f);                                      /* FFN */
+}
+
 double ab_shape_flops(const ab_shape *s)
 {
     double b = s->batch, lq = s->q_len, lk = s->kv_len, h = s->heads, dh = s->head_dim;
@@ -306,10 +358,10 @@ double ab_shape_flops(const ab_shape *s)
         return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d);
     case AB_OP_ENCODER:
         return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s->d_ff);
-    case AB_OP_DECODER:   /* causal self-attention; cross-attention over M = lk */
-        return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d
-                    + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d
-                    + 4.0 * lq * d * s->d_ff);
+    case AB_OP_DECODER:   /* M = lk */
+        return decoder_flops(b, lq, lk, d, s->d_ff);
+    case AB_OP_GENERATE:  /* the whole sequence's products, made token by token */
+        return s->layers * decoder_flops(b, lq + s->steps, lk, d, s->d_ff);
     default:
         return 0.0;
     }
@@ -335,6 +387,25 @@ static double mask_bytes(const ab_shape *s)
     }
 }
 
+/* Floats of one decoder layer's weights, biases and LayerNorms: all of
+ * them, or (memory_kv 0) those a call reads once the memory's keys and
+ * values are in the cache (not the cross-attention's K and V projections). */
+static double decoder_weight_floats(double d, double f, int memory_kv)
+{
+    double attn = memory_kv ? 8.0 : 6.0;
+    return attn * d * d + 2.0 * d * f + attn * d + f + d + 6.0 * d;
+}
+
+/* generate: floats one step (one token, every layer) reads with the cache
+ * holding `held` tokens before it: the weights it uses, its token in and
+ * out, the memory's K and V, and the self-attention's K and V (held + 1). */
+static double step_floats(const ab_shape *s, double held)
+{
+    double b = s->batch, d = (double)s->heads * s->head_dim;
+    return s->layers * (decoder_weight_floats(d, s->d_ff, 0)
+                        + b * (2.0 * d + 2.0 * s->kv_len * d + 2.0 * (held + 1.0) * d));
+}
+
 double ab_shape_bytes(const ab_shape *s)
 {
     double b = s->batch, lq = s->q_len, h = s->heads, dh = s->head_dim;
@@ -354,13 +425,31 @@ double ab_shape_bytes(const ab_shape *s)
         break;
     case AB_OP_DECODER:
         floats = b * lq * d * 2.0 + b * s->kv_len * d             /* x, y; memory */
-               + 8.0 * d * d + 2.0 * d * f                        /* weights */
-               + 8.0 * d + f + d + 6.0 * d;                       /* biases, LN */
+               + decoder_weight_floats(d, f, 1);
         break;
+    case AB_OP_GENERATE: {
+        /* The prompt's call reads what a decoder call does; each of the N
+         * steps then reads its layers' weights again (a stack whose weights
+         * exceed the last-level cache must: ab_shape_pass_bytes) and the
+         * keys and values of every earlier token: Σ (P + t + 1), t < N. */
+        double n = s->steps;
+        floats = s->layers * (b * lq * d * 2.0 + b * s->kv_len * d + decoder_weight_floats(d, f, 1))
+               + n * step_floats(s, 0.0) + s->layers * b * 2.0 * d * (n * lq + n * (n - 1.0) / 2.0);
+        /* the memory's padding, read by every call of every layer */
+        return 4.0 * floats + s->layers * (n + 1.0) * mask_bytes(s);
+    }
     default:
         return 0.0;
     }
     return 4.0 * floats + mask_bytes(s);
+}
+
+double ab_shape_pass_bytes(const ab_shape *s)
+{
+    if (s->op != AB_OP_GENERATE)
+        return ab_shape_bytes(s);
+    /* The last step: the caches at their longest. */
+    return 4.0 * step_floats(s, s->q_len + s->steps - 1.0) + s->layers * mask_bytes(s);
 }
 
 /* ---- Suites --------------------------------------------------------------------- */
@@ -381,6 +470,11 @@ double ab_shape_bytes(const ab_shape *s)
 #define DEC(b, d, h, f, l, mem, nf, a, m) \
     { .op = AB_OP_DECODER, .batch = b, .heads = h, .q_len = l, .kv_len = mem, \
       .head_dim = (d) / (h), .d_ff = f, .norm_first = nf, .act = a, .mask = m }
+/* Generation: a prompt of p tokens, then n single-token steps, through a
+ * stack of `layers` decoder layers over a memory of mem tokens. */
+#define GEN(b, d, h, f, p, n, mem, layers_, nf, a, m) \
+    { .op = AB_OP_GENERATE, .batch = b, .heads = h, .q_len = p, .steps = n, .kv_len = mem, \
+      .layers = layers_, .head_dim = (d) / (h), .d_ff = f, .norm_first = nf, .act = a, .mask = m }
 #define ENC(b, d, h, f, l, nf, a, m) \
     { .op = AB_OP_ENCODER, .batch = b, .heads = h, .q_len = l, .kv_len = l, .head_dim = (d) / (h), \
       .d_ff = f, .norm_first = nf, .act = a, .mask = m }
@@ -475,6 +569,12 @@ static const ab_shape check[] = {
     DEC(2, 12, 3, 20, 5, 9, 0, ATTN_ACT_RELU, AB_MASK_PADDING),
     DEC(1, 64, 4, 129, 130, 17, 1, ATTN_ACT_GELU_TANH, AB_MASK_NONE),
     DEC(3, 48, 6, 96, 33, 65, 0, ATTN_ACT_GELU_ERF, AB_MASK_PADDING),
+    /* Projections of 1-6 rows take the gemms' skinny path: odd depths and
+     * widths (k % 16, n % 4), the last rows of a row group. */
+    DEC(1, 13, 1, 7, 5, 3, 1, ATTN_ACT_RELU, AB_MASK_NONE),
+    GEN(3, 20, 2, 9, 2, 3, 4, 2, 1, ATTN_ACT_GELU_TANH, AB_MASK_PADDING),
+    GEN(2, 16, 2, 24, 5, 4, 7, 2, 0, ATTN_ACT_RELU, AB_MASK_PADDING),
+    GEN(1, 64, 4, 96, 1, 17, 33, 3, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
 };
 
 /* Decoding (contract 0.2): one query against a cache of 1k-32k keys, 32
@@ -485,6 +585,13 @@ static const ab_shape decode[] = {
     SDPA(1, 32, 1, 4096, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 4096, 128, AB_MASK_CAUSAL_BR),
     SDPA(1, 32, 1, 16384, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 16384, 128, AB_MASK_CAUSAL_BR),
     SDPA(1, 32, 1, 32768, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 32768, 128, AB_MASK_CAUSAL_BR),
+};
+
+/* Generation (contract 0.2): a 6-layer decoder of D 512, 8 heads, F 2048
+ * (the original Transformer's base model: post-LN, ReLU) over a memory of
+ * 128 tokens, a prompt of 128, then 128 tokens one at a time. */
+static const ab_shape generate[] = {
+    GEN(1, 512, 8, 2048, 128, 128, 128, 6, 0, ATTN_ACT_RELU, AB_MASK_NONE),
 };
 
 /* What the CI regression gate (tests/gate.sh) times and counts: one of
@@ -509,6 +616,8 @@ static const ab_suite suites[] = {
     SUITE("gate", "what the CI regression gate times and counts: one small shape per op", gate),
     SUITE("decode", "SDPA decoding: Lq 1 against Lk 1k-32k, H 32, Hkv 32 and 8, Dh 128, causal-br",
           decode),
+    SUITE("generate", "a 6-layer decoder (D 512, H 8, F 2048, memory 128): prompt 128, then "
+          "128 tokens one by one", generate),
 };
 static const ab_suite check_suite = QUICK_SUITE("check", "edge shapes for `attnbench check`", check);
 

@@ -10,10 +10,15 @@
 #include "attn.h"
 
 /* decoder (contract 0.2): one decoder layer without a cache; its kv_len is
- * the memory's length M, its self-attention causal over q_len. */
-typedef enum ab_op { AB_OP_SDPA, AB_OP_MHA, AB_OP_ENCODER, AB_OP_DECODER, AB_OP_COUNT } ab_op;
+ * the memory's length M, its self-attention causal over q_len.
+ * generate: token-by-token generation through a stack of `layers` decoder
+ * layers with KV caches: a prompt of q_len (P) tokens in one call, then
+ * `steps` (N) calls of one token each, over a memory of kv_len (M). */
+typedef enum ab_op {
+    AB_OP_SDPA, AB_OP_MHA, AB_OP_ENCODER, AB_OP_DECODER, AB_OP_GENERATE, AB_OP_COUNT
+} ab_op;
 /* The op names for messages, next to the enum so that they change together. */
-#define AB_OP_LIST "sdpa, mha, encoder, decoder"
+#define AB_OP_LIST "sdpa, mha, encoder, decoder, generate"
 
 /* Which mask a benchmark or check case uses (the pattern is in workload.c). */
 typedef enum ab_mask_kind {
@@ -38,16 +43,27 @@ typedef struct ab_shape {
     attn_activation act;                         /* encoder, decoder */
     float scale;                                 /* sdpa / mha; 0 = 1/sqrt(Dh) */
     int kv_heads;                                /* sdpa: key/value heads; 0 = heads */
+    int steps, layers;                           /* generate: N new tokens, decoder layers */
 } ab_shape;
+
+/* The deepest stack op=generate takes (its workload holds a cache per layer). */
+#define AB_MAX_LAYERS 64
+
+/* The ops built of decoder layers (their shapes take M, F, norm and act). */
+int ab_op_is_decoder(ab_op op);
+/* Ops whose shapes carry a layer's fields (F, norm, act). */
+int ab_op_is_layer(ab_op op);
 
 const char *ab_op_name(ab_op op);
 int ab_op_parse(const char *name, ab_op *op);           /* 0 ok, -1 unknown */
 const char *ab_mask_name(ab_mask_kind m);
 
 /* Parses "B=1,H=12,L=512,Dh=64,mask=causal" (keys: op, B, H, Hkv, L, Lq,
- * Lk, M, Dh, D, F, mask, norm=pre|post, act=gelu|gelu-tanh|relu, scale,
- * cross=0|1; Hkv, SDPA only, divides H; M, the decoder's memory length,
- * default L; the decoder takes mask none or padding, of the memory).
+ * Lk, M, P, N, layers, Dh, D, F, mask, norm=pre|post, act=gelu|gelu-tanh|relu,
+ * scale, cross=0|1; Hkv, SDPA only, divides H; M, the decoder's memory
+ * length, default L (generate: P); the decoder and generate take mask none
+ * or padding, of the memory; generate takes P (prompt, default 128), N (new
+ * tokens, default 128) and layers (default 1) instead of L).
  * op defaults to default_op; D sets head_dim = D/H. Unset sizes take
  * defaults (B=1, H=1, Dh=64, L=128, F=4·D). Returns 0, or -1 with a reason. */
 int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len);
@@ -76,6 +92,8 @@ double ab_visible_pairs(const ab_shape *s);
  *   encoder MHA(self) + 4·B·L·D·F
  *   decoder B·(8·L·D² + 4·L(L+1)/2·D + 4·L·D² + 4·M·D² + 4·L·M·D + 4·L·D·F):
  *           causal self-attention, cross-attention over M, the FFN
+ *   generate layers × decoder(L = P + N): a cache makes token by token the
+ *           same products as one call over the whole sequence
  * Unmasked, these are the formulas of the anchors, so GFLOP/s compare;
  * a causal kernel that skips the hidden half is not credited with it, so a
  * % of peak can never pass 100 by counting work that was not done. */
@@ -84,8 +102,13 @@ double ab_shape_flops(const ab_shape *s);
  * write the output once (fp32; masks at their own width, keep and bias
  * over the visible pairs; K and V of the key/value heads only, and of the
  * keys some query sees: under a top-left causal mask with Lq < Lk the
- * first Lq). */
+ * first Lq). generate: the prompt's call as a decoder's, then every step
+ * its layers' weights again and the keys and values it attends to. */
 double ab_shape_bytes(const ab_shape *s);
+/* Bytes one pass over the data touches: ab_shape_bytes, but for generate
+ * one step's (every layer's weights and caches). When it is well above the
+ * last-level cache, the bytes cannot be served from it (bench.h). */
+double ab_shape_pass_bytes(const ab_shape *s);
 
 /* ---- Suites ---------------------------------------------------------------- */
 

@@ -404,9 +404,16 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
 
 void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)
 {
-    /* The decoder layer is chosen by the encoder's bucket (api.c). */
-    static const int ops[AB_OP_COUNT] = { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER,
-                                          ATTN_OP_ENCODER };
+    if (ab_op_is_decoder(s->op)) {
+        /* api.c chooses a decoder layer's kernel by the encoder's bucket of
+         * its self-attention's length (the cache's tokens and the new ones),
+         * without a mask class; generate's by its steps', which take most of
+         * its time. */
+        int len = s->q_len + (s->op == AB_OP_GENERATE ? s->steps : 0);
+        attn_bucket_of(b, ATTN_OP_ENCODER, len, len, s->head_dim, NULL, threads);
+        return;
+    }
+    static const int ops[AB_OP_COUNT] = { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER };
     /* Only which parts of a mask are set matters to the bucket. */
     attn_mask causal = { .causal = 1 }, padded = { .key_padding = (const uint8_t *)"" };
     const attn_mask *m = s->mask == AB_MASK_NONE ? NULL

@@ -1,4 +1,5 @@
 /* workload.c — reproducible inputs for a shape and one call of its operation. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -73,6 +74,68 @@ static float *filled(ab_workload *w, size_t n, size_t misalign, double center, d
     return p;
 }
 
+/* The arrays of one decoder layer: where each goes, its length, and the
+ * range it is drawn from (as the encoder's: projections and biases
+ * ±1/√D, W_ff2 ±1/√F, LayerNorm γ 1 ± 0.2 and β ± 0.2). */
+#define DECODER_ARRAYS 26
+static void decoder_arrays(attn_decoder_weights *dw, size_t d, size_t f,
+                           const float **slot[DECODER_ARRAYS], size_t len[DECODER_ARRAYS],
+                           double center[DECODER_ARRAYS], double amp[DECODER_ARRAYS])
+{
+    attn_mha_weights *mha[2] = { &dw->self_attn, &dw->cross_attn };
+    const float **rest[10] = { &dw->ln1_gamma, &dw->ln1_beta, &dw->ln2_gamma, &dw->ln2_beta,
+                               &dw->ln3_gamma, &dw->ln3_beta,
+                               &dw->w_ff1, &dw->b_ff1, &dw->w_ff2, &dw->b_ff2 };
+    double wamp = 1.0 / sqrt((double)d);
+    int k = 0;
+    for (int a = 0; a < 2; a++) {
+        const float **m[8] = { &mha[a]->w_q, &mha[a]->w_k, &mha[a]->w_v, &mha[a]->w_o,
+                               &mha[a]->b_q, &mha[a]->b_k, &mha[a]->b_v, &mha[a]->b_o };
+        for (int i = 0; i < 8; i++, k++) {
+            slot[k] = m[i];
+            len[k] = i < 4 ? d * d : d;
+            center[k] = 0.0;
+            amp[k] = wamp;
+        }
+    }
+    const size_t rest_len[10] = { d, d, d, d, d, d, f * d, f, d * f, d };
+    for (int i = 0; i < 10; i++, k++) {
+        slot[k] = rest[i];
+        len[k] = rest_len[i];
+        center[k] = i < 6 && i % 2 == 0 ? 1.0 : 0.0;   /* the γ */
+        amp[k] = i < 6 ? 0.2 : i == 8 ? 1.0 / sqrt((double)f) : wamp;
+    }
+}
+
+/* n decoder layers' weights, carved from one block: every array starts a
+ * multiple of 64 bytes into it, so each is misaligned as the block is. */
+static attn_decoder_weights *decoder_stack(ab_workload *w, int n, size_t d, size_t f,
+                                           size_t misalign, uint64_t *seed)
+{
+    attn_decoder_weights *dw = take(w, (size_t)n * sizeof *dw, 0);   /* pointers: aligned */
+    const float **slot[DECODER_ARRAYS];
+    size_t len[DECODER_ARRAYS], total = 0;
+    double center[DECODER_ARRAYS], amp[DECODER_ARRAYS];
+    if (!dw)
+        return NULL;
+    decoder_arrays(&dw[0], d, f, slot, len, center, amp);
+    for (int i = 0; i < DECODER_ARRAYS; i++)
+        total += (len[i] + 15) / 16 * 16;
+    float *block = take(w, (size_t)n * total * sizeof(float), misalign);
+    if (!block)
+        return NULL;
+    for (int l = 0; l < n; l++) {
+        decoder_arrays(&dw[l], d, f, slot, len, center, amp);
+        for (int i = 0; i < DECODER_ARRAYS; i++) {
+            for (size_t j = 0; j < len[i]; j++)
+                block[j] = (float)(center[i] + amp[i] * (2.0 * ab_rng_uniform(seed) - 1.0));
+            *slot[i] = block;
+            block += (len[i] + 15) / 16 * 16;
+        }
+    }
+    return dw;
+}
+
 static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
 {
     const ab_shape *s = &w->shape;
@@ -120,15 +183,21 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
 {
     memset(w, 0, sizeof *w);
     w->shape = *s;
+    /* generate: the target is the prompt and the N tokens fed one by one */
+    double target = (double)s->q_len + (s->op == AB_OP_GENERATE ? s->steps : 0);
+    double dm = (double)s->heads * s->head_dim, n_layers = s->op == AB_OP_GENERATE ? s->layers : 1;
     /* Sizes are each up to 2^30: their products can pass SIZE_MAX and wrap
-     * into a small allocation. Every buffer is at most one of these. */
-    double largest = fmax(fmax((double)s->batch * s->heads * fmax(s->q_len, s->kv_len) * s->head_dim,
+     * into a small allocation. Every buffer is at most one of these (the
+     * decoder stack's weights are one block). */
+    double largest = fmax(fmax((double)s->batch * s->heads * fmax(target, s->kv_len) * s->head_dim,
                                (double)s->batch * s->q_len * s->kv_len * 5.0),
-                          fmax((double)s->heads * s->head_dim * s->heads * s->head_dim,
-                               (double)s->heads * s->head_dim * fmax(s->d_ff, 1)));
-    if (!(largest * sizeof(float) < (double)(PTRDIFF_MAX / 2)))
+                          n_layers * (8.0 * dm * dm + 2.0 * dm * fmax(s->d_ff, 1) + 16.0 * dm
+                                      + fmax(s->d_ff, 1) + 26.0 * 16.0));
+    if (!(largest * sizeof(float) < (double)(PTRDIFF_MAX / 2)) || target > INT_MAX
+        || (s->op == AB_OP_GENERATE && s->layers > AB_MAX_LAYERS))   /* ab_shape_parse refuses it */
         return -1;
-    size_t b = (size_t)s->batch, lq = (size_t)s->q_len, lk = (size_t)s->kv_len;
+    size_t lq = (size_t)target;
+    size_t b = (size_t)s->batch, lk = (size_t)s->kv_len;
     size_t h = (size_t)s->heads, dh = (size_t)s->head_dim, d = h * dh, f = (size_t)s->d_ff;
     double wamp = 1.0 / sqrt((double)d);   /* keeps projections O(1) */
     int ok = 1;
@@ -144,17 +213,34 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
     } else {
         const float **slots[8] = { &w->mha.w_q, &w->mha.w_k, &w->mha.w_v, &w->mha.w_o,
                                    &w->mha.b_q, &w->mha.b_k, &w->mha.b_v, &w->mha.b_o };
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; ok && !ab_op_is_decoder(s->op) && i < 8; i++)
             ok &= (*slots[i] = filled(w, i < 4 ? d * d : d, misalign, 0.0, wamp, &seed)) != NULL;
         w->x_q = filled(w, b * lq * d, misalign, 0.0, 1.0, &seed);
-        w->x_kv = s->cross || s->op == AB_OP_DECODER
+        w->x_kv = s->cross || ab_op_is_decoder(s->op)
                 ? filled(w, b * lk * d, misalign, 0.0, 1.0, &seed) : w->x_q;
         ok &= w->x_q && w->x_kv;
         w->out_len = b * lq * d;
     }
-    if (ok && (s->op == AB_OP_ENCODER || s->op == AB_OP_DECODER)) {
-        /* The encoder's weights, and the decoder's as far as they are the
-         * same (its LN1, LN2 and FFN); then the decoder's own. */
+    if (ok && ab_op_is_layer(s->op)) {
+        attn_encoder_config c = { (int)d, s->heads, s->d_ff, 1e-5f, s->norm_first, s->act };
+        w->enc_cfg = c;
+    }
+    if (ok && ab_op_is_decoder(s->op))
+        ok = (w->dec = decoder_stack(w, s->op == AB_OP_GENERATE ? s->layers : 1, d, f, misalign,
+                                     &seed)) != NULL;
+    if (ok && s->op == AB_OP_GENERATE) {
+        /* The prompt in one call, then one token per call. */
+        int n = s->steps + 1;
+        w->chunks = take(w, sizeof(int) * (size_t)n, misalign);
+        ok = w->chunks != NULL;
+        for (int i = 0; ok && i < n; i++)
+            w->chunks[i] = i == 0 ? s->q_len : 1;
+        ok = ok && (w->chunk = take(w, sizeof(float) * b * (size_t)s->q_len * d, misalign)) != NULL;
+        for (int l = 0; ok && l < s->layers; l++)
+            ok = attn_kv_cache_create(&w->caches[l], s->batch, s->heads, s->head_dim,
+                                      s->q_len + s->steps) == ATTN_OK;
+    }
+    if (ok && s->op == AB_OP_ENCODER) {
         attn_encoder_weights *e = &w->enc;
         e->attn = w->mha;
         e->ln1_gamma = filled(w, d, misalign, 1.0, 0.2, &seed);
@@ -167,28 +253,6 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
         e->b_ff2 = filled(w, d, misalign, 0.0, wamp, &seed);
         ok = e->ln1_gamma && e->ln1_beta && e->ln2_gamma && e->ln2_beta && e->w_ff1
           && e->b_ff1 && e->w_ff2 && e->b_ff2;
-        attn_encoder_config c = { (int)d, s->heads, s->d_ff, 1e-5f, s->norm_first, s->act };
-        w->enc_cfg = c;
-    }
-    if (ok && s->op == AB_OP_DECODER) {
-        attn_decoder_weights *dw = &w->dec;
-        const float **cross[8] = { &dw->cross_attn.w_q, &dw->cross_attn.w_k, &dw->cross_attn.w_v,
-                                   &dw->cross_attn.w_o, &dw->cross_attn.b_q, &dw->cross_attn.b_k,
-                                   &dw->cross_attn.b_v, &dw->cross_attn.b_o };
-        for (int i = 0; i < 8; i++)
-            ok &= (*cross[i] = filled(w, i < 4 ? d * d : d, misalign, 0.0, wamp, &seed)) != NULL;
-        dw->self_attn = w->mha;
-        dw->ln1_gamma = w->enc.ln1_gamma;
-        dw->ln1_beta = w->enc.ln1_beta;
-        dw->ln2_gamma = w->enc.ln2_gamma;
-        dw->ln2_beta = w->enc.ln2_beta;
-        dw->ln3_gamma = filled(w, d, misalign, 1.0, 0.2, &seed);
-        dw->ln3_beta = filled(w, d, misalign, 0.0, 0.2, &seed);
-        dw->w_ff1 = w->enc.w_ff1;
-        dw->b_ff1 = w->enc.b_ff1;
-        dw->w_ff2 = w->enc.w_ff2;
-        dw->b_ff2 = w->enc.b_ff2;
-        ok &= dw->ln3_gamma && dw->ln3_beta;
     }
     if (!ok || make_mask(w, misalign, &seed) != 0) {
         ab_workload_free(w);
@@ -215,21 +279,9 @@ static int pointer_slots(ab_workload *w, const void ***slot)
         (const void **)&w->enc.ln2_gamma, (const void **)&w->enc.ln2_beta,
         (const void **)&w->enc.w_ff1, (const void **)&w->enc.b_ff1,
         (const void **)&w->enc.w_ff2, (const void **)&w->enc.b_ff2,
-        (const void **)&w->dec.self_attn.w_q, (const void **)&w->dec.self_attn.w_k,
-        (const void **)&w->dec.self_attn.w_v, (const void **)&w->dec.self_attn.w_o,
-        (const void **)&w->dec.self_attn.b_q, (const void **)&w->dec.self_attn.b_k,
-        (const void **)&w->dec.self_attn.b_v, (const void **)&w->dec.self_attn.b_o,
-        (const void **)&w->dec.cross_attn.w_q, (const void **)&w->dec.cross_attn.w_k,
-        (const void **)&w->dec.cross_attn.w_v, (const void **)&w->dec.cross_attn.w_o,
-        (const void **)&w->dec.cross_attn.b_q, (const void **)&w->dec.cross_attn.b_k,
-        (const void **)&w->dec.cross_attn.b_v, (const void **)&w->dec.cross_attn.b_o,
-        (const void **)&w->dec.ln1_gamma, (const void **)&w->dec.ln1_beta,
-        (const void **)&w->dec.ln2_gamma, (const void **)&w->dec.ln2_beta,
-        (const void **)&w->dec.ln3_gamma, (const void **)&w->dec.ln3_beta,
-        (const void **)&w->dec.w_ff1, (const void **)&w->dec.b_ff1,
-        (const void **)&w->dec.w_ff2, (const void **)&w->dec.b_ff2,
         (const void **)&w->mask.key_padding, (const void **)&w->mask.keep,
-        (const void **)&w->mask.bias,
+        (const void **)&w->mask.bias, (const void **)&w->dec,
+        (const void **)&w->chunks, (const void **)&w->chunk,
     };
     _Static_assert(sizeof all / sizeof all[0] <= WORKLOAD_SLOTS, "raise WORKLOAD_SLOTS");
     int n = (int)(sizeof all / sizeof all[0]);
@@ -237,10 +289,22 @@ static int pointer_slots(ab_workload *w, const void ***slot)
     return n;
 }
 
+/* p moved from its place in one of src's blocks to the same place in dst's. */
+static const void *moved(const void *p, const ab_workload *src, const ab_workload *dst)
+{
+    for (int i = 0; p && i < src->n_blocks; i++) {
+        uintptr_t at = (uintptr_t)p, start = (uintptr_t)src->blocks[i];
+        if (at >= start && at - start < src->sizes[i])
+            return (const char *)dst->blocks[i] + (at - start);
+    }
+    return p;
+}
+
 int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift)
 {
     *dst = *src;
     dst->n_blocks = 0;
+    memset(dst->caches, 0, sizeof dst->caches);
     for (int i = 0; i < src->n_blocks; i++) {
         /* The same offset from a 64-byte boundary as the original, plus shift. */
         size_t misalign = shift / 64 * 64 + (uintptr_t)src->blocks[i] % 64;
@@ -254,16 +318,35 @@ int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift)
     const void **slot[WORKLOAD_SLOTS];
     int n = pointer_slots(dst, slot);
     for (int k = 0; k < n; k++)
-        for (int i = 0; *slot[k] && i < src->n_blocks; i++)
-            if (*slot[k] == src->blocks[i]) {
-                *slot[k] = dst->blocks[i];
-                break;
-            }
+        *slot[k] = moved(*slot[k], src, dst);
+    /* The decoder layers' arrays, pointed to from the copied stack. */
+    int n_layers = src->shape.op == AB_OP_GENERATE ? src->shape.layers : 1;
+    for (int l = 0; dst->dec && l < n_layers; l++) {
+        const float **field[DECODER_ARRAYS];
+        size_t len[DECODER_ARRAYS];
+        double center[DECODER_ARRAYS], amp[DECODER_ARRAYS];
+        decoder_arrays(&dst->dec[l], (size_t)src->enc_cfg.d_model, (size_t)src->enc_cfg.d_ff,
+                       field, len, center, amp);
+        for (int i = 0; i < DECODER_ARRAYS; i++)
+            *field[i] = moved(*field[i], src, dst);
+    }
+    /* Caches are scratch: new ones, as the original's. */
+    for (int l = 0; l < AB_MAX_LAYERS && src->caches[l]; l++)
+        if (attn_kv_cache_create(&dst->caches[l], src->shape.batch, src->shape.heads,
+                                 src->shape.head_dim, src->shape.q_len + src->shape.steps)
+            != ATTN_OK) {
+            ab_workload_free(dst);
+            return -1;
+        }
     return 0;
 }
 
 void ab_workload_free(ab_workload *w)
 {
+    for (int l = 0; l < AB_MAX_LAYERS; l++) {
+        attn_kv_cache_destroy(w->caches[l]);
+        w->caches[l] = NULL;
+    }
     for (int i = 0; i < w->n_blocks; i++)
         ab_free(w->blocks[i]);
     w->n_blocks = 0;
@@ -285,9 +368,42 @@ attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
         return attn_encoder_layer(ctx, &w->enc_cfg, &w->enc, s->batch, s->q_len, w->x_q,
                                   &w->mask, out);
     case AB_OP_DECODER:   /* no cache: the layer over the whole target */
-        return attn_decoder_layer(ctx, &w->enc_cfg, &w->dec, s->batch, s->q_len, w->x_q,
+        return attn_decoder_layer(ctx, &w->enc_cfg, w->dec, s->batch, s->q_len, w->x_q,
                                   s->kv_len, w->x_kv, w->mask.key_padding, NULL, out);
+    case AB_OP_GENERATE:
+        for (int l = 0; l < s->layers; l++)
+            attn_kv_cache_reset(w->caches[l]);
+        return ab_decode_chunks(ctx, &w->enc_cfg, s->layers, w->dec, w->caches, s->batch,
+                                s->q_len + s->steps, w->chunks, s->steps + 1, w->x_q, s->kv_len,
+                                w->x_kv, w->mask.key_padding, w->chunk, out);
     default:
         return ATTN_ERR_INVALID_ARG;
     }
+}
+
+attn_status ab_decode_chunks(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,
+                             const attn_decoder_weights *layers, attn_kv_cache *const *caches,
+                             int batch, int len, const int *chunks, int n_chunks, const float *x,
+                             int mem_len, const float *memory, const uint8_t *mem_key_padding,
+                             float *work, float *out)
+{
+    size_t d = (size_t)c->d_model;
+    attn_status st = ATTN_OK;
+    for (int ci = 0, p = 0; ci < n_chunks && st == ATTN_OK; p += chunks[ci++]) {
+        size_t n = (size_t)chunks[ci];
+        if (chunks[ci] < 0 || chunks[ci] > len - p)
+            return ATTN_ERR_INVALID_ARG;
+        if (n == 0)
+            continue;
+        /* The chunk's rows of every batch, together: [B][n][D]. */
+        for (int b = 0; b < batch; b++)
+            memcpy(work + b * n * d, x + ((size_t)b * len + p) * d, sizeof(float) * n * d);
+        for (int l = 0; l < n_layers && st == ATTN_OK; l++)   /* in place: y may be x */
+            st = attn_decoder_layer(ctx, c, &layers[l], batch, (int)n, work, mem_len,
+                                    attn_kv_cache_length(caches[l]) == 0 ? memory : NULL,
+                                    mem_key_padding, caches[l], work);
+        for (int b = 0; b < batch && st == ATTN_OK; b++)
+            memcpy(out + ((size_t)b * len + p) * d, work + b * n * d, sizeof(float) * n * d);
+    }
+    return st;
 }

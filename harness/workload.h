@@ -14,12 +14,18 @@
 typedef struct ab_workload {
     ab_shape shape;
     /* sdpa: q, k, v.  mha/encoder: x_q, x_kv (== x_q for self-attention).
-     * decoder: x_q the target, x_kv the memory. */
+     * decoder, generate: x_q the target ([B][P + N][D]: the prompt, then
+     * the token fed at each step), x_kv the memory. */
     float *q, *k, *v, *x_q, *x_kv;
-    attn_mha_weights mha;              /* mha, and the layers' self-attention */
+    attn_mha_weights mha;              /* mha, and the encoder's self-attention */
     attn_encoder_weights enc;
-    attn_decoder_weights dec;          /* its self_attn is mha */
-    attn_encoder_config enc_cfg;       /* both layers */
+    attn_decoder_weights *dec;         /* decoder: one layer; generate: shape.layers */
+    attn_encoder_config enc_cfg;       /* every layer */
+    /* generate: a KV cache per layer, the chunks fed (P, then N ones) and
+     * room for one chunk's activations */
+    attn_kv_cache *caches[AB_MAX_LAYERS];
+    int *chunks;
+    float *chunk;
     attn_mask mask;
     size_t out_len;                  /* floats in the output */
     double max_abs_v;                /* SDPA tolerance: max |V| */
@@ -50,7 +56,22 @@ void ab_free(void *p);
 uint64_t ab_rng_next(uint64_t *state);
 double ab_rng_uniform(uint64_t *state);   /* [0, 1) */
 
-/* One call of the shape's operation on ctx, writing out. */
+/* One call of the shape's operation on ctx, writing out. For generate:
+ * the caches reset, then the prompt and the N steps (ab_decode_chunks);
+ * out is every position's last-layer output, [B][P + N][D]. */
 attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out);
+
+/* Decodes a target through a stack of n_layers decoder layers with caches
+ * (one per layer), in chunks: call c feeds the next chunks[c] tokens of x
+ * ([B][len][D], Σ chunks = len) through every layer in turn, and writes
+ * the last layer's rows to out ([B][len][D]). A layer whose cache is empty
+ * (created or reset) gets the memory; later calls pass NULL, as a user
+ * does. work holds B·max(chunks)·D floats. The first refused call's
+ * status, or ATTN_OK. */
+attn_status ab_decode_chunks(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,
+                             const attn_decoder_weights *layers, attn_kv_cache *const *caches,
+                             int batch, int len, const int *chunks, int n_chunks, const float *x,
+                             int mem_len, const float *memory, const uint8_t *mem_key_padding,
+                             float *work, float *out);
 
 #endif /* AB_WORKLOAD_H */

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "verify.h"
+#include "workload.h"
 
 static attn_mask fixture_mask(const fixture *f)
 {
@@ -98,18 +99,10 @@ static attn_status run_decoder(attn_ctx *ctx, const fixture *f, int mode, float 
     int chunks[3] = { 2, 1, t - 3 };
     if (mode == DEC_AFTER_RESET)
         chunks[0] = t - 1, chunks[1] = 1, chunks[2] = 0;
-    for (int ci = 0, p = 0; ci < 3 && st == ATTN_OK; p += chunks[ci++]) {
-        int n = chunks[ci];
-        if (n == 0)
-            continue;
-        for (int bb = 0; bb < b; bb++)
-            memcpy(xc + (size_t)bb * n * d, x + ((size_t)bb * t + p) * d, sizeof(float) * n * d);
-        st = attn_decoder_layer(ctx, &c, &w, b, n, xc, m, p == 0 ? memory : NULL, pad, cache, yc);
-        for (int bb = 0; st == ATTN_OK && bb < b; bb++)
-            memcpy(out + ((size_t)bb * t + p) * d, yc + (size_t)bb * n * d, sizeof(float) * n * d);
-        if (st == ATTN_OK && attn_kv_cache_length(cache) != p + n)
-            st = ATTN_ERR_INVALID_ARG;   /* the cache must hold exactly what was given */
-    }
+    if (st == ATTN_OK)   /* the memory on the first call only, as a user passes it */
+        st = ab_decode_chunks(ctx, &c, 1, &w, &cache, b, t, chunks, 3, x, m, memory, pad, xc, out);
+    if (st == ATTN_OK && attn_kv_cache_length(cache) != t)
+        st = ATTN_ERR_INVALID_ARG;       /* the cache must hold exactly what was given */
     free(xc);
     free(yc);
     attn_kv_cache_destroy(cache);

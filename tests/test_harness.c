@@ -146,6 +146,28 @@ static void test_flops(void)
                                        + 8.0 * 4 + 16 + 4 + 6.0 * 4),
           "decoder bytes %.0f", ab_shape_bytes(&s));
 
+    /* Generation, 2 layers over P 3 + N 2 tokens: the decoder's products
+     * over L = 5, per layer. Bytes per layer: the prompt's call as the
+     * decoder's (x, y, the memory, every weight: 8·D² + 2·D·F, biases and
+     * LayerNorms 8·D + F + D + 6·D), then each step reads the weights but
+     * the memory's K and V projections (6·D² + 2·D·F, 6·D + F + D + 6·D),
+     * its token in and out (2·D), the memory's K and V (2·M·D) and the
+     * self-attention's K and V of the 4, then 5 tokens it sees, per batch. */
+    CHECK(ab_shape_parse("op=generate,B=2,P=3,N=2,M=5,layers=2,D=4,H=2,F=16", AB_OP_SDPA, &s,
+                         err, sizeof err) == 0, "%s", err);
+    CHECK(ab_shape_flops(&s) == 2.0 * 2.0 * (8.0 * 5 * 16 + 4.0 * 15 * 4 + 4.0 * 5 * 16
+                                             + 4.0 * 5 * 16 + 4.0 * 5 * 5 * 4 + 4.0 * 5 * 4 * 16),
+          "generate flops %.0f", ab_shape_flops(&s));
+    double prompt = 2.0 * 3 * 4 * 2 + 2.0 * 5 * 4 + 8.0 * 16 + 2.0 * 4 * 16 + 8.0 * 4 + 16 + 4 + 6.0 * 4;
+    double step_weights = 6.0 * 16 + 2.0 * 4 * 16 + 6.0 * 4 + 16 + 4 + 6.0 * 4;
+    double steps = 2.0 * (step_weights + 2.0 * (2.0 * 4 + 2.0 * 5 * 4)) + 2.0 * 2 * 4 * (4 + 5);
+    CHECK(ab_shape_bytes(&s) == 4.0 * 2.0 * (prompt + steps), "generate bytes %.0f, expected %.0f",
+          ab_shape_bytes(&s), 4.0 * 2.0 * (prompt + steps));
+    /* One pass: the last step, every layer (its token sees all 5). */
+    CHECK(ab_shape_pass_bytes(&s) == 4.0 * 2.0 * (step_weights + 2.0 * (2.0 * 4 + 2.0 * 5 * 4)
+                                                  + 2.0 * 2 * 4 * 5),
+          "generate pass bytes %.0f", ab_shape_pass_bytes(&s));
+
     t_case("flops: every suite shape's pair count matches its workload's mask, key by key");
     for (int i = 0; i <= ab_suite_count(); i++) {
         const ab_suite *suite = i < ab_suite_count() ? ab_suite_get(i) : ab_check_suite();
@@ -155,7 +177,7 @@ static void test_flops(void)
             one.batch = 1;
             one.heads = 1;
             one.head_dim = 1;
-            one.d_ff = one.op == AB_OP_ENCODER || one.op == AB_OP_DECODER ? 1 : 0;
+            one.d_ff = ab_op_is_layer(one.op) ? 1 : 0;
             ab_workload w;
             if (ab_workload_init(&w, &one, 1, 0) != 0) {
                 CHECK(0, "%s shape %d: no memory", suite->name, k);
@@ -199,7 +221,12 @@ static void test_shapes(void)
                           "op=sdpa,H=4,Hkv=3", "op=sdpa,H=4,Hkv=0", "op=mha,D=8,H=4,Hkv=2",
                           /* the decoder: L and M, a memory padding mask, no more */
                           "op=decoder,Lq=3", "op=decoder,Lk=3", "op=decoder,mask=causal",
-                          "op=decoder,scale=0.5", "op=decoder,cross=1", "op=mha,M=4", "op=decoder,M=0" };
+                          "op=decoder,scale=0.5", "op=decoder,cross=1", "op=mha,M=4", "op=decoder,M=0",
+                          /* generation: P, N and layers, for it only */
+                          "op=generate,L=4", "op=generate,Lq=1", "op=generate,mask=causal",
+                          "op=generate,N=0", "op=generate,layers=0", "op=decoder,P=3",
+                          "op=sdpa,layers=2", "op=encoder,N=4", "op=generate,scale=2",
+                          "op=generate,layers=65" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         CHECK(ab_shape_parse(bad[i], AB_OP_MHA, &s, err, sizeof err) == -1 && err[0],
@@ -226,6 +253,13 @@ static void test_shapes(void)
     ab_shape_format(&s, text, sizeof text);
     CHECK(strcmp(text, "op=decoder,B=1,L=512,M=256,D=768,H=12,F=3072,norm=post,act=gelu,mask=padding")
           == 0, "format %s", text);
+    ab_shape_parse("op=generate,B=1,P=128,N=64,layers=6,D=512,H=8,F=2048,norm=post,act=relu",
+                   AB_OP_SDPA, &s, err, sizeof err);
+    ab_shape_label(&s, text, sizeof text);
+    CHECK(strcmp(text, "B1_D512_H8_P128_N64_M128_layers6_F2048_post_relu") == 0, "label %s", text);
+    ab_shape_format(&s, text, sizeof text);
+    CHECK(strcmp(text, "op=generate,B=1,P=128,N=64,M=128,layers=6,D=512,H=8,F=2048,norm=post,"
+                       "act=relu,mask=none") == 0, "format %s", text);
     /* Hkv = H is ordinary attention: the same shape, the same name. */
     ab_shape_parse("B=1,H=4,Hkv=4,L=8,Dh=8", AB_OP_SDPA, &s, err, sizeof err);
     ab_shape_label(&s, text, sizeof text);
@@ -815,11 +849,66 @@ static void test_report(void)
     free(buf);
 }
 
+/* Generation: the workload's call (a prompt, then one token at a time
+ * through caches) gives what the stack of layers gives on the whole
+ * sequence without caches; again the same after its caches are reset; and
+ * a clone computes from its own copies (its original poisoned). */
+static void test_generate(void)
+{
+    const char *names[32];
+    int nk = t_kernels(names, 32);
+    char err[256];
+    for (int ki = 0; ki < nk; ki++) {
+        t_case("generate: %s: cached, token by token = the whole sequence, layer by layer",
+               names[ki]);
+        ab_workload w, copy;
+        if (t_workload(&w, "op=generate,B=2,P=3,N=4,M=5,layers=3,D=16,H=2,F=24,norm=post,"
+                       "act=relu,mask=padding", 7, 4, err, sizeof err) != 0) {
+            CHECK(0, "%s", err);
+            return;
+        }
+        const ab_shape *s = &w.shape;
+        int len = s->q_len + s->steps;
+        size_t n = w.out_len;
+        float *out = malloc(n * sizeof *out), *again = malloc(n * sizeof *again);
+        float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+        attn_ctx *ctx = NULL;
+        CHECK(out && again && x && y && attn_ctx_create(&ctx, names[ki], 2) == ATTN_OK, "setup");
+        CHECK(ab_workload_run(ctx, &w, out) == ATTN_OK, "generate refused");
+        memcpy(x, w.x_q, n * sizeof *x);
+        for (int l = 0; l < s->layers; l++) {
+            CHECK(attn_decoder_layer(ctx, &w.enc_cfg, &w.dec[l], s->batch, len, x, s->kv_len,
+                                     w.x_kv, w.mask.key_padding, NULL, y) == ATTN_OK, "layer %d", l);
+            memcpy(x, y, n * sizeof *x);
+        }
+        ab_verdict v = ab_verify(AB_OP_GENERATE, out, x, n, 0.0);
+        CHECK(v.ok, "cached generation differs from the whole stack: %g > %g", v.max_err, v.tol);
+        for (int l = 0; l < s->layers; l++)
+            CHECK(attn_kv_cache_length(w.caches[l]) == len, "layer %d cache holds %d", l,
+                  attn_kv_cache_length(w.caches[l]));
+        CHECK(ab_workload_run(ctx, &w, again) == ATTN_OK
+              && memcmp(out, again, n * sizeof *out) == 0, "a second call differs");
+        CHECK(ab_workload_clone(&copy, &w, 4096) == 0, "clone");
+        for (int i = 0; i < w.n_blocks; i++)
+            memset(w.blocks[i], 0xff, w.sizes[i]);        /* NaN everywhere */
+        CHECK(ab_workload_run(ctx, &copy, again) == ATTN_OK
+              && memcmp(out, again, n * sizeof *out) == 0, "the clone read its original");
+        ab_workload_free(&copy);
+        ab_workload_free(&w);
+        attn_ctx_destroy(ctx);
+        free(out);
+        free(again);
+        free(x);
+        free(y);
+    }
+}
+
 void test_harness(void)
 {
     test_stats();
     test_flops();
     test_shapes();
+    test_generate();
     test_cli();
     test_select();
     test_verify();
