@@ -9,6 +9,7 @@
 #   make CROSS=aarch64-linux-gnu-   cross-build (into build/aarch64-linux-gnu)
 #   make bench           the default benchmark suite; JSON into results/
 #   make bench-anchors   the targets' shapes beside PyTorch (python3-torch), one table
+#   make bench-decode    decoding (GB/s) and generation (tokens/s) beside PyTorch, one table
 #   make tune            tune the default suite's buckets into the wisdom (10 minutes at most)
 #   make tune-eval       the tuner's picks against an exhaustive search, in real time
 #   make report          reports/out/index.html: figures of the results/ present
@@ -125,7 +126,7 @@ HARNESS_LIB := $(BUILD)/libharness.a
 CLI_BIN     := $(BUILD)/attnbench
 TEST_BIN    := $(BUILD)/tests/run_tests
 
-.PHONY: all test test-neon bench bench-anchors tune tune-eval report gate fuzz fuzz-build test-tsan test-valgrind fixtures install uninstall check-install clean config FORCE
+.PHONY: all test test-neon bench bench-anchors bench-decode tune tune-eval report gate fuzz fuzz-build test-tsan test-valgrind fixtures install uninstall check-install clean config FORCE
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
@@ -200,6 +201,8 @@ test: all
 	sh tests/crash.sh $(CLI_BIN)
 	$(if $(filter 1,$(SAN)),@echo "ceilings: skipped under the sanitizers (their timings mean nothing)",PYTHON=$(PYTHON) sh tests/ceilings.sh $(CLI_BIN))
 	PYTHON=$(PYTHON) sh tests/test_report.sh $(CLI_BIN)
+	@if $(PYTHON) -c 'import torch' 2>/dev/null; then $(PYTHON) reports/pytorch_anchor.py --self-test; \
+	else echo "pytorch_anchor.py --self-test: skipped (no torch for $(PYTHON))"; fi
 
 # AArch64 under user-mode qemu (Debian: gcc-aarch64-linux-gnu qemu-user):
 # the unit tests and `attnbench check`, with `neon` as the auto kernel.
@@ -239,6 +242,19 @@ bench-anchors: all
 	$(PYTHON) reports/pytorch_anchor.py --suite anchors --threads 1 --memory \
 	  --json results/anchors-pytorch.json
 	$(PYTHON) reports/anchor_table.py results/anchors-attnbench.json results/anchors-pytorch.json
+
+# Decoding beside PyTorch: the decode suite (one query against 1k-32k
+# cached keys: GB/s against the measured read bandwidth) and the generate
+# suite (a 6-layer decoder, prompt then token by token: tokens/s), the
+# auto kernel and PyTorch's cached loop at 1 and 2 threads; one table.
+bench-decode: all
+	@mkdir -p results
+	$(CLI_BIN) run --suite decode --kernel auto --threads 1,2 --json results/decode-attnbench.json
+	$(CLI_BIN) run --suite generate --kernel auto --threads 1,2 --json results/generate-attnbench.json
+	$(PYTHON) reports/pytorch_anchor.py --suite decode --threads 1,2 --json results/decode-pytorch.json
+	$(PYTHON) reports/pytorch_anchor.py --suite generate --threads 1,2 --json results/generate-pytorch.json
+	$(PYTHON) reports/anchor_table.py results/decode-attnbench.json results/generate-attnbench.json \
+	  results/decode-pytorch.json results/generate-pytorch.json
 
 # The report page from every results/*.json (and results/history.db, the
 # wisdom), or from the files named in REPORT_INPUTS.

@@ -5,6 +5,7 @@ attnbench's JSON, so both can be compared and merged by the same tools.
     /usr/bin/python3 reports/pytorch_anchor.py [--suite NAME | --shape SPEC ...] [--op OP]
         [--threads N[,N2..]] [--repetitions R] [--min-time S] [--max-call-time S]
         [--memory] [--json FILE] [--attnbench PATH]
+    /usr/bin/python3 reports/pytorch_anchor.py --self-test
 
 Run it with Debian's /usr/bin/python3 (python3-torch); stdlib + torch only.
 Example:
@@ -17,8 +18,11 @@ Shapes. `--suite NAME` (default: default) takes the suite's shapes from
 `--shape SPEC` (repeatable, ';' separates several) takes attnbench's syntax,
 e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal',
 'op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br',
-'op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=pre,act=gelu,mask=padding' or
-'op=decoder,B=1,L=128,M=512,D=768,H=12,F=3072,norm=post,act=gelu,mask=padding'.
+'op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=pre,act=gelu,mask=padding',
+'op=decoder,B=1,L=128,M=512,D=768,H=12,F=3072,norm=post,act=gelu,mask=padding' or
+'op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,norm=post,act=relu,mask=none'
+(generate: P prompt tokens, N new tokens, `layers` decoder layers, M the memory;
+defaults P 128, N 128, layers 1, M = P; no L, Lq, Lk, cross or scale).
 The parser, the shape label, and the FLOP and byte counts below are
 transcriptions of ab_shape_parse, ab_shape_label, ab_shape_flops and
 ab_shape_bytes (harness/suites.c). Every suite shape read from attnbench is
@@ -48,10 +52,33 @@ Workloads (fp32, torch.no_grad, modules in eval mode):
            True = masked>, memory_key_padding_mask=<bool [B][M] or None>): causal
            self-attention over the target's L tokens, cross-attention over the
            memory's M (attnbench keeps M in the shape's Lk), the FFN.
+  generate a cached decoding loop of torch ops (cached_decoding; what a 1.13 user
+           writes: F.linear, view/transpose, torch.matmul, torch.softmax,
+           F.layer_norm) through `layers` decoder layers, each with the weights of
+           an nn.TransformerDecoderLayer drawn as the decoder's. Inputs x
+           [B][P + N][D] (the prompt, then the token fed at each step: teacher-
+           forced, as attnbench; outputs are not fed back) and memory [B][M][D].
+           Per layer, K and V caches [B][H][P + N][Dh] are allocated once outside
+           the call and overwritten by every call. One call, as attnbench's: the
+           P prompt tokens through every layer in one pass (each layer projecting
+           the memory's K and V once, kept for the steps; self-attention causal
+           over the prompt, bottom-right against the cache, then P long); then N
+           steps, each feeding x[:, P + t] through every layer: q, k, v by
+           F.linear with the fused in_proj, k and v written at position P + t,
+           softmax((q·scale) Kᵀ) V over cache[:, :, :P + t + 1], out_proj;
+           cross-attention with the Q rows of its in_proj against the kept memory
+           K and V (additive −inf memory padding); the FFN; post-LN or pre-LN as
+           the layer's, LayerNorm eps 1e-5. Returns the last layer's outputs at
+           all P + N positions (torch.cat of the prompt's and the steps').
+           JSON counters add tokens_per_second = N / t and ms_per_token =
+           1000·t / N (t one whole call, prompt included), as attnbench's.
+           --self-test (check_generate) compares the loop with the same weights
+           as a stack of nn.TransformerDecoderLayer called on the whole sequence
+           (causal tgt_mask, memory_key_padding_mask): max |difference| <= 1e-4.
 Inputs are uniform like harness/workload.c's (x, memory, Q, K, V in [-1, 1);
 weights and biases ±1/√D, W_ff2 ±1/√F; LayerNorm γ 1±0.2, β ±0.2), from torch's
 generator, not attnbench's splitmix64: same ranges, not the same numbers.
-Masks (all of attnbench's kinds; the decoder takes none or padding):
+Masks (all of attnbench's kinds; the decoder and generate take none or padding):
   causal   top-left aligned (query i sees keys 0..i); MHA/encoder: a bool
            attn_mask / src_mask (True = masked), SDPA: -inf in the additive mask.
   causal-br  bottom-right aligned (query i sees keys j <= i + Lk − Lq: the last
@@ -63,7 +90,8 @@ Masks (all of attnbench's kinds; the decoder takes none or padding):
            (integer division; so with B=1 nothing is padded, but the mask is
            still passed); MHA/encoder: key_padding_mask (PyTorch: True = ignore);
            decoder: the memory's, its last b·M/(2B) tokens, as
-           memory_key_padding_mask.
+           memory_key_padding_mask; generate: the same tokens, as an additive
+           −inf [B][1][1][M] in the cross-attention's scores.
   padall   as padding, and the last batch is all padding (PyTorch gives NaN rows
            there, attnbench zeros; timings are unaffected).
   keep     random keep mask per batch (p = 0.7), bias: random U[-1, 1) additive
@@ -92,13 +120,16 @@ thread stacks are in), the heap is trimmed (malloc_trim), the peak RSS reset
 (/proc/self/clear_refs 5) and `extra_rss_bytes` = VmHWM after one more call −
 VmRSS before it: what one call adds beyond its inputs and weights, as
 attnbench's --memory. Unlike attnbench's (whose output buffer is the caller's)
-it includes the output tensor PyTorch allocates (B·Lq·D·4 bytes) and, for
-grouped-query SDPA, the expanded K and V (2·B·H·Lk·Dh·4 bytes).
+it includes the output tensor PyTorch allocates (B·Lq·D·4 bytes; generate:
+B·(P + N)·D·4, and the memory's K and V per layer, 2·layers·B·M·D·4) and, for
+grouped-query SDPA, the expanded K and V (2·B·H·Lk·Dh·4 bytes). generate's
+caches are allocated before the call, as attnbench's.
 
 JSON: the schema of `attnbench run --json` (Google Benchmark's): a context
 object and, per benchmark, R iteration entries and the aggregates mean,
 median, stddev, cv, min, with the same fields and counters (GFLOPS, pct_peak,
-flops, bytes, arith_intensity, extra_rss_bytes), kernel "pytorch", chosen_by
+flops, bytes, arith_intensity, extra_rss_bytes; generate also tokens_per_second
+and ms_per_token), kernel "pytorch", chosen_by
 "named" (as for any kernel named on attnbench's command line). The machine
 part of the context (CPU, caches, peaks) comes from a one-microsecond
 `attnbench run --kernel naive` probe at each thread count; pct_peak is against
@@ -109,7 +140,8 @@ the context is what Python can see (no peaks, pct_peak null). The file is
 written atomically (temporary file in the same folder, fsync, rename).
 
 Exit status: 0; 1 when a benchmark failed, the file could not be written or
-torch is missing; 2 for bad arguments (nothing is run or written).
+torch is missing (--self-test: a check failed); 2 for bad arguments (nothing is
+run or written).
 """
 import argparse
 import gc
@@ -127,11 +159,13 @@ KERNEL = "pytorch"
 SEED = 20261122                      # attnbench's workload seed (cmd_run.c)
 MAX_REPS = 100                       # AB_MAX_REPS
 MAX_THREAD_COUNTS = 16
+MAX_LAYERS = 64                      # AB_MAX_LAYERS
 UNSTABLE_CV = 0.05                   # AB_UNSTABLE_CV
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_ATTNBENCH = os.path.join(HERE, os.pardir, "build", "attnbench")
 
-OPS = ("sdpa", "mha", "encoder", "decoder")
+OPS = ("sdpa", "mha", "encoder", "decoder", "generate")
+LAYER_OPS = ("encoder", "decoder", "generate")   # ab_op_is_layer: F, norm and act
 MASKS = ("none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br")
 ACTS = ("gelu", "gelu-tanh", "relu")
 
@@ -144,7 +178,7 @@ class UsageError(Exception):
 
 @dataclass
 class Shape:
-    op: str                      # decoder: kv_len is the memory's length M, as in C
+    op: str                      # decoder, generate: kv_len is the memory's length M, as in C
     batch: int
     heads: int
     q_len: int
@@ -157,6 +191,8 @@ class Shape:
     act: str = "gelu"
     scale: float = 0.0           # 0: 1/sqrt(Dh); a C float (float32) otherwise
     kv_heads: int = 0            # sdpa: key/value heads (grouped-query); 0 = heads
+    steps: int = 0               # generate: N, the tokens fed one at a time after the prompt
+    layers: int = 0              # generate: the decoder layers; q_len is the prompt's P
 
 
 def _as_float32(x):
@@ -173,8 +209,9 @@ def _size(key, v):
 
 def parse_shape(text, default_op="sdpa"):
     """ab_shape_parse: "B=1,H=12,L=512,Dh=64,mask=causal" → Shape (ValueError)."""
-    sizes = {"B": 1, "H": 1, "Hkv": 0, "Dh": 64, "Lq": 0, "Lk": 0, "L": 128, "M": 0, "D": 0,
-             "F": 0}
+    # L's default (128) is applied after the loop: generate refuses an explicit L.
+    sizes = {"B": 1, "H": 1, "Hkv": 0, "Dh": 64, "Lq": 0, "Lk": 0, "L": 0, "M": 0, "D": 0,
+             "F": 0, "P": 0, "N": 0, "layers": 0}
     op, mask, act, norm_first, scale, cross = default_op, "none", "gelu", 1, 0.0, -1
     if len(text) >= 512:
         raise ValueError("shape: text too long")
@@ -213,8 +250,8 @@ def parse_shape(text, default_op="sdpa"):
                 raise ValueError("shape: cross must be 0 or 1")
             cross = int(v)
         else:
-            raise ValueError(f"shape: unknown key '{k}' (op B H Hkv L Lq Lk M Dh D F mask norm "
-                             "act scale cross)")
+            raise ValueError(f"shape: unknown key '{k}' (op B H Hkv L Lq Lk M P N layers Dh D F "
+                             "mask norm act scale cross)")
     h, hkv, dh = sizes["H"], sizes["Hkv"], sizes["Dh"]
     if sizes["D"]:
         if sizes["D"] % h:
@@ -227,8 +264,10 @@ def parse_shape(text, default_op="sdpa"):
     if hkv and (h % hkv or op != "sdpa"):
         raise ValueError("shape: Hkv (grouped key/value heads) is for op=sdpa" if op != "sdpa"
                          else f"shape: Hkv={hkv} does not divide H={h}")
-    lq = sizes["Lq"] or sizes["L"]
-    lk = sizes["Lk"] or (lq if sizes["Lq"] else sizes["L"])
+    l_given = sizes["L"] != 0
+    l = sizes["L"] or 128
+    lq = sizes["Lq"] or l
+    lk = sizes["Lk"] or (lq if sizes["Lq"] else l)
     s = Shape(op, sizes["B"], h, lq, lk, dh, sizes["F"] or 4 * h * dh,
               cross if cross >= 0 else int(lq != lk), mask, norm_first, act, scale,
               0 if hkv == h else hkv)
@@ -243,11 +282,26 @@ def parse_shape(text, default_op="sdpa"):
                              "padding (of the memory); no Lq, Lk, cross or scale")
         s.kv_len = sizes["M"] or s.q_len
         s.cross = 0
+    elif s.op == "generate":         # P (kept in q_len), N, layers; M (kv_len) the memory
+        if (l_given or sizes["Lq"] or sizes["Lk"] or cross >= 0 or s.scale != 0.0
+                or s.mask not in ("none", "padding")):
+            raise ValueError("shape: generate takes P (prompt), N (new tokens), layers, M "
+                             "(memory) and mask none or padding (of the memory); no L, Lq, Lk, "
+                             "cross or scale")
+        s.q_len = sizes["P"] or 128
+        s.steps = sizes["N"] or 128
+        s.layers = sizes["layers"] or 1
+        if s.layers > MAX_LAYERS:
+            raise ValueError(f"shape: layers={s.layers} is more than {MAX_LAYERS}")
+        s.kv_len = sizes["M"] or s.q_len
+        s.cross = 0
     elif sizes["M"]:
-        raise ValueError("shape: M (memory length) is for op=decoder")
+        raise ValueError("shape: M (memory length) is for op=decoder and op=generate")
+    if s.op != "generate" and (sizes["P"] or sizes["N"] or sizes["layers"]):
+        raise ValueError("shape: P, N and layers are for op=generate")
     if s.op != "mha":
         s.cross = 0
-    if s.op not in ("encoder", "decoder"):   # layer-only fields zeroed, as in C
+    if s.op not in LAYER_OPS:        # layer-only fields zeroed, as in C
         s.d_ff, s.norm_first, s.act = 0, 0, "gelu"
     else:
         s.scale = 0.0
@@ -259,6 +313,8 @@ def shape_format(s):
     t = f"op={s.op},B={s.batch},"
     if s.op == "decoder":
         t += f"L={s.q_len},M={s.kv_len},"
+    elif s.op == "generate":
+        t += f"P={s.q_len},N={s.steps},M={s.kv_len},layers={s.layers},"
     else:
         t += f"L={s.q_len}," if s.q_len == s.kv_len else f"Lq={s.q_len},Lk={s.kv_len},"
     if s.op == "sdpa":
@@ -268,7 +324,7 @@ def shape_format(s):
         t += f"D={s.heads * s.head_dim},H={s.heads}"
     if s.op == "mha" and s.cross:
         t += ",cross=1"
-    if s.op in ("encoder", "decoder"):
+    if s.op in LAYER_OPS:
         t += f",F={s.d_ff},norm={'pre' if s.norm_first else 'post'},act={s.act}"
     t += f",mask={s.mask}"
     if s.scale != 0.0:               # 0 for the layers
@@ -285,13 +341,15 @@ def shape_label(s):
         t = f"B{s.batch}_D{s.heads * s.head_dim}_H{s.heads}_"
     if s.op == "decoder":
         t += f"L{s.q_len}_M{s.kv_len}"
+    elif s.op == "generate":
+        t += f"P{s.q_len}_N{s.steps}_M{s.kv_len}_layers{s.layers}"
     else:
         t += f"L{s.q_len}" if s.q_len == s.kv_len else f"Lq{s.q_len}_Lk{s.kv_len}"
     if s.op == "sdpa":
         t += f"_Dh{s.head_dim}"
     if s.op == "mha" and s.cross:
         t += "_cross"
-    if s.op in ("encoder", "decoder"):
+    if s.op in LAYER_OPS:
         t += f"_F{s.d_ff}_{'pre' if s.norm_first else 'post'}_{s.act}"
     if s.mask != "none":
         t += f"_{s.mask}"
@@ -334,6 +392,14 @@ def keys_read(s):
     return float(s.q_len if causal_kind(s) == "top-left" and s.q_len < s.kv_len else s.kv_len)
 
 
+def decoder_flops(b, lq, lk, d, f):
+    """suites.c decoder_flops: one decoder layer over lq target tokens (causal
+    self-attention), cross-attention over lk memory tokens, the FFN."""
+    return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d      # self-attention
+                + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d  # cross-attention
+                + 4.0 * lq * d * f)                                        # FFN
+
+
 def shape_flops(s):
     """ab_shape_flops: 2 per multiply-add of the matrix products, over the visible pairs."""
     b, lq, lk, h, dh = float(s.batch), float(s.q_len), float(s.kv_len), float(s.heads), float(s.head_dim)
@@ -344,11 +410,27 @@ def shape_flops(s):
         return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d)
     if s.op == "encoder":
         return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s.d_ff)
-    if s.op == "decoder":            # causal self-attention; cross-attention over M = Lk; FFN
-        return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d
-                    + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d
-                    + 4.0 * lq * d * s.d_ff)
+    if s.op == "decoder":            # M = Lk
+        return decoder_flops(b, lq, lk, d, s.d_ff)
+    if s.op == "generate":           # the whole sequence's products, made token by token
+        return s.layers * decoder_flops(b, lq + s.steps, lk, d, s.d_ff)
     return 0.0
+
+
+def decoder_weight_floats(d, f, memory_kv):
+    """suites.c decoder_weight_floats: one decoder layer's weights, biases and
+    LayerNorms; without (memory_kv 0) the cross-attention's K and V projections."""
+    attn = 8.0 if memory_kv else 6.0
+    return attn * d * d + 2.0 * d * f + attn * d + f + d + 6.0 * d
+
+
+def step_floats(s, held):
+    """suites.c step_floats: what one generate step (one token, every layer)
+    reads with `held` tokens cached before it: the weights it uses, its token in
+    and out, the memory's K and V, and the self-attention's K and V (held + 1)."""
+    b, d = float(s.batch), float(s.heads) * s.head_dim
+    return s.layers * (decoder_weight_floats(d, s.d_ff, 0)
+                       + b * (2.0 * d + 2.0 * s.kv_len * d + 2.0 * (held + 1.0) * d))
 
 
 def shape_bytes(s):
@@ -363,14 +445,22 @@ def shape_bytes(s):
         floats = b * lq * d * 2.0 + (b * lk * d if s.cross else 0.0) + 4.0 * d * d + 4.0 * d
     elif s.op == "encoder":
         floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d
-    elif s.op == "decoder":                               # M = Lk: the padding is the memory's
+    elif s.op in ("decoder", "generate"):                 # M = Lk: the padding is the memory's
         floats = (b * lq * d * 2.0 + b * lk * d           # x, y; memory
-                  + 8.0 * d * d + 2.0 * d * f             # weights
-                  + 8.0 * d + f + d + 6.0 * d)            # biases, three LayerNorms
+                  + decoder_weight_floats(d, f, 1))       # weights, biases, three LayerNorms
     else:
         return 0.0
     mask = {"padding": b * lk, "padall": b * lk, "keep": b * pairs, "bias": 4.0 * b * pairs,
             "all": b * lk + pairs + 4.0 * pairs}.get(s.mask, 0.0)
+    if s.op == "generate":
+        # The prompt's call reads what a decoder call does, in every layer; each
+        # of the N steps its layers' weights again and the keys and values of
+        # every earlier token, Σ (P + t + 1) for t < N; every call of every
+        # layer the memory's padding.
+        n = float(s.steps)
+        floats = (s.layers * floats + n * step_floats(s, 0.0)
+                  + s.layers * b * 2.0 * d * (n * lq + n * (n - 1.0) / 2.0))
+        return 4.0 * floats + s.layers * (n + 1.0) * mask
     return 4.0 * floats + mask
 
 
@@ -483,11 +573,111 @@ def _rss(field):
     return -1
 
 
-def make_workload(torch, s):
-    """A no-argument callable running the shape's PyTorch operation once."""
+def cached_decoding(torch, s, layers, x, memory, key_padding):
+    """op=generate: a no-argument callable decoding x ([B][P + N][D]) through the
+    stack `layers` (nn.TransformerDecoderLayer, eval; their weights used by a
+    loop of torch ops) with a KV cache per layer, as attnbench's call does: the
+    P prompt tokens through every layer in one pass, then N steps of one token
+    x[:, P + t] each (teacher-forced: outputs are not fed back). Cross-attention
+    over memory ([B][M][D]; key_padding [B][M], True = padding, or None), its K
+    and V projected once per call and layer, on the prompt's pass. Returns the
+    last layer's outputs at all P + N positions, [B][P + N][D]."""
+    F = torch.nn.functional
+    b, h, dh, p, n = s.batch, s.heads, s.head_dim, s.q_len, s.steps
+    d, total, scale = h * dh, s.q_len + s.steps, 1.0 / math.sqrt(s.head_dim)
+    act = {"relu": F.relu, "gelu": F.gelu,
+           "gelu-tanh": lambda t: F.gelu(t, approximate="tanh")}[s.act]
+    # Set up once, outside the call: each layer's weights, the cross-attention's
+    # in_proj split into its Q rows and its K, V rows; the caches, overwritten by
+    # every call; the prompt's causal mask ([P][P]: the cache holds P then) and
+    # the memory's padding, additive.
+    weights = []
+    for layer in layers:
+        ca = layer.multihead_attn
+        weights.append(dict(
+            sa=(layer.self_attn.in_proj_weight, layer.self_attn.in_proj_bias,
+                layer.self_attn.out_proj.weight, layer.self_attn.out_proj.bias),
+            ca_q=(ca.in_proj_weight[:d], ca.in_proj_bias[:d]),
+            ca_kv=(ca.in_proj_weight[d:], ca.in_proj_bias[d:]),
+            ca_out=(ca.out_proj.weight, ca.out_proj.bias),
+            norms=[(ln.weight, ln.bias) for ln in (layer.norm1, layer.norm2, layer.norm3)],
+            ff=(layer.linear1.weight, layer.linear1.bias, layer.linear2.weight,
+                layer.linear2.bias)))
+    caches = [(torch.empty(b, h, total, dh), torch.empty(b, h, total, dh)) for _ in layers]
+    prompt_mask = torch.full((p, p), -math.inf).triu(1)
+    memory_mask = (None if key_padding is None else
+                   torch.zeros(b, 1, 1, s.kv_len).masked_fill(key_padding.view(b, 1, 1, -1),
+                                                               -math.inf))
+
+    def heads(t):                                  # [B][n][D] → [B][H][n][Dh]
+        return t.view(b, -1, h, dh).transpose(1, 2)
+
+    def attend(q, k, v, mask):                     # → [B][n][D]
+        scores = torch.matmul(q * scale, k.transpose(-2, -1))
+        if mask is not None:
+            scores = scores + mask
+        out = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return out.transpose(1, 2).reshape(b, -1, d)
+
+    def layer_step(w, cache, mem_kv, y, pos):
+        """One layer over the tokens y ([B][n][D]) at positions pos..pos+n−1."""
+        k_cache, v_cache = cache
+        length = pos + y.shape[1]
+
+        def self_attention(y):
+            q, k, v = F.linear(y, w["sa"][0], w["sa"][1]).chunk(3, dim=-1)
+            k_cache[:, :, pos:length] = heads(k)
+            v_cache[:, :, pos:length] = heads(v)
+            out = attend(heads(q), k_cache[:, :, :length], v_cache[:, :, :length],
+                         prompt_mask if pos == 0 else None)
+            return F.linear(out, w["sa"][2], w["sa"][3])
+
+        def cross_attention(y):
+            q = heads(F.linear(y, *w["ca_q"]))
+            return F.linear(attend(q, *mem_kv, memory_mask), *w["ca_out"])
+
+        def feed_forward(y):
+            w1, b1, w2, b2 = w["ff"]
+            return F.linear(act(F.linear(y, w1, b1)), w2, b2)
+
+        (g1, b1), (g2, b2), (g3, b3) = w["norms"]
+        if s.norm_first:
+            y = y + self_attention(F.layer_norm(y, (d,), g1, b1, 1e-5))
+            y = y + cross_attention(F.layer_norm(y, (d,), g2, b2, 1e-5))
+            y = y + feed_forward(F.layer_norm(y, (d,), g3, b3, 1e-5))
+        else:
+            y = F.layer_norm(y + self_attention(y), (d,), g1, b1, 1e-5)
+            y = F.layer_norm(y + cross_attention(y), (d,), g2, b2, 1e-5)
+            y = F.layer_norm(y + feed_forward(y), (d,), g3, b3, 1e-5)
+        return y
+
+    def call():
+        with torch.no_grad():
+            # The prompt: all P tokens through every layer; each layer projects
+            # the memory's K and V once, kept for the steps.
+            mem_kv, y = [], x[:, :p]
+            for w, cache in zip(weights, caches):
+                k, v = F.linear(memory, *w["ca_kv"]).chunk(2, dim=-1)
+                mem_kv.append((heads(k), heads(v)))
+                y = layer_step(w, cache, mem_kv[-1], y, 0)
+            outs = [y]
+            # Then one token at a time.
+            for t in range(n):
+                y = x[:, p + t:p + t + 1]
+                for w, cache, kv in zip(weights, caches, mem_kv):
+                    y = layer_step(w, cache, kv, y, p + t)
+                outs.append(y)
+            return torch.cat(outs, dim=1)
+    return call
+
+
+def make_workload(torch, s, parts=None):
+    """A no-argument callable running the shape's PyTorch operation once. For
+    op=generate, `parts` (a dict) receives the layers, x, memory and key_padding
+    (check_generate's reference runs on them)."""
     nn, F = torch.nn, torch.nn.functional
     g = torch.Generator().manual_seed(SEED)
-    b, h, lq, lk, dh = s.batch, s.heads, s.q_len, s.kv_len, s.head_dim   # decoder: lk = M
+    b, h, lq, lk, dh = s.batch, s.heads, s.q_len, s.kv_len, s.head_dim   # decoder, generate: lk = M
     d = h * dh
 
     def filled(shape, center, amp):            # uniform in [center − amp, center + amp)
@@ -604,6 +794,22 @@ def make_workload(torch, s):
         x, memory = filled((b, lq, d), 0, 1), filled((b, lk, d), 0, 1)
         tgt_mask = torch.ones(lq, lq, dtype=torch.bool).triu(1)     # True = masked
         return lambda: layer(x, memory, tgt_mask=tgt_mask, memory_key_padding_mask=key_padding)
+
+    if s.op == "generate":
+        # A stack of decoder layers drawn as the decoder's (layer by layer), used
+        # by a cached decoding loop; x is the prompt then the token of each step.
+        layers = []
+        for _ in range(s.layers):
+            layer = nn.TransformerDecoderLayer(d, h, s.d_ff, dropout=0.0, activation=act,
+                                               layer_norm_eps=1e-5, batch_first=True,
+                                               norm_first=bool(s.norm_first))
+            init_layer(layer, (layer.self_attn, layer.multihead_attn),
+                       (layer.norm1, layer.norm2, layer.norm3))
+            layers.append(layer)
+        x, memory = filled((b, lq + s.steps, d), 0, 1), filled((b, lk, d), 0, 1)
+        if parts is not None:
+            parts.update(layers=layers, x=x, memory=memory, key_padding=key_padding)
+        return cached_decoding(torch, s, layers, x, memory, key_padding)
 
     raise ValueError(f"no PyTorch workload for op '{s.op}'")
 
@@ -827,6 +1033,10 @@ def counters(r, seconds):
     c = {"GFLOPS": num(gflops(r, seconds)), "pct_peak": num(pct_peak(r, seconds)),
          "flops": num(r["flops"]), "bytes": num(r["bytes"]),
          "arith_intensity": num(r["flops"] / r["bytes"] if r["bytes"] > 0 else math.nan)}
+    if r["shape"].op == "generate" and seconds > 0:
+        # report.c: a call is the prompt, then N tokens; per new token, the prompt included
+        c["tokens_per_second"] = num(r["shape"].steps / seconds)
+        c["ms_per_token"] = num(1e3 * seconds / r["shape"].steps)
     if r["extra_rss"] is not None:
         c["extra_rss_bytes"] = num(r["extra_rss"])
     return c
@@ -943,6 +1153,77 @@ def write_atomically(path, text):
         pass
 
 
+# ---- Self-test: the cached loop against the whole sequence ----------------------
+
+def check_generate(verbose=True):
+    """op=generate's cached decoding loop (cached_decoding) against a whole-
+    sequence reference on small shapes: the same weights, as a stack of
+    nn.TransformerDecoderLayer each called on all P + N tokens with a causal
+    tgt_mask and the memory's padding mask. A KV cache must not change the
+    result: max |difference| <= 1e-4, on the first call and on a second (the
+    caches are overwritten, not appended to). Also the generate shape's text,
+    label and GFLOP against suites.c's. Returns 0 when all pass, 1 otherwise."""
+    import torch
+    torch.set_num_threads(1)
+    failures = 0
+
+    def report(ok, what):
+        nonlocal failures
+        failures += not ok
+        if verbose or not ok:
+            print(f"{'ok  ' if ok else 'FAIL'} {what}")
+
+    # The shape's bookkeeping (the values attnbench prints for these shapes).
+    s = parse_shape("op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,norm=post,"
+                    "act=relu")
+    report(shape_format(s) == "op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,"
+           "norm=post,act=relu,mask=none" and "%.3g" % (shape_flops(s) / 1e9) == "12.9"
+           and shape_label(s) == "B1_D512_H8_P128_N128_M128_layers6_F2048_post_relu",
+           f"shape text, label and GFLOP: {shape_format(s)}, {shape_label(s)}, "
+           f"{shape_flops(s) / 1e9:.3g}")
+    s = parse_shape("op=generate,D=64,H=4,mask=padding")
+    report((s.q_len, s.steps, s.kv_len, s.layers, s.d_ff) == (128, 128, 128, 1, 256)
+           and shape_label(s).endswith("_padding"), f"defaults: {shape_format(s)}")
+    for text, message in (("op=generate,L=128", "no L, Lq, Lk, cross or scale"),
+                          ("op=generate,mask=causal", "no L, Lq, Lk, cross or scale"),
+                          ("op=generate,cross=0", "no L, Lq, Lk, cross or scale"),
+                          ("op=decoder,P=4", "P, N and layers are for op=generate"),
+                          ("op=sdpa,layers=2", "P, N and layers are for op=generate"),
+                          ("op=mha,M=4", "M (memory length) is for op=decoder and op=generate")):
+        try:
+            parse_shape(text)
+            got = "accepted"
+        except ValueError as e:
+            got = str(e)
+        report(message in got, f"{text} refused: {got}")
+
+    # The cached loop against the whole sequence.
+    cases = [f"op=generate,B=2,P=5,N=4,M=7,layers=2,D=16,H=2,F=24,norm={norm},act={act},"
+             f"mask={mask}"
+             for norm in ("post", "pre") for mask in ("none", "padding")
+             for act in ("relu", "gelu", "gelu-tanh")]
+    cases += ["op=generate,B=1,P=1,N=17,M=33,layers=3,D=64,H=4,F=96,norm=pre,act=gelu,mask=none",
+              "op=generate,B=3,P=6,N=1,M=5,layers=1,D=12,H=3,F=20,norm=post,act=relu,"
+              "mask=padding"]
+    with torch.no_grad():
+        for text in cases:
+            s, parts = parse_shape(text), {}
+            call = make_workload(torch, s, parts)
+            x, memory, pad = parts["x"], parts["memory"], parts["key_padding"]
+            total = s.q_len + s.steps
+            causal = torch.ones(total, total, dtype=torch.bool).triu(1)      # True = masked
+            want = x
+            for layer in parts["layers"]:
+                want = layer(want, memory, tgt_mask=causal, memory_key_padding_mask=pad)
+            got1, got2 = call(), call()
+            err = max((got - want).abs().max().item() if got.shape == want.shape else math.inf
+                      for got in (got1, got2))
+            report(err <= 1e-4 and torch.isfinite(want).all().item(),
+                   f"{text}: max |cached − whole| = {err:.2g}")
+    print(f"check_generate: {'all passed' if not failures else f'{failures} failed'}")
+    return 1 if failures else 0
+
+
 # ---- The command line ------------------------------------------------------------
 
 class Parser(argparse.ArgumentParser):
@@ -971,6 +1252,9 @@ def parse_args(argv):
     p.add_argument("--json", metavar="FILE", help="write attnbench's JSON to FILE (atomically)")
     p.add_argument("--attnbench", metavar="PATH", default=DEFAULT_ATTNBENCH,
                    help="the attnbench binary (default: build/attnbench beside reports/)")
+    p.add_argument("--self-test", action="store_true",
+                   help="check op=generate's cached loop against the whole-sequence decoder "
+                        "stack on small shapes (1 thread, no timing) and exit: 0 passed, 1 not")
     a = p.parse_args(argv)
 
     def number(name, text, lo, hi, kind):
@@ -1015,6 +1299,13 @@ def parse_threads(text, n_cores):
 def main(argv):
     try:
         args = parse_args(argv)
+        if args.self_test:
+            import importlib.util
+            if importlib.util.find_spec("torch") is None:
+                print(f"pytorch_anchor.py: PyTorch is not importable by {sys.executable}",
+                      file=sys.stderr)
+                return 1
+            return check_generate()
         cpus = core_cpus()
         threads = parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
         if args.shape:
