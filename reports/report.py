@@ -19,7 +19,8 @@ or a reader of someone else's results does not pick up this machine's.
 The sections (reports/report_figures.py): first the answer, "On this
 machine, use …" (the best kernel per op, shape and thread count, from the
 "summary" of the results files), then the figures: GFLOP/s vs length,
-roofline, % of peak on BERT-base, speedup over PyTorch, einsum loop-order
+roofline, decoding GB/s against the read bandwidth (and generation's
+tokens/s), % of peak on BERT-base, speedup over PyTorch, einsum loop-order
 spread, thread scaling, tuned vs default, counters, noise, history. Each is
 drawn per machine; one without data is left out with a note.
 

@@ -55,6 +55,8 @@ ENTRY_FIELDS = {
     # the median is known (aggregates).
     "GBps", "pct_read_bw", "read_bw_error", "peak_gflops", "peak_error",
     "median_ci_low", "median_ci_high", "median_precision",
+    # op=generate (attnbench and the PyTorch anchor): the call's rate per new token.
+    "tokens_per_second", "ms_per_token",
 }
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 UNSTABLE_CV = 0.05          # older harness: CV > 5% is flagged unstable (a file
@@ -172,6 +174,16 @@ class Result:
     precision: float = None    # the median's 95% interval half-width / median (newer files)
     new_flops: bool = False    # written by an attnbench that counts causal FLOPs over the
                                # visible pairs only (its entries carry peak_error)
+    pct_read_bw: float = None  # % of the read-only bandwidth at its thread count (newer
+                               # attnbench; None where the call's bytes are under 2× L3)
+    read_bw_error: float = None    # relative error of that bandwidth, else None
+    tokens_per_second: float = None    # op=generate: new tokens per second, else None
+    ms_per_token: float = None
+
+    @property
+    def gbps(self):
+        """GB/s: the bytes a call must move over its median time, or None."""
+        return self.bytes / self.median_s / 1e9 if self.bytes else None
 
     @property
     def machine(self):
@@ -292,6 +304,7 @@ def _summarize(bf, run_name, entries):
     if peak is None:
         peak = g_ref * 100.0 / pct if g_ref and pct else None
     peak_error = number(ref.get("peak_error"))
+    read_error = number(ref.get("read_bw_error"))
     precision = number(median_entry.get("median_precision")) if median_entry else None
     shape = parse_shape(ref.get("shape"))
     return Result(source=bf, run_name=run_name, op=shape.get("op", parts[0]),
@@ -303,7 +316,11 @@ def _summarize(bf, run_name, entries):
                   counters=counters, chosen_by=str(ref.get("chosen_by") or ""),
                   peak_error=peak_error if peak_error is not None and peak_error >= 0 else None,
                   precision=precision if precision is not None and precision >= 0 else None,
-                  new_flops="peak_error" in ref)
+                  new_flops="peak_error" in ref,
+                  pct_read_bw=plausible(ref.get("pct_read_bw")),
+                  read_bw_error=read_error if read_error is not None and read_error >= 0 else None,
+                  tokens_per_second=plausible(ref.get("tokens_per_second"), hi=1e12),
+                  ms_per_token=plausible(ref.get("ms_per_token"), hi=1e12))
 
 
 @dataclass

@@ -21,8 +21,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-OP_ORDER = {"sdpa": 0, "mha": 1, "encoder": 2}
-OP_MARKER = {"sdpa": "o", "mha": "s", "encoder": "^"}
+OP_ORDER = {"sdpa": 0, "mha": 1, "encoder": 2, "generate": 3}
+OP_MARKER = {"sdpa": "o", "mha": "s", "encoder": "^", "generate": "D"}
 READ_BW_COLOR = "darkgoldenrod"     # the read-only bandwidth ceiling of the roofline
 PEAK_STYLE = {"avx512": "--", "avx2": "-.", "sse2": ":", "neon": "-."}
 BERT_BASE_LENGTHS = (128, 512)
@@ -483,6 +483,226 @@ def fig_roofline(bm, pal):
              "% of roof", "read-only bandwidth ceiling GFLOP/s", "% peak", "flag"], rows),
             above_peak_notes(pts)))
     return sec
+
+
+# ---- 2b. Decoding: GB/s against the read bandwidth ---------------------------------------
+
+
+HKV_MARKERS = ("o", "s", "^", "D", "v", "P")
+NO_PCT = "–"        # a % of the read bandwidth the file does not give
+
+
+def is_decode(r):
+    """A decoding step: SDPA of one query (Lq=1) against Lk cached keys."""
+    return r.op == "sdpa" and r.shape.get("Lq") == "1" and r.shape.get("Lk", "").isdigit()
+
+
+def l3_bytes(ctx):
+    """The L3 size in the context's caches (bytes), or None."""
+    caches = ctx.get("caches") if isinstance(ctx.get("caches"), list) else []
+    sizes = [c.get("size") for c in caches if isinstance(c, dict) and c.get("level") == 3]
+    return max((x for x in sizes if isinstance(x, int) and not isinstance(x, bool) and x > 0),
+               default=None)
+
+
+def in_cache(r):
+    """The call moves less than twice the L3 of its machine: it may be served
+    from cache, and attnbench gives no % of read bandwidth for it."""
+    l3 = l3_bytes(r.source.context)
+    return bool(l3 and r.bytes and r.bytes < 2 * l3)
+
+
+def above_read_bw(r):
+    """More than 100% of the read bandwidth beyond that bandwidth's error."""
+    return (r.pct_read_bw is not None
+            and r.pct_read_bw > 100.0 * (1.0 + max(0.0, r.read_bw_error or 0.0)))
+
+
+def read_bw_flags(r):
+    return ", ".join(f for f in (flag_text(r), "ABOVE READ BW" if above_read_bw(r) else "",
+                                 "UNSTABLE" if r.unstable else "") if f)
+
+
+def fmt_pct_read(r):
+    return NO_PCT if r.pct_read_bw is None else f"{r.pct_read_bw:.1f}"
+
+
+def read_bw_of(bm, m, t, rows):
+    """(GB/s, where it comes from) of the read-only bandwidth at t threads: the
+    one the rows' pct_read_bw is against (GB/s ÷ pct_read_bw: the run's own
+    measurement at that thread count), else the context's (read_at: the
+    nearest thread count measured); (None, "") when no file has one."""
+    implied = sorted(r.gbps * 100.0 / r.pct_read_bw for r in rows
+                     if r.pct_read_bw and r.gbps and r.kernel != "pytorch")
+    if implied:
+        return implied[len(implied) // 2], "from pct_read_bw"
+    bw, bw_t = bm.peaks.read_at(m.id, t)
+    if bw is None:
+        return None, ""
+    return bw, "context" + (f", measured at {bw_t} threads" if bw_t != t else "")
+
+
+def decode_series_key(r):
+    """(kernel, Hkv, the rest of the shape): one line of the figure."""
+    hkv = int(r.shape["Hkv"]) if r.shape.get("Hkv", "").isdigit() else (
+        int(r.shape["H"]) if r.shape.get("H", "").isdigit() else 0)
+    rest = ",".join(f"{k}={v}" for k, v in r.shape.items()
+                    if k not in ("op", "Lq", "Lk", "Hkv"))
+    return r.kernel, hkv, rest
+
+
+def fig_decode_bandwidth(bm, pal):
+    sec = Section("decode-bandwidth", "Decoding: GB/s against the read bandwidth",
+                  "A decoding step is SDPA of one query (Lq=1) against Lk cached keys and "
+                  "values (attnbench run --suite decode): it reads K and V once and does little "
+                  "arithmetic, so its ceiling is the memory's read bandwidth, not the FMA peak. "
+                  "Per thread count: GB/s (the bytes a call must move — K and V of the "
+                  "key/value heads, q and the output — over its median time) against the "
+                  "number of cached keys, one line per kernel and number of key/value heads "
+                  "(Hkv < H: grouped-query attention), PyTorch dashed. The brown line is the "
+                  "measured read-only bandwidth at that thread count (the one pct_read_bw is "
+                  "against), the grey dashed one the STREAM triad. Hollow points move less than "
+                  "twice the L3: they may be served from cache, can lie above the read "
+                  "bandwidth, and attnbench gives them no % of read bandwidth (“–”). Under it, "
+                  "where the inputs have op=generate (token-by-token generation through a "
+                  "decoder stack, attnbench run --suite generate), its new tokens per second.",
+                  open_tables=True)
+    for m, rs in by_machine(bm.results).items():
+        dec = sorted((r for r in rs if is_decode(r) and r.gbps), key=shape_key)
+        gen = sorted((r for r in rs if r.op == "generate"), key=shape_key)
+        if not dec:
+            sec.notes.append(f"{m.label}: no decoding step (op=sdpa with Lq=1: attnbench run "
+                             "--suite decode, reports/pytorch_anchor.py --suite decode)")
+        else:
+            sec.figures.append(decode_figure(sec, bm, pal, m, dec))
+        if gen:
+            sec.figures.append(generate_figure(sec, bm, pal, m, gen))
+    return sec
+
+
+def decode_figure(sec, bm, pal, m, dec):
+    threads = sorted({r.threads for r in dec})
+    fig, axes = new_figure(len(threads), ncols=1, width=11.0, panel_height=4.0)
+    hkvs = sorted({decode_series_key(r)[1] for r in dec}, reverse=True)
+    marker = {h: HKV_MARKERS[i % len(HKV_MARKERS)] for i, h in enumerate(hkvs)}
+    rows, notes = [], []
+    for ax, t in zip(axes, threads):
+        here = [r for r in dec if r.threads == t]
+        series = {}
+        for r in here:
+            series.setdefault(decode_series_key(r), []).append(r)
+        several = len({rest for _, _, rest in series}) > 1
+        top = []        # every value drawn: the y range
+        for (kernel, hkv, rest), pts in sorted(series.items(),
+                                               key=lambda kv: (kv[0][0] == "pytorch", kv[0])):
+            pts.sort(key=lambda p: int(p.shape["Lk"]))
+            xs, ys = [int(p.shape["Lk"]) for p in pts], [p.gbps for p in pts]
+            ax.plot(xs, ys, color=pal(kernel), marker=marker[hkv], ms=6,
+                    ls="--" if kernel == "pytorch" else "-",
+                    label=f"{kernel}, Hkv={hkv}" + (f" ({rest})" if several else ""))
+            hollow = [(x, y) for x, y, p in zip(xs, ys, pts) if in_cache(p)]
+            if hollow:
+                ax.scatter(*zip(*hollow), marker=marker[hkv], s=36, facecolors="white",
+                           edgecolors=pal(kernel), linewidths=1.2, zorder=3)
+            top += ys
+        read, read_from = read_bw_of(bm, m, t, here)
+        triad, triad_t = bm.peaks.triad_at(m.id, t)
+        if read:
+            ax.axhline(read, color=READ_BW_COLOR, lw=1.4,
+                       label=f"read-only {read:.1f} GB/s ({read_from})")
+            top.append(read)
+            if read_from == "from pct_read_bw":
+                ctx_bw, ctx_t = bm.peaks.read_at(m.id, t)
+                if ctx_bw and ctx_t == t and abs(ctx_bw / read - 1) > 0.02:
+                    notes.append(f"{t} thread{'s' if t > 1 else ''}: the read-only bandwidth "
+                                 f"drawn ({read:.1f} GB/s) is the one the rows' pct_read_bw is "
+                                 f"against; a context of another run gives {ctx_bw:.1f} GB/s at {t} "
+                                 f"thread{'s' if t > 1 else ''}")
+        else:
+            notes.append(f"{t} thread{'s' if t > 1 else ''}: no read-only bandwidth in the "
+                         "inputs (older attnbench): no ceiling drawn")
+        if triad:
+            ax.axhline(triad, color="dimgrey", ls="--", lw=1.0,
+                       label=f"triad {triad:.1f} GB/s"
+                             + (f" (measured at {triad_t} threads)" if triad_t != t else ""))
+            top.append(triad)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted({int(r.shape["Lk"]) for r in here}))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        log_scale(ax)
+        ax.set_ylim(min(top) / 1.5, max(top) * 1.5)
+        ax.set_xlabel("cached keys Lk")
+        ax.set_ylabel("GB/s (bytes / median time)")
+        ax.set_title(f"{t} thread{'s' if t > 1 else ''}", fontsize=10)
+        ax.grid(alpha=0.3)
+        extra = ([Line2D([], [], color="grey", marker="o", markerfacecolor="white", ls="",
+                         label="hollow: under 2× L3 (may run from cache)")]
+                 if any(in_cache(r) for r in here) else [])
+        legend_right(ax, ax.get_legend_handles_labels()[0] + extra)
+        rows += [[r.op, t, r.kernel, r.label, r.shape["Lk"], decode_series_key(r)[1],
+                  fmt_time(r.median_s), fmt(r.gbps, ".1f"), fmt_pct_read(r), read_bw_flags(r)]
+                 for r in sorted(here, key=lambda r: (r.kernel == "pytorch", r.kernel,
+                                                      -decode_series_key(r)[1],
+                                                      int(r.shape["Lk"])))]
+    with_pct = [r for r in dec if r.pct_read_bw is not None]
+    cached = [r for r in dec if in_cache(r)]
+    why = []
+    if any(r.kernel != "pytorch" and r.pct_read_bw is None for r in dec):
+        why.append("the call moves less than twice the L3, so attnbench does not judge it by "
+                   "the memory's bandwidth")
+    if any(r.kernel == "pytorch" for r in dec):
+        why.append("PyTorch's JSON has no pct_read_bw")
+    notes.insert(0, f"{len(with_pct)} of {len(dec)} rows give a % of the read bandwidth "
+                    "(pct_read_bw)" + (f"; “{NO_PCT}”: " + "; ".join(why) if why else "") + ".")
+    over = [r for r in dec if above_read_bw(r)]
+    if over:
+        notes.append(f"{len(over)} row(s) above 100% of the read bandwidth beyond its error: "
+                     + ", ".join(f"{r.run_name} ({r.pct_read_bw:.0f}%)" for r in over[:6]))
+    if cached:
+        l3 = l3_bytes(cached[0].source.context)
+        notes.append(f"{len(cached)} row(s) move less than twice the L3 ({l3 / 2**20:.0f} MiB): "
+                     "hollow points")
+    fig.suptitle(f"Decoding: GB/s against the read bandwidth — {m.label}", fontsize=10)
+    return Figure(f"{sec.key}-{m.id}", m.label, fig, Table(
+        ["op", "threads", "kernel", "shape", "Lk", "Hkv", "median", "GB/s",
+         "% of read bandwidth", "flag"], rows), notes)
+
+
+def generate_figure(sec, bm, pal, m, gen):
+    """op=generate: new tokens per second, a bar per kernel, shape and thread count."""
+    gen = sorted(gen, key=lambda r: (r.label, r.threads, r.kernel == "pytorch", r.kernel))
+    fig, axes = new_figure(1, ncols=1, width=10.0, panel_height=0.45 * len(gen) + 1.2)
+    ax = axes[0]
+    ys = range(len(gen))
+    vals = [r.tokens_per_second or 0.0 for r in gen]
+    ax.barh(ys, vals, color=[pal(r.kernel) for r in gen], height=0.6)
+    for y, r in zip(ys, gen):
+        text = (f" {r.tokens_per_second:.0f} tokens/s" if r.tokens_per_second
+                else " no tokens_per_second")
+        if r.gbps:
+            text += f" · {r.gbps:.1f} GB/s"
+        if r.pct_read_bw is not None:
+            text += f" ({r.pct_read_bw:.0f}% of read bw)"
+        ax.text(r.tokens_per_second or 0.0, y, text, va="center", fontsize=7)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{r.kernel} · {r.threads} thr\n{wrap(r.label, 40)}" for r in gen],
+                       fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.45 * max(vals + [1.0]))
+    ax.set_xlabel("new tokens per second (median)")
+    ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"Generation: tokens per second — {m.label}", fontsize=10)
+    rows = [[r.kernel, r.label, r.threads, fmt_time(r.median_s), fmt(r.tokens_per_second, ".1f"),
+             fmt(r.ms_per_token, ".3g"), fmt(r.gbps, ".1f"), fmt_pct_read(r), read_bw_flags(r)]
+            for r in gen]
+    notes = ["op=generate: a call processes the prompt, then makes N new tokens one at a "
+             "time through the decoder stack; tokens/s is N over the call's median time (the "
+             "prompt's time included), ms/token its inverse, GB/s the bytes of the whole call "
+             "over its median time."]
+    return Figure(f"{sec.key}-generate-{m.id}", m.label, fig, Table(
+        ["kernel", "shape", "threads", "median", "tokens/s", "ms/token", "GB/s",
+         "% of read bandwidth", "flag"], rows), notes)
 
 
 # ---- 3. % of peak on BERT-base -----------------------------------------------------------
@@ -955,13 +1175,13 @@ def fig_history(history, machines, pal):
 
 
 def all_sections(bm, wisdom, history):
-    """The answer, then the ten figures, in the page's order."""
+    """The answer, then the eleven figures, in the page's order."""
     pal = Palette([r.kernel for r in bm.results]
                   + [rec.kernel for _, recs in wisdom for rec in recs]
                   + ([n.split("/")[1] for (_, n) in history.series if n.count("/") >= 1]
                      if history else []))
-    for make in (fig_answer, fig_gflops_vs_length, fig_roofline, fig_pct_peak_bert, fig_speedup_pytorch,
-                 fig_einsum_spread, fig_thread_scaling):
+    for make in (fig_answer, fig_gflops_vs_length, fig_roofline, fig_decode_bandwidth,
+                 fig_pct_peak_bert, fig_speedup_pytorch, fig_einsum_spread, fig_thread_scaling):
         yield no_results_note(make(bm, pal), bm)
     yield fig_tuned_vs_default(wisdom, bm.machines, pal)
     yield no_results_note(fig_counters(bm, pal), bm)

@@ -7,6 +7,14 @@
 #   * the expected figures are there, one per machine: the synthetic machine
 #     gets its own, each caption names one machine only, and the PyTorch
 #     files (no machine_key) join the real machine alone;
+#   * decoding (decode.json: attnbench's decode and generate suites, one
+#     run of summary-sample.json's machine; decode-pytorch.json: PyTorch's
+#     on the same machine): the figure "Decoding: GB/s
+#     against the read bandwidth" is drawn for that machine only, its table
+#     lists every decoding step (op=sdpa, Lq=1) of both files with its GB/s
+#     (bytes / median time) and, where the JSON gives one, its % of the read
+#     bandwidth, PyTorch's rows in the same figure; the read-only bandwidth
+#     is drawn; the generate rows get a table with tokens/s;
 #   * the answer ("On this machine, use …") comes first, drawn and written as
 #     CSV for the machine of summary-sample.json (a newer attnbench's run,
 #     with a "summary"; a third machine) and naming the best kernels of its
@@ -32,8 +40,8 @@
 # Usage: tests/test_report.sh [path/to/attnbench]
 #   With an attnbench built with SQLite, the history database is made by
 #   `attnbench history add` (six faked commits of a sample, the avx2 kernel
-#   30% slower from the fourth on, plus the samples) and figure 10 is
-#   expected; without one, figure 10 must be omitted.
+#   30% slower from the fourth on, plus the samples) and figure 11 is
+#   expected; without one, figure 11 must be omitted.
 # Skips (exit 0) when matplotlib or Chromium is missing. Last line:
 # "report: N passed, N failed"; exit 1 on a failure.
 set -u
@@ -45,6 +53,8 @@ SAMPLES=tests/report_samples
 MACHINE=9dfb60aeddca0480        # the samples' machine
 SYNTHETIC=90daece05efc282d      # synthetic-other-machine.json's
 NEWER=$SAMPLES/summary-sample.json   # a newer attnbench's run: summary, read_gbs, peak_error
+DECODE=$SAMPLES/decode.json          # decode + generate suites, summary-sample.json's machine
+DECODE_TORCH=$SAMPLES/decode-pytorch.json   # PyTorch's decode + generate, same machine
 
 if ! "$PY" -c 'import matplotlib' 2>/dev/null; then
     echo "skip: $PY cannot import matplotlib (Debian: python3-matplotlib)"
@@ -105,7 +115,7 @@ EOF
         HISTORY="--history $TMP/history.db"
         ok
     elif grep -q "without SQLite" "$TMP/history.out"; then
-        echo "note: $AB was built without SQLite: no history, figure 10 must be omitted"
+        echo "note: $AB was built without SQLite: no history, figure 11 must be omitted"
     else
         bad "attnbench history add failed: $(cat "$TMP/history.out")"
     fi
@@ -177,13 +187,14 @@ for ref in [s for _, s in p.imgs] + [h for h in p.links if not h.startswith("#")
     check(os.path.isfile(f) and os.path.getsize(f) > 0, f"referenced file {ref} exists")
 for _, src in p.imgs:
     check(src.endswith(".png") and src[:-4] + ".svg" in p.links, f"{src} has its SVG linked")
-expected = ["answer", "gflops-vs-length", "roofline", "pct-peak-bert-base", "speedup-vs-pytorch",
-            "einsum-spread", "thread-scaling", "tuned-vs-default", "counters", "noise", "history"]
-check(p.sections == expected, f"the answer and the ten figures in order: {p.sections}")
+expected = ["answer", "gflops-vs-length", "roofline", "decode-bandwidth", "pct-peak-bert-base",
+            "speedup-vs-pytorch", "einsum-spread", "thread-scaling", "tuned-vs-default",
+            "counters", "noise", "history"]
+check(p.sections == expected, f"the answer and the eleven figures in order: {p.sections}")
 for key in expected:
     drawn = [s for sec, s in p.imgs if sec == key]
     if key == "history" and not with_history:
-        check(not drawn and key in p.omitted, "no history: figure 10 omitted with a note")
+        check(not drawn and key in p.omitted, "no history: figure 11 omitted with a note")
     else:
         check(bool(drawn) and key not in p.omitted, f"figure {key} drawn")
 # Machines apart: the synthetic machine has its own figures, PyTorch (no
@@ -222,7 +233,7 @@ done <"$TMP/page.out"
 # What the answer must say, from summary-sample.json itself: per (op, shape,
 # threads) of its summary, the best kernel, the runner-up and the verdict.
 "$PY" - "$TMP/out" "$NEWER" "$MACHINE" "$SYNTHETIC" >"$TMP/answer.out" <<'EOF'
-import csv, json, os, re, sys
+import csv, glob, json, os, re, sys
 out, sample, *older = sys.argv[1:]
 def check(cond, text):
     print(("ok " if cond else "FAIL ") + text)
@@ -263,9 +274,18 @@ check(os.path.isfile(svg) and read in open(svg, encoding="utf-8").read(),
       f"the roofline of {m} draws the read-only ceiling ({read})")
 roof = list(csv.DictReader(open(os.path.join(out, f"tables/roofline-{m}.csv"), encoding="utf-8")))
 col = "read-only bandwidth ceiling GFLOP/s"
-check(roof and all(abs(float(r[col]) - ctx["read_gbs"] * float(r["FLOP/byte"]))
+# The machine's read_gbs per thread count: a context gives it at its own
+# thread count (summary-sample.json at 1 thread, decode.json at 2).
+read_at = {}
+for f in sorted(glob.glob(os.path.join(os.path.dirname(sample), "*.json"))):
+    c = json.load(open(f, encoding="utf-8")).get("context", {})
+    if c.get("machine_id") == m and c.get("read_gbs"):
+        read_at[c["threads"]] = c["read_gbs"]
+check(roof and all(int(r["threads"]) in read_at
+                   and abs(float(r[col]) - read_at[int(r["threads"])] * float(r["FLOP/byte"]))
                    <= 0.1 + 0.06 * float(r[col]) for r in roof),
-      "the roofline table gives each row's read-only ceiling, read_gbs × intensity")
+      "the roofline table gives each row's read-only ceiling, read_gbs (at the row's thread "
+      f"count: {read_at}) × intensity")
 for o in older:
     check("read-only" not in open(os.path.join(out, f"figures/roofline-{o}.svg"),
                                   encoding="utf-8").read(),
@@ -277,6 +297,103 @@ check(captions and not any("above 100% of peak" in c for c in captions),
       "above 100% of peak")
 EOF
 tally "$TMP/answer.out"
+
+# ---- Decoding: GB/s against the read bandwidth -------------------------------------------
+# What the section must show, from decode.json and decode-pytorch.json
+# themselves: every decoding step (op=sdpa, Lq=1) of both files in one
+# table of their machine, with GB/s = bytes / median time and the JSON's
+# pct_read_bw ("–" where it is null, and for PyTorch, whose JSON has none);
+# the read-only bandwidth the rows are against drawn in the figure; the
+# generate rows of both in a table with tokens/s.
+"$PY" - "$TMP/out" "$DECODE" "$DECODE_TORCH" "$MACHINE" "$SYNTHETIC" >"$TMP/decode.out" <<'EOF'
+import csv, json, os, re, sys
+out, ours_path, torch_path, *others = sys.argv[1:]
+UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+def check(cond, text):
+    print(("ok " if cond else "FAIL ") + text)
+def medians(path):
+    d = json.load(open(path, encoding="utf-8"))
+    return d["context"], [e for e in d["benchmarks"] if e.get("run_type") == "aggregate"
+                          and e.get("aggregate_name") == "median"]
+def shape(e):
+    return dict(kv.split("=", 1) for kv in e["shape"].split(","))
+def key(e):     # (threads, kernel, shape label), as the tables give them
+    _, kernel, label, threads = e["run_name"].split("/")
+    return threads.split(":")[1], kernel, label
+def table(name):
+    f = os.path.join(out, f"tables/{name}.csv")
+    return list(csv.DictReader(open(f, encoding="utf-8"))) if os.path.isfile(f) else []
+ctx, ours = medians(ours_path)
+tctx, theirs = medians(torch_path)
+m = ctx["machine_id"]
+dec = [e for e in ours + theirs if shape(e)["op"] == "sdpa" and shape(e).get("Lq") == "1"]
+gen = [e for e in ours + theirs if shape(e)["op"] == "generate"]
+mine = [e for e in dec if e["kernel"] != "pytorch"]
+torch = [e for e in dec if e["kernel"] == "pytorch"]
+check(tctx.get("machine_id") in (None, m) and len(torch) >= 8 and len(mine) >= 8
+      and any(e.get("pct_read_bw") is not None for e in mine)
+      and any(e.get("pct_read_bw") is None for e in mine)
+      and {e["kernel"] for e in gen} >= {"pytorch", mine[0]["kernel"]},
+      f"the decode samples: {len(mine)} attnbench and {len(torch)} PyTorch decoding steps "
+      "(PyTorch's of the same machine, or of none), some with and some without pct_read_bw, "
+      "generate rows of both")
+page = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+section = re.search(r"<section id='decode-bandwidth'>(.*?)</section>", page, re.S)
+section = section.group(1) if section else ""
+check("Decoding: GB/s against the read bandwidth" in section, "the decode section is titled")
+for ext in ("png", "svg"):
+    f = os.path.join(out, f"figures/decode-bandwidth-{m}.{ext}")
+    check(os.path.isfile(f) and os.path.getsize(f) > 0,
+          f"the decode figure of machine {m} exists ({ext.upper()})")
+imgs = set(re.findall(r"<img src='figures/([^']+)\.png'", section))
+check(imgs == {f"decode-bandwidth-{m}", f"decode-bandwidth-generate-{m}"},
+      f"the decode section draws machine {m} only, PyTorch's rows with it (no machine of "
+      f"their own): {sorted(imgs)}")
+for o in others:
+    check(re.search(rf"<li>machine {o} [^<]*: no decoding step", section),
+          f"machine {o} (no decoding step) gets a note in the decode section")
+rows = table(f"decode-bandwidth-{m}")
+got = {(r["threads"], r["kernel"], r["shape"]): r for r in rows}
+check(len(rows) == len(dec) and "<th>% of read bandwidth</th>" in section,
+      f"the decode table has one row per decoding step of both files ({len(rows)} of "
+      f"{len(dec)}), shown on the page with its % of read bandwidth")
+for who, es in (("attnbench's", mine), ("PyTorch's", torch)):
+    wrong = []
+    for e in es:
+        r = got.get(key(e))
+        gbps = e["bytes"] / (e["real_time"] * UNIT[e["time_unit"]]) / 1e9
+        pct = "–" if e.get("pct_read_bw") is None else f"{e['pct_read_bw']:.1f}"
+        if not (r and r["op"] == "sdpa" and r["Lk"] == shape(e)["Lk"]
+                and r["Hkv"] == shape(e).get("Hkv", shape(e)["H"])
+                and r["GB/s"] == f"{gbps:.1f}" and r["% of read bandwidth"] == pct):
+            wrong.append(f"{e['run_name']}: want GB/s {gbps:.1f}, % {pct}; got "
+                         + (f"{r['GB/s']}, {r['% of read bandwidth']}" if r else "no row"))
+    check(es and not wrong, f"the decode table gives {who} {len(es)} decoding steps with their "
+          f"GB/s and % of read bandwidth ({len(wrong)} wrong: {wrong[:2]})")
+# The read-only bandwidth the rows' pct_read_bw is against (GB/s / pct),
+# per thread count, as the figure's line (matplotlib's SVG keeps each text).
+svg = os.path.join(out, f"figures/decode-bandwidth-{m}.svg")
+svg = open(svg, encoding="utf-8").read() if os.path.isfile(svg) else ""
+for t in sorted({key(e)[0] for e in mine if e.get("pct_read_bw") is not None}):
+    implied = {f"{e['bytes'] / (e['real_time'] * UNIT[e['time_unit']]) / 1e9 * 100 / e['pct_read_bw']:.1f}"
+               for e in mine if key(e)[0] == t and e.get("pct_read_bw") is not None}
+    check(any(f"read-only {x} GB/s" in svg for x in implied),
+          f"the decode figure draws the read-only bandwidth at {t} thread(s) ({implied} GB/s)")
+check(f"read-only {ctx['read_gbs']:.1f} GB/s" in svg,
+      f"the read-only bandwidth of the context ({ctx['read_gbs']:.1f} GB/s, "
+      f"{ctx['threads']} threads) is drawn")
+rows = table(f"decode-bandwidth-generate-{m}")
+got = {(r["threads"], r["kernel"], r["shape"]): r for r in rows}
+wrong = [e["run_name"] for e in gen
+         if not (key(e) in got and got[key(e)]["tokens/s"] == f"{e['tokens_per_second']:.1f}"
+                 and got[key(e)]["ms/token"] == f"{e['ms_per_token']:.3g}")]
+check(gen and len(rows) == len(gen) and not wrong and "<th>tokens/s</th>" in section,
+      f"the generate table gives the {len(gen)} generate rows of both files with their "
+      f"tokens/s and ms/token (wrong: {wrong})")
+check(not any("tokens_per_second" in r for r in table(f"counters-{m}")[:1]),
+      "tokens_per_second is not drawn as a hardware counter")
+EOF
+tally "$TMP/decode.out"
 
 # ---- In a browser ------------------------------------------------------------------------
 # A wrapper page frames the report and writes what it finds into its own
@@ -519,7 +636,7 @@ for what in "other-program.json: 1 benchmark(s) skipped" "truncated.json: skippe
     check "unusable input reported: $what" 'grep -qF "$what" "$TMP/bad.err"'
 done
 check "with nothing usable the answer and every figure are omitted with a note" \
-    '[ "$(grep -c "class='"'"'omitted'"'"'>Omitted" "$TMP/bad/out/index.html")" = 11 ] &&
+    '[ "$(grep -c "class='"'"'omitted'"'"'>Omitted" "$TMP/bad/out/index.html")" = 12 ] &&
      [ -z "$(ls "$TMP/bad/out/figures")" ]'
 
 echo "report: $pass passed, $fail failed"
