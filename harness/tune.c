@@ -407,8 +407,9 @@ void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)
     if (ab_op_is_decoder(s->op)) {
         /* api.c chooses a decoder layer's kernel by the encoder's bucket of
          * its self-attention's length (the cache's tokens and the new ones),
-         * without a mask class; generate's by its steps', which take most of
-         * its time. */
+         * without a mask class; generate's by its whole length P + N, the
+         * bucket of most of its steps (lengths P + 1 … P + N), which take
+         * most of its time. */
         int len = s->q_len + (s->op == AB_OP_GENERATE ? s->steps : 0);
         attn_bucket_of(b, ATTN_OP_ENCODER, len, len, s->head_dim, NULL, threads);
         return;

@@ -398,10 +398,13 @@ attn_status ab_decode_chunks(attn_ctx *ctx, const attn_encoder_config *c, int n_
         /* The chunk's rows of every batch, together: [B][n][D]. */
         for (int b = 0; b < batch; b++)
             memcpy(work + b * n * d, x + ((size_t)b * len + p) * d, sizeof(float) * n * d);
-        for (int l = 0; l < n_layers && st == ATTN_OK; l++)   /* in place: y may be x */
+        for (int l = 0; l < n_layers && st == ATTN_OK; l++) {   /* in place: y may be x */
+            int held = attn_kv_cache_length(caches[l]);
             st = attn_decoder_layer(ctx, c, &layers[l], batch, (int)n, work, mem_len,
-                                    attn_kv_cache_length(caches[l]) == 0 ? memory : NULL,
-                                    mem_key_padding, caches[l], work);
+                                    held == 0 ? memory : NULL, mem_key_padding, caches[l], work);
+            if (st == ATTN_OK && attn_kv_cache_length(caches[l]) != held + (int)n)
+                st = ATTN_ERR_INVALID_ARG;   /* the cache must hold exactly what was given */
+        }
         for (int b = 0; b < batch && st == ATTN_OK; b++)
             memcpy(out + ((size_t)b * len + p) * d, work + b * n * d, sizeof(float) * n * d);
     }

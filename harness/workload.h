@@ -67,7 +67,8 @@ attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out);
  * the last layer's rows to out ([B][len][D]). A layer whose cache is empty
  * (created or reset) gets the memory; later calls pass NULL, as a user
  * does. work holds B·max(chunks)·D floats. The first refused call's
- * status, or ATTN_OK. */
+ * status, or ATTN_OK; a call that ran but left its cache other than
+ * exactly its tokens longer (a library bug) is ATTN_ERR_INVALID_ARG. */
 attn_status ab_decode_chunks(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,
                              const attn_decoder_weights *layers, attn_kv_cache *const *caches,
                              int batch, int len, const int *chunks, int n_chunks, const float *x,
