@@ -133,6 +133,11 @@ typedef struct attn_param {
     const char *help;
     int min, max;
     int gemm_only;                     /* 1: only the gemm reads it (SDPA alone does not) */
+    /* 1: a path switch — compared with a size of the problem (one path
+     * below it, another from it up), so its min and its max each mean "this
+     * path always": the tuner tries both beside its scaled neighbours, or
+     * scaling alone would rarely cross the problem's size. */
+    int threshold;
 } attn_param;
 
 typedef void (*attn_gemm_fn)(const attn_exec *ex, const attn_gemm_problem *p);

@@ -14,6 +14,9 @@
 static const char *const shapes[] = {
     "op=sdpa,B=2,H=3,Lq=37,Lk=53,Dh=24,mask=all",
     "op=sdpa,B=1,H=2,L=130,Dh=64,mask=causal",
+    /* a decoding step on the decode path: 2 key/value heads × 3 splits of
+     * the keys shared among the threads, then merged */
+    "op=sdpa,B=1,H=8,Hkv=2,Lq=1,Lk=1500,Dh=64,mask=causal-br",
     "op=mha,B=2,Lq=19,Lk=33,D=48,H=4,cross=1,mask=padding",
     "op=encoder,B=3,L=21,D=40,H=5,F=72,norm=pre,act=gelu,mask=keep",
     "op=encoder,B=1,L=67,D=64,H=4,F=160,norm=post,act=relu,mask=none",

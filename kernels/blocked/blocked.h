@@ -26,7 +26,30 @@
 #define BLK_BCAST 4
 
 /* Indices into the kernel's params (kernel.c lists names and ranges). */
-enum { BLK_MC, BLK_KC, BLK_NC, BLK_SPLIT, BLK_BQ, BLK_N_PARAMS };
+enum { BLK_MC, BLK_KC, BLK_NC, BLK_SPLIT, BLK_BQ, BLK_DECODE_ROWS, BLK_PREFETCH, BLK_N_PARAMS };
+
+/* The decode path's parameters (kernels/simd/decode_impl.h), the same in
+ * the blocked kernel's table and the SIMD kernels' (simd/params.c). */
+#define ATTN_DECODE_ROWS_PARAM                                                                 \
+    { "decode_rows", "attention: decode path (K and V streamed in place, split across "       \
+      "threads) when Lq x heads per key/value head <= this; 0 never", 0, 64, .threshold = 1 }
+#define ATTN_PREFETCH_PARAM                                                                    \
+    { "prefetch", "attention, decode path: prefetch K and V rows this many keys ahead; 0 off " \
+      "(the hardware prefetcher alone)", 0, 256 }
+/* Their defaults, measured (docs/decoding.md, avx512 on a Zen 4, H 32,
+ * Dh 128, Lk 4096, decode_rows 64 against 0 in alternating runs): the
+ * decode path up to 16 query rows per key/value head. With 4 heads per
+ * key/value head it took 0.2–0.6× the streaming path's time up to 16 rows,
+ * tied at 32, lost at 64 (1.3×); with one (Hkv = H) it took 0.3–0.4× at 1
+ * and 4 rows and lost by 10% at 16 — the streaming path packs K and V once
+ * per query head, which costs most when several heads share them. 16 loses
+ * at most that 10% on either side; the tuner tries both paths per bucket.
+ * Rows 16 keys ahead (8 KiB of K or V at Dh 128) into L2 (prefetcht1): 0 /
+ * 8 / 12 / 16 / 24 keys ahead gave 15.7 / 18.5 / 21.5 / 21.4 / 20.7 GB/s
+ * of K and V at Lk 16384, 1 thread; into L1 (prefetcht0) no gain at any
+ * distance — the hardware prefetcher alone keeps too few lines in flight
+ * for two streams. */
+enum { ATTN_DECODE_ROWS_DEFAULT = 16, ATTN_PREFETCH_DEFAULT = 16 };
 _Static_assert(BLK_N_PARAMS <= ATTN_MAX_PARAMS, "raise ATTN_MAX_PARAMS in kernel.h");
 
 /* BLK_SPLIT: how the threads share a GEMM's C. */

@@ -11,6 +11,8 @@ static const attn_param params[BLK_N_PARAMS] = {
     [BLK_NC] = { "nc", "GEMM columns per B panel (kept in L3); rounded down to 8", BLK_NR, 65536 },
     [BLK_SPLIT] = { "split", "GEMM thread split: 0 auto, 1 column panels, 2 row tiles", 0, 2, 1 },
     [BLK_BQ] = { "bq", "attention query rows per task (bq x Lk scores kept in L2)", 1, 4096 },
+    [BLK_DECODE_ROWS] = ATTN_DECODE_ROWS_PARAM,
+    [BLK_PREFETCH] = ATTN_PREFETCH_PARAM,
 };
 
 static int clamp(long v, long lo, long hi)
@@ -34,6 +36,8 @@ static void default_params(int *v)
                       BLK_MR, 4096);
     v[BLK_NC] = clamp(l3 / 2 / (long)(sizeof(float) * v[BLK_KC]) / BLK_NR * BLK_NR, BLK_NR, 8192);
     v[BLK_BQ] = clamp(l2 / 4 / (long)(sizeof(float) * 512) / BLK_MR * BLK_MR, BLK_MR, 512);
+    v[BLK_DECODE_ROWS] = ATTN_DECODE_ROWS_DEFAULT;
+    v[BLK_PREFETCH] = ATTN_PREFETCH_DEFAULT;
 }
 
 const attn_kernel attn_kernel__blocked = {

@@ -7,11 +7,16 @@
  *
  * S is bq × Lk floats per thread: bq is chosen so that it stays in L2 for
  * common lengths. (The streaming "flash" kernels avoid S altogether.)
+ *
+ * A decoding step (at most decode_rows query rows per key/value head) takes
+ * the SIMD kernels' decode path instead, compiled here for the portable
+ * vector target: K and V read once, in place, split across threads.
  */
 #include <omp.h>
 #include <string.h>
 
-#include "../rows.h"
+#define SIMD_TARGET_PORTABLE 1   /* simd.h's GCC-vector target, for decode_impl.h */
+#include "../simd/decode_impl.h"
 #include "blocked.h"
 
 /* Per thread: the score block, then the GEMM packing space. */
@@ -28,6 +33,12 @@ static size_t thread_floats(const attn_sdpa_problem *p, const int *params, size_
 
 size_t attn_sdpa_scratch__blocked(const attn_sdpa_problem *p, int n_threads, const int *params)
 {
+    int rows = sdpa_decode_rows__portable(p, params[BLK_DECODE_ROWS]);
+    if (rows > 0) {
+        sdpa_decode_plan d;
+        return sdpa_decode_plan_of__portable(p, rows, n_threads, &d) ? d.total * sizeof(float)
+                                                                      : SIZE_MAX;
+    }
     size_t s_floats, bytes = sizeof(float);
     size_t floats = thread_floats(p, params, &s_floats);
     if (!attn_mul_checked(&bytes, floats, SIZE_MAX) || !attn_mul_checked(&bytes, (size_t)n_threads, SIZE_MAX))
@@ -37,6 +48,11 @@ size_t attn_sdpa_scratch__blocked(const attn_sdpa_problem *p, int n_threads, con
 
 void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
 {
+    int decode_rows = sdpa_decode_rows__portable(p, ex->params[BLK_DECODE_ROWS]);
+    if (decode_rows > 0) {
+        sdpa_decode__portable(ex, p, decode_rows, ex->params[BLK_PREFETCH]);
+        return;
+    }
     const int bq = ex->params[BLK_BQ], dh = p->head_dim;
     const int q_blocks = (p->q_len + bq - 1) / bq;
     const long tasks = (long)p->batch * p->n_heads * q_blocks;

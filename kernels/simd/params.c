@@ -9,12 +9,9 @@ const attn_param attn_simd_params[SK_N_PARAMS] = {
     [SK_BQ] = { "bq", "attention query rows per tile; rounded down to MR", 1, 4096 },
     [SK_BK] = { "bk", "attention keys per tile when streaming; rounded down to NR", 1, 65536 },
     [SK_STREAM_FROM] = { "stream_from", "stream keys (flash) from this Lk up; below, one tile of all keys",
-                         1, 1 << 30 },
-    [SK_DECODE_ROWS] = { "decode_rows", "attention: decode path (K and V streamed in place, split "
-                         "across threads) when Lq x heads per key/value head <= this; 0 never",
-                         0, 64 },
-    [SK_PREFETCH] = { "prefetch", "attention, decode path: prefetch K and V rows this many keys "
-                      "ahead; 0 off (the hardware prefetcher alone)", 0, 256 },
+                         1, 1 << 30, .threshold = 1 },
+    [SK_DECODE_ROWS] = ATTN_DECODE_ROWS_PARAM,
+    [SK_PREFETCH] = ATTN_PREFETCH_PARAM,
 };
 
 static int clamp(long v, long lo, long hi)
@@ -47,15 +44,6 @@ void attn_simd_default_params(int mr, int nr, int *v)
      * two paths run within noise of each other from Lk 512 to 4096, so the
      * rule is about memory, not speed. */
     v[SK_STREAM_FROM] = clamp(l2 / 2 / (long)(2 * sizeof(float) * v[SK_BQ]), 64, 1 << 20);
-    /* A tile of the query rows that share a key/value head: up to 16 (a
-     * decoding step of 4 heads per key/value head over 4 tokens) their
-     * accumulators stay in L1 while K and V stream past. */
-    v[SK_DECODE_ROWS] = 16;
-    /* Decode: rows 16 keys (8 KiB of K or V at Dh 128) ahead, into L2
-     * (prefetcht1). Measured on a Zen 4, H 32, Dh 128, Lk 16384, 1 thread,
-     * interleaved: 0 / 8 / 12 / 16 / 24 keys ahead 15.7 / 18.5 / 21.5 /
-     * 21.4 / 20.7 GB/s of K and V; into L1 (prefetcht0) no gain at any
-     * distance (14-15 GB/s): the hardware prefetcher alone keeps too few
-     * lines in flight for two streams, and L1 fills evict the rows in use. */
-    v[SK_PREFETCH] = 16;
+    v[SK_DECODE_ROWS] = ATTN_DECODE_ROWS_DEFAULT;
+    v[SK_PREFETCH] = ATTN_PREFETCH_DEFAULT;
 }

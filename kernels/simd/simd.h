@@ -206,8 +206,77 @@ static inline void simd_transpose4(const float *const src[4], int p, float alpha
     vst1q_f32(dst + 3 * ld, vcombine_f32(vget_high_f32(ab.val[1]), vget_high_f32(cd.val[1])));
 }
 
+#elif defined(SIMD_TARGET_PORTABLE)
+/* GCC/Clang vector extensions: 4 floats that the compiler maps to the
+ * baseline ISA (SSE2 on x86-64, Advanced SIMD on AArch64). For the blocked
+ * kernel's decode path (kernels/blocked/sdpa.c), so that it runs the same
+ * template as the SIMD kernels; there is no GEMM tile here. */
+#include <string.h>
+
+#define SIMD_ISA portable
+#define SIMD_LANES 4
+typedef float vf __attribute__((vector_size(16)));
+typedef int simd_vi_ __attribute__((vector_size(16)));
+
+static inline vf vf_zero(void) { return (vf){ 0.0f, 0.0f, 0.0f, 0.0f }; }
+static inline vf vf_set1(float x) { return (vf){ x, x, x, x }; }
+static inline vf vf_load(const float *p)
+{
+    vf v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void vf_store(float *p, vf v) { memcpy(p, &v, sizeof v); }
+static inline vf vf_load_n(const float *p, int n)
+{
+    vf v = vf_zero();
+    memcpy(&v, p, (size_t)n * sizeof(float));
+    return v;
+}
+static inline void vf_store_n(float *p, vf v, int n) { memcpy(p, &v, (size_t)n * sizeof(float)); }
+static inline vf vf_fmadd(vf a, vf b, vf c) { return a * b + c; }
+static inline vf vf_add(vf a, vf b) { return a + b; }
+static inline vf vf_sub(vf a, vf b) { return a - b; }
+static inline vf vf_div(vf a, vf b) { return a / b; }
+static inline vf vf_mul(vf a, vf b) { return a * b; }
+static inline vf vf_select_lt(vf a, vf b, vf x, vf y)   /* a < b ? x : y */
+{
+    simd_vi_ m = a < b;
+    return (vf)((m & (simd_vi_)x) | (~m & (simd_vi_)y));
+}
+static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
+{
+    simd_vi_ m = a != a;
+    return (vf)((m & (simd_vi_)a) | (~m & (simd_vi_)x));
+}
+/* As x86's max: the second operand when either is NaN. */
+static inline vf vf_max(vf a, vf b) { return vf_select_lt(b, a, a, b); }
+static inline float vf_reduce_add(vf v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+static inline float vf_reduce_max(vf v)
+{
+    float a = v[0] > v[1] ? v[0] : v[1], b = v[2] > v[3] ? v[2] : v[3];
+    return a > b ? a : b;
+}
+/* Round to nearest (even) for |x| < 2^22 — all its callers pass: adding
+ * and taking away 1.5·2^23 leaves the float's integer part. */
+static inline vf vf_round(vf x)
+{
+    const vf magic = vf_set1(12582912.0f);
+    return (x + magic) - magic;
+}
+static inline vf vf_ldexp_small(vf p, vf n)              /* n integral in [-126, 127] */
+{
+    simd_vi_ e = (__builtin_convertvector(n, simd_vi_) + 127) << 23;
+    return p * (vf)e;
+}
+static inline vf vf_ldexp(vf p, vf n)                    /* n integral in [-252, 254] */
+{
+    simd_vi_ ni = __builtin_convertvector(n, simd_vi_), half = ni >> 1;
+    return p * (vf)((half + 127) << 23) * (vf)((ni - half + 127) << 23);
+}
+
 #else
-#error "simd.h: define SIMD_TARGET_AVX512, SIMD_TARGET_AVX2 or SIMD_TARGET_NEON (an ISA folder's kernel.c does)"
+#error "simd.h: define SIMD_TARGET_AVX512, SIMD_TARGET_AVX2, SIMD_TARGET_NEON or SIMD_TARGET_PORTABLE (an ISA folder's kernel.c does)"
 #endif
 
 #if defined(SIMD_X86)

@@ -1,0 +1,271 @@
+/*
+ * decode_impl.h — the decode path of attention (a few query rows against
+ * many keys, as in a decoding step against a KV cache) and the online-
+ * softmax row steps it shares with the streaming path: a template over the
+ * vector layer (simd.h), compiled by each SIMD kernel through sdpa_impl.h
+ * and by the blocked kernel (kernels/blocked/sdpa.c) for the portable
+ * vector target, so that one decode path serves them all.
+ */
+#include <math.h>
+#include <omp.h>
+
+#include "../rows.h"
+#include "simd.h"
+
+static inline size_t sdpa_round16(size_t n)
+{
+    return (n + 15) / 16 * 16;
+}
+
+/* Online-softmax step of one query row over a key tile: s[0..kb) scores, of
+ * which the first n_vis are causally visible. Turns s into P, updates the
+ * row's max m and sum l, and returns α, the factor the row's accumulated
+ * output must be multiplied by (1 when nothing changes). Works on whole
+ * vectors: s[n_vis..) up to the next multiple of the vector width (within
+ * the row's bk floats) is set to −inf first, so those lanes give P = 0. */
+static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, float *l)
+{
+    const int kv = (kb + SIMD_LANES - 1) / SIMD_LANES * SIMD_LANES;
+    for (int j = n_vis; j < kv; j++)
+        s[j] = -INFINITY;
+    vf vmax = vf_set1(-INFINITY);
+    for (int j = 0; j < kv; j += SIMD_LANES)
+        vmax = vf_max(vmax, vf_load(s + j));
+    float mx = vf_reduce_max(vmax);
+    /* A NaN score must make the row NaN, as in the oracle. Whether the
+     * vector max keeps or drops a NaN lane depends on the operand order;
+     * dropped, the lane's e^(NaN − m) is NaN and so is l. Kept, mx is NaN
+     * and m becomes NaN for good (NaN compares false: m_new = *m would
+     * drop it, or take the "all masked" exit when *m is −inf). */
+    float m_new = mx != mx ? mx : mx > *m ? mx : *m;
+    if (m_new == -INFINITY) {           /* every key so far masked: P = 0 */
+        for (int j = 0; j < kv; j += SIMD_LANES)
+            vf_store(s + j, vf_zero());
+        return 1.0f;
+    }
+    /* m = −inf (first visible tile) → 0; an unchanged max (most tiles after
+     * the first few) skips the scalar exp, a dependency chain per row. */
+    float alpha = m_new == *m ? 1.0f : attn_expf(*m - m_new);
+    const vf vm = vf_set1(m_new);
+    vf vsum = vf_zero();
+    for (int j = 0; j < kv; j += SIMD_LANES) {
+        vf e = vf_exp_nonpos(vf_sub(vf_load(s + j), vm));   /* s ≤ max; −inf → 0 */
+        vf_store(s + j, e);
+        vsum = vf_add(vsum, e);
+    }
+    *l = *l * alpha + vf_reduce_add(vsum);
+    *m = m_new;
+    return alpha;
+}
+
+static inline void SIMD_NAME(sdpa_scale_row)(float *o, int n, float f)
+{
+    const vf factor = vf_set1(f);
+    int j = 0;
+    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
+        vf_store(o + j, vf_mul(vf_load(o + j), factor));
+    if (j < n)
+        vf_store_n(o + j, vf_mul(vf_load_n(o + j, n - j), factor), n - j);
+}
+
+/* ---- The decode path ----------------------------------------------------------------
+ *
+ * A decoding step has one query (or a few) per head against a cache of
+ * thousands of keys: the work is reading K and V, once. Packing them per
+ * query head, as the prefill path does, reads and writes them again (and
+ * for grouped heads H / Hkv times). So when the query rows that share a
+ * key/value head — Lq x H / Hkv of them — are at most decode_rows:
+ *   - those rows form one tile, so each key/value head is read once;
+ *   - K and V are read in place, row after row (two sequential streams the
+ *     hardware prefetcher follows), never packed;
+ *   - the keys are cut into splits of SDPA_DECODE_SPLIT (split-KV), the
+ *     tasks (batch, key/value head, split) are shared among the threads,
+ *     and each keeps its rows' running max m, sum l and accumulator o (the
+ *     online softmax over blocks of SDPA_DECODE_KEYS keys); the splits are
+ *     merged exactly afterwards: M = max m_s, o = Σ e^(m_s − M)·o_s /
+ *     Σ e^(m_s − M)·l_s.
+ * The split size is fixed, not derived from the thread count, and the
+ * merge goes in split order, so the result does not depend on the threads. */
+#define SDPA_DECODE_KEYS 64
+#define SDPA_DECODE_SPLIT 512
+
+/* Query rows of one key/value head when the decode path runs — when they
+ * are at most max_rows (the kernel's decode_rows parameter) — else 0. */
+static int SIMD_NAME(sdpa_decode_rows)(const attn_sdpa_problem *p, int max_rows)
+{
+    long rows = (long)p->q_len * (p->n_heads / attn_kv_heads(p));
+    return rows <= max_rows ? (int)rows : 0;
+}
+
+/* Scratch of the decode path, in floats: per thread the scaled queries
+ * [rows][Dh] and a block of scores [rows][SDPA_DECODE_KEYS]; per task its
+ * partial result [m: rows][l: rows][o: rows·Dh]. */
+typedef struct sdpa_decode_plan {
+    int rows, keys, splits;
+    long tasks;
+    size_t scores, per_thread, part, parts, total;
+} sdpa_decode_plan;
+
+/* 0 when a size overflows. */
+static int SIMD_NAME(sdpa_decode_plan_of)(const attn_sdpa_problem *p, int rows, int n_threads,
+                                          sdpa_decode_plan *d)
+{
+    d->rows = rows;
+    d->keys = attn_mask_visible_keys(p->mask, p->q_len - 1, p->q_len, p->kv_len);
+    d->splits = d->keys > 0 ? (d->keys + SDPA_DECODE_SPLIT - 1) / SDPA_DECODE_SPLIT : 1;
+    d->tasks = (long)p->batch * attn_kv_heads(p) * d->splits;
+    /* rows <= 64 and head_dim < 2^31: the per-row sizes fit; the products
+     * with the thread and task counts are checked. */
+    d->scores = sdpa_round16((size_t)rows * (size_t)p->head_dim);
+    d->per_thread = d->scores + sdpa_round16((size_t)rows * SDPA_DECODE_KEYS);
+    d->part = sdpa_round16((size_t)rows * ((size_t)p->head_dim + 2));
+    d->parts = d->per_thread;
+    size_t all_parts = d->part;
+    d->total = 0;
+    return attn_mul_checked(&d->parts, (size_t)(n_threads > 0 ? n_threads : 1), SIZE_MAX / 8)
+        && attn_mul_checked(&all_parts, (size_t)d->tasks, SIZE_MAX / 8)
+        && attn_add_checked(&d->total, d->parts, SIZE_MAX / 8)
+        && attn_add_checked(&d->total, all_parts, SIZE_MAX / 8);
+}
+
+/* o[0..n) += f·x[0..n). */
+static inline void SIMD_NAME(sdpa_axpy)(float *o, const float *x, float f, int n)
+{
+    const vf vfac = vf_set1(f);
+    int j = 0;
+    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
+        vf_store(o + j, vf_fmadd(vfac, vf_load(x + j), vf_load(o + j)));
+    if (j < n)
+        vf_store_n(o + j, vf_fmadd(vfac, vf_load_n(x + j, n - j), vf_load_n(o + j, n - j)), n - j);
+}
+
+static inline float SIMD_NAME(sdpa_dot)(const float *a, const float *b, int n)
+{
+    vf acc0 = vf_zero(), acc1 = vf_zero();
+    int j = 0;
+    for (; j + 2 * SIMD_LANES <= n; j += 2 * SIMD_LANES) {
+        acc0 = vf_fmadd(vf_load(a + j), vf_load(b + j), acc0);
+        acc1 = vf_fmadd(vf_load(a + j + SIMD_LANES), vf_load(b + j + SIMD_LANES), acc1);
+    }
+    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
+        acc0 = vf_fmadd(vf_load(a + j), vf_load(b + j), acc0);
+    if (j < n)
+        acc1 = vf_fmadd(vf_load_n(a + j, n - j), vf_load_n(b + j, n - j), acc1);
+    return vf_reduce_add(vf_add(acc0, acc1));
+}
+
+/* Asks for the cache lines of one K or V row of dh floats, into L2
+ * (locality 2: prefetcht1 on x86; the measurements are in params.c). */
+static inline void SIMD_NAME(sdpa_prefetch_row)(const float *row, int dh)
+{
+    for (int j = 0; j < dh; j += 64 / (int)sizeof(float))
+        __builtin_prefetch(row + j, 0, 2);
+}
+
+/* Row r of a key/value head's tile: query row r % Lq of its (r / Lq)-th head. */
+static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
+                                        float *buf, float *part, int b, int kvh, int split,
+                                        int ahead)
+{
+    const int dh = p->head_dim, lq = p->q_len, rows = d->rows;
+    const int group = p->n_heads / attn_kv_heads(p);
+    float *qs = buf, *s = buf + d->scores;
+    float *m = part, *l = part + rows, *o = part + 2 * rows;
+    for (int r = 0; r < rows; r++) {
+        const int h = kvh * group + r / lq, i = r % lq;
+        const float *q = p->q + b * p->q_st.batch + h * p->q_st.head + (size_t)i * p->q_st.row;
+        for (int j = 0; j < dh; j++) {
+            qs[(size_t)r * dh + j] = q[j] * p->scale;
+            o[(size_t)r * dh + j] = 0.0f;
+        }
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+    }
+    const float *K = p->k + b * p->k_st.batch + kvh * p->k_st.head;
+    const float *V = p->v + b * p->v_st.batch + kvh * p->v_st.head;
+    const int k_begin = split * SDPA_DECODE_SPLIT;
+    const int k_end = k_begin + SDPA_DECODE_SPLIT < d->keys ? k_begin + SDPA_DECODE_SPLIT : d->keys;
+    for (int k0 = k_begin; k0 < k_end; k0 += SDPA_DECODE_KEYS) {
+        const int kb = k_end - k0 < SDPA_DECODE_KEYS ? k_end - k0 : SDPA_DECODE_KEYS;
+        for (int jj = 0; jj < kb; jj++) {
+            const float *krow = K + (size_t)(k0 + jj) * p->k_st.row;
+            if (ahead && k0 + jj + ahead < k_end)
+                SIMD_NAME(sdpa_prefetch_row)(krow + (size_t)ahead * p->k_st.row, dh);
+            for (int r = 0; r < rows; r++)
+                s[(size_t)r * SDPA_DECODE_KEYS + jj] =
+                    SIMD_NAME(sdpa_dot)(qs + (size_t)r * dh, krow, dh);
+        }
+        for (int r = 0; r < rows; r++) {
+            float *row = s + (size_t)r * SDPA_DECODE_KEYS;
+            int n_vis = attn_mask_visible_keys(p->mask, r % lq, lq, p->kv_len) - k0;
+            n_vis = n_vis < 0 ? 0 : n_vis > kb ? kb : n_vis;
+            if (p->mask)
+                attn_rows_mask(p->mask, b, r % lq, lq, p->kv_len, k0, row, n_vis);
+            float alpha = SIMD_NAME(sdpa_online_row)(row, kb, n_vis, &m[r], &l[r]);
+            if (alpha != 1.0f)
+                SIMD_NAME(sdpa_scale_row)(o + (size_t)r * dh, dh, alpha);
+        }
+        for (int jj = 0; jj < kb; jj++) {
+            const float *vrow = V + (size_t)(k0 + jj) * p->v_st.row;
+            if (ahead && k0 + jj + ahead < k_end)
+                SIMD_NAME(sdpa_prefetch_row)(vrow + (size_t)ahead * p->v_st.row, dh);
+            /* No skip of P = 0: 0·NaN and 0·Inf must give NaN as in the
+             * oracle's unmasked keys (compose.c then reruns the oracle). */
+            for (int r = 0; r < rows; r++)
+                SIMD_NAME(sdpa_axpy)(o + (size_t)r * dh, vrow,
+                                     s[(size_t)r * SDPA_DECODE_KEYS + jj], dh);
+        }
+    }
+}
+
+/* The decode path on rows (sdpa_decode_rows) query rows per key/value
+ * head, prefetching ahead keys ahead (0: none); ex->scratch holds
+ * sdpa_decode_plan_of's total floats. */
+static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem *p, int rows,
+                                   int ahead)
+{
+    sdpa_decode_plan d;
+    SIMD_NAME(sdpa_decode_plan_of)(p, rows, ex->n_threads, &d);   /* checked when sizing */
+    float *scratch = ex->scratch, *parts = scratch + d.parts;
+    const int hkv = attn_kv_heads(p), dh = p->head_dim, lq = p->q_len;
+
+#pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
+    for (long t = 0; t < d.tasks; t++) {
+        int split = (int)(t % d.splits), kvh = (int)(t / d.splits % hkv);
+        int b = (int)(t / d.splits / hkv);
+        SIMD_NAME(sdpa_decode_task)(p, &d, scratch + (size_t)omp_get_thread_num() * d.per_thread,
+                                    parts + (size_t)t * d.part, b, kvh, split, ahead);
+    }
+
+    /* The exact merge of the splits, in split order. */
+    const long heads = (long)p->batch * hkv;
+#pragma omp parallel for num_threads(ex->n_threads) schedule(static)
+    for (long bh = 0; bh < heads; bh++) {
+        const int b = (int)(bh / hkv), kvh = (int)(bh % hkv), group = p->n_heads / hkv;
+        const float *first = parts + (size_t)bh * d.splits * d.part;
+        for (int r = 0; r < rows; r++) {
+            const int h = kvh * group + r / lq, i = r % lq;
+            float *out = p->out + b * p->out_st.batch + h * p->out_st.head
+                       + (size_t)i * p->out_st.row;
+            float mx = -INFINITY, sum = 0.0f;
+            for (int sp = 0; sp < d.splits; sp++) {
+                float ms = first[(size_t)sp * d.part + r];
+                mx = ms != ms || mx != mx ? NAN : ms > mx ? ms : mx;   /* NaN wins */
+            }
+            for (int j = 0; j < dh; j++)
+                out[j] = 0.0f;
+            if (mx == -INFINITY)           /* every key masked: zeros (SPEC §1) */
+                continue;
+            for (int sp = 0; sp < d.splits; sp++) {
+                const float *part = first + (size_t)sp * d.part;
+                if (part[r] == -INFINITY)
+                    continue;
+                float f = attn_expf(part[r] - mx);
+                sum += f * part[rows + r];
+                SIMD_NAME(sdpa_axpy)(out, part + 2 * rows + (size_t)r * dh, f, dh);
+            }
+            SIMD_NAME(sdpa_scale_row)(out, dh, 1.0f / sum);
+        }
+    }
+}
+
