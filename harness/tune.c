@@ -172,7 +172,8 @@ static int vary(const ab_candidate *c, int i, double f, ab_candidate *out)
 }
 
 /* The neighbours of c along parameter i: at each of the steps (factors),
- * or, for a choice among a few values (the thread split), at each value.
+ * or, for a choice among a few values (the thread split), at each value;
+ * a path switch (threshold) also at its min and max, each path always.
  * At most 8; returns how many. */
 static int neighbours(const ab_candidate *c, int i, const double *steps, int n_steps,
                       ab_candidate *out)
@@ -186,8 +187,18 @@ static int neighbours(const ab_candidate *c, int i, const double *steps, int n_s
                 out[g++].params[i] = v;
             }
     } else {
-        for (int k = 0; k < n_steps && k < 8; k++)
+        for (int k = 0; k < n_steps && k < 6; k++)
             g += vary(c, i, steps[k], &out[g]);
+        const int ends[2] = { p->min, p->max };
+        for (int e = 0; e < 2 && p->threshold; e++) {
+            int seen = ends[e] == c->params[i];
+            for (int j = 0; j < g; j++)
+                seen |= out[j].params[i] == ends[e];
+            if (!seen) {
+                out[g] = *c;
+                out[g++].params[i] = ends[e];
+            }
+        }
     }
     return g;
 }
@@ -327,11 +338,16 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
             runner_up = &first[i];
     ab_candidate second = runner_up && runner_up->median < 1.10 * r->best.median ? *runner_up
                         : r->best;
+    /* The first pass goes around the winner at its defaults even when the
+     * runner-up's pass has overtaken it: the two are that close, and the
+     * overtaking may be noise (a parameter that changes nothing winning a
+     * round by chance) that would leave the winner unexplored. */
+    const ab_candidate winner = r->best;
     if (second.kernel != r->best.kernel)
         coordinate_pass(&second, coarse, 2, s, o, r, &done, &total);
     int passes = o->level == AB_TUNE_PATIENT ? 8 : 1;
     for (int pass = 0; pass < passes && !r->out_of_time; pass++) {
-        ab_candidate start = r->best;
+        ab_candidate start = pass == 0 ? winner : r->best;
         int improved = coordinate_pass(&start, pass == 0 ? coarse : fine, pass == 0 ? 2 : 4, s, o,
                                        r, &done, &total);
         if (pass > 0 && !improved)

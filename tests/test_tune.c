@@ -27,6 +27,11 @@
 typedef struct model {
     double best_cost[MAX_KERNELS];           /* a kernel's cost at its optimum */
     int opt[MAX_KERNELS][ATTN_MAX_PARAMS];   /* the optimum of each parameter */
+    /* A path switch (attn_param.threshold) is not a distance: its path is
+     * "on" when the value is at least switch_at, and then the cost is
+     * multiplied by on_cost (1 by default: the paths tie). */
+    int switch_at[MAX_KERNELS][ATTN_MAX_PARAMS];
+    double on_cost[MAX_KERNELS][ATTN_MAX_PARAMS];
     double noise;                            /* relative amplitude of uniform noise */
     uint64_t rng;
     const attn_kernel *reject;               /* its candidates fail the check */
@@ -49,6 +54,10 @@ static double cost(const model *m, const ab_candidate *c)
     double t = m->best_cost[ki];
     for (int p = 0; p < c->kernel->n_params; p++) {
         const attn_param *par = &c->kernel->params[p];
+        if (par->threshold) {
+            t *= c->params[p] >= m->switch_at[ki][p] ? m->on_cost[ki][p] : 1.0;
+            continue;
+        }
         double d = par->max - par->min < 8 ? fabs((double)(c->params[p] - m->opt[ki][p]))
                                            : log2((double)c->params[p] / m->opt[ki][p]);
         t *= 1.0 + W * d * d;
@@ -110,7 +119,8 @@ static void defaults(const attn_kernel *k, int *v)
 
 /* The exhaustive minimum of the model over what measure may reach: every
  * kernel, every combination of its parameters at ½×, 1× and 2× their
- * defaults (every value of a parameter with a few values). */
+ * defaults (every value of a parameter with a few values; a path switch
+ * also at its min and max). */
 static double grid_min(const model *m, const attn_kernel *k, ab_candidate *c, int p, double best)
 {
     if (p == k->n_params)
@@ -126,6 +136,10 @@ static double grid_min(const model *m, const attn_kernel *k, ab_candidate *c, in
         static const double f[] = { 0.5, 1.0, 2.0 };
         for (int i = 0; i < 3; i++) {
             c->params[p] = scaled(par, d, f[i]);
+            best = grid_min(m, k, c, p + 1, best);
+        }
+        for (int end = 0; end < 2 && par->threshold; end++) {
+            c->params[p] = end ? par->max : par->min;
             best = grid_min(m, k, c, p + 1, best);
         }
     }
@@ -183,6 +197,10 @@ static void model_init(model *m, const attn_kernel *a)
         const attn_kernel *k = attn_registry_get(i);
         defaults(k, m->opt[i]);
         m->best_cost[i] = k == a ? 1.0 : 1.5 + 0.1 * i;
+        for (int p = 0; p < ATTN_MAX_PARAMS; p++) {
+            m->switch_at[i][p] = 1;
+            m->on_cost[i][p] = 1.0;
+        }
     }
 }
 
@@ -313,6 +331,44 @@ static void test_patient(const ab_shape *s, const attn_kernel *a)
           r.best.kernel ? r.best.kernel->name : "-");
 }
 
+/* Each path switch of a (attn_param.threshold) whose default path is the
+ * slower one here, and whose scaled neighbours (½×, 2×) stay on that path:
+ * only its end (the min, "the other path always") finds the faster one.
+ * The decode path's decode_rows is such a switch: 16 by default, 4 query
+ * rows per key/value head at Hkv = H/4, and only 0 takes the streaming
+ * path. */
+static void test_path_switch(const ab_shape *s, const attn_kernel *a)
+{
+    int switches = 0;
+    for (int p = 0; p < a->n_params; p++) {
+        if (!a->params[p].threshold)
+            continue;
+        switches++;
+        t_case("tune: a path switch is tried at its ends: %s's %s picks the other path", a->name,
+               a->params[p].name);
+        model m;
+        model_init(&m, a);
+        int ai = index_of(a), d = m.opt[ai][p];
+        m.switch_at[ai][p] = d / 4 > a->params[p].min ? d / 4 : a->params[p].min + 1;
+        m.on_cost[ai][p] = 1.3;
+        if (scaled(&a->params[p], d, 0.5) < m.switch_at[ai][p]) {
+            t_skip("tune: %s's default %s=%d is too small for the scenario", a->name,
+                   a->params[p].name, d);
+            continue;
+        }
+        ab_tune_result r;
+        CHECK(run(&m, s, AB_TUNE_MEASURE, 0, &r) == 0, "tune: %s", r.error);
+        double want = exhaustive(&m);
+        CHECK(r.best.kernel == a && r.best.params[p] < m.switch_at[ai][p]
+              && fabs(cost(&m, &r.best) - want) < 1e-12 * want,
+              "picked %s %s=%d at cost %.4f; the minimum is %.4f below %d",
+              r.best.kernel ? r.best.kernel->name : "-", a->params[p].name, r.best.params[p],
+              r.best.kernel ? cost(&m, &r.best) : 0, want, m.switch_at[ai][p]);
+    }
+    if (switches == 0)
+        t_skip("tune: %s has no path switch", a->name);
+}
+
 /* The real check and timing, on a tiny bucket: a usable, checked pick. */
 static void test_real(void)
 {
@@ -352,9 +408,10 @@ void test_tune(void)
         test_runner_up(&s, a, b);
     else
         t_skip("tune: only %s has parameters here; the runner-up scenario needs two", a->name);
-    if (a->n_params > 0)
+    if (a->n_params > 0) {
         test_patient(&s, a);
-    else
+        test_path_switch(&s, a);
+    } else
         t_skip("tune: %s has no parameters", a->name);
     test_real();
 }
