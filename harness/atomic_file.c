@@ -1,5 +1,6 @@
 /* atomic_file.c — files that appear whole or not at all. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,6 +44,35 @@ void ab_atomic_abort(ab_atomic_file *a)
     }
 }
 
+void ab_parent_dir(const char *path, char *dir, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, len, ".");
+    else if (slash == path)
+        snprintf(dir, len, "/");
+    else
+        snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+/* The rename (or link) is a change of the directory: until the directory
+ * itself reaches the disk, a crash can bring back the old name. 0, or -1
+ * with errno; a file system that cannot sync directories (EINVAL) is not
+ * an error — there is nothing more to do there. */
+static int sync_parent_dir(const char *path)
+{
+    char dir[PATH_MAX];
+    ab_parent_dir(path, dir, sizeof dir);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd) != 0 && errno != EINVAL ? -1 : 0;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
 int ab_atomic_commit(ab_atomic_file *a, int no_clobber, char *err, size_t err_len)
 {
     int failed = ferror(a->f) || fflush(a->f) != 0 || fsync(fileno(a->f)) != 0;
@@ -64,11 +94,14 @@ int ab_atomic_commit(ab_atomic_file *a, int no_clobber, char *err, size_t err_le
             snprintf(err, err_len, "%s: %s", a->path, strerror(saved));
             return saved == EEXIST ? 1 : -1;
         }
-        return 0;
-    }
-    if (rename(a->tmp, a->path) != 0) {
+    } else if (rename(a->tmp, a->path) != 0) {
         snprintf(err, err_len, "%s: %s", a->path, strerror(errno));
         unlink(a->tmp);
+        return -1;
+    }
+    if (sync_parent_dir(a->path) != 0) {
+        snprintf(err, err_len, "%s: written, but its directory could not be synced: %s",
+                 a->path, strerror(errno));
         return -1;
     }
     return 0;

@@ -3,8 +3,10 @@
  *
  * Data is written to a temporary file in the destination's directory, flushed
  * to disk, and then renamed over the destination (or, with no_clobber, linked
- * to it only when no file of that name exists). A reader never sees half a
- * file, and a failed write leaves the old file as it was.
+ * to it only when no file of that name exists); then the directory is synced,
+ * so that after a crash the name points at the new file, not the old one. A
+ * reader never sees half a file, and a failed write leaves the old file as it
+ * was.
  */
 #ifndef AB_ATOMIC_FILE_H
 #define AB_ATOMIC_FILE_H
@@ -27,6 +29,9 @@ int ab_atomic_open(ab_atomic_file *a, const char *path, char *err, size_t err_le
 int ab_atomic_commit(ab_atomic_file *a, int no_clobber, char *err, size_t err_len);
 /* Discards everything written. */
 void ab_atomic_abort(ab_atomic_file *a);
+
+/* The directory of path: "a/b" for "a/b/c", "." for "c", "/" for "/c". */
+void ab_parent_dir(const char *path, char *dir, size_t len);
 
 /* Creates directory path and its parents as needed (like mkdir -p). */
 int ab_mkdirs(const char *path, char *err, size_t err_len);

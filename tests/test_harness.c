@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "atomic_file.h"
 #include "bench.h"
 #include "check.h"
 #include "wisdom.h"
@@ -903,8 +905,52 @@ static void test_generate(void)
     }
 }
 
+/* ab_atomic_commit: the file appears whole under its name, relative to
+ * the working directory or not, and replaces or refuses as asked; the
+ * directory it syncs is the one the name is in. */
+static void test_atomic_file(void)
+{
+    t_case("atomic file: the parent directory of a path");
+    static const char *const cases[][2] = {
+        { "a/b/c.json", "a/b" }, { "c.json", "." }, { "/c.json", "/" }, { "/x/y", "/x" },
+        { "./z", "." },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[64];
+        ab_parent_dir(cases[i][0], dir, sizeof dir);
+        CHECK(strcmp(dir, cases[i][1]) == 0, "%s: %s, want %s", cases[i][0], dir, cases[i][1]);
+    }
+
+    t_case("atomic file: commit replaces, no_clobber refuses, both whole");
+    char dir[] = "/tmp/ab_atomic_XXXXXX", path[128], err[256];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp failed");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    for (int round = 0; round < 3; round++) {
+        ab_atomic_file a;
+        CHECK(ab_atomic_open(&a, path, err, sizeof err) == 0, "open: %s", err);
+        fprintf(a.f, "round %d\n", round);
+        int rc = ab_atomic_commit(&a, round == 2, err, sizeof err);
+        CHECK(rc == (round == 2 ? 1 : 0), "round %d: commit gave %d (%s)", round, rc, err);
+        FILE *f = fopen(path, "r");
+        char line[32] = "";
+        CHECK(f && fgets(line, sizeof line, f), "cannot read %s back", path);
+        int want = round == 2 ? 1 : round;   /* no_clobber left round 1's file */
+        char expect[32];
+        snprintf(expect, sizeof expect, "round %d\n", want);
+        CHECK(strcmp(line, expect) == 0, "round %d: file says %s", round, line);
+        if (f)
+            fclose(f);
+    }
+    remove(path);
+    rmdir(dir);
+}
+
 void test_harness(void)
 {
+    test_atomic_file();
     test_stats();
     test_flops();
     test_shapes();
