@@ -17,7 +17,7 @@ static const struct command {
     { "list", ab_cmd_list, "every kernel, whether it runs here and why not; the suites" },
     { "check", ab_cmd_check, "every runnable kernel against the naive oracle on the check suite" },
     { "run", ab_cmd_run, "benchmark kernels on shapes or suites; table, JSON, CSV" },
-    { "compare", ab_cmd_compare, "BASE.json NEW.json: per-benchmark ratio, confidence interval, Mann-Whitney verdict" },
+    { "compare", ab_cmd_compare, "BASE.json NEW.json: each benchmark judged against run-to-run noise; exit 1 on a regression" },
     { "tune", ab_cmd_tune, "find and store the best kernel and parameters per bucket (wisdom)" },
     { "history", ab_cmd_history, "add results to the SQLite history; show series and their steps" },
 };
@@ -92,6 +92,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 2, argv + 2);
-    fprintf(stderr, "attnbench: unknown command '%s' (info, list, check, run; --help)\n", argv[1]);
+    /* The names from the table, so the message cannot drift from it. */
+    fprintf(stderr, "attnbench: unknown command '%s' (", argv[1]);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", commands[i].name);
+    fprintf(stderr, "; --help)\n");
     return AB_EXIT_USAGE;
 }

@@ -27,6 +27,11 @@ expect_rc 2 run --threads 0 $FAST
 expect_rc 2 run --threads 100000 $FAST
 expect_rc 2 run --kernel no-such-kernel $FAST
 expect_rc 2 run --max-call-time -1 $FAST
+# An unknown command names every command that --help lists.
+expect_rc 2 no-such-command
+"$AB" --help | sed -n 's/^  \([a-z]*\) .*/\1/p' >"$TMP/commands"
+[ -s "$TMP/commands" ] && while read -r c; do grep -q "\b$c\b" "$TMP/err" || echo "$c"; done \
+    <"$TMP/commands" | grep -q . && bad "unknown command: $(cat "$TMP/err") lacks some of $(tr '\n' ' ' <"$TMP/commands")" || ok
 
 # --param: unknown names and values out of range are usage errors; a valid
 # setting runs.
