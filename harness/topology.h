@@ -1,10 +1,11 @@
 /*
  * topology.h — cores and caches of this machine, and pinning threads to cores.
  *
- * From hwloc when the harness is built with it (ATTN_HAVE_HWLOC), else from
- * Linux sysfs (/sys/devices/system/cpu) with sysconf as the last resort. The
- * source used is always reported, so a figure can be traced to where it came
- * from.
+ * From hwloc when the harness is built with it (ATTN_HAVE_HWLOC); else, or
+ * when hwloc cannot load this machine, from a small fallback
+ * (sched_getaffinity and the library's cache sizes) that says so in source.
+ * The source used is always reported, so a figure can be traced to where it
+ * came from.
  */
 #ifndef AB_TOPOLOGY_H
 #define AB_TOPOLOGY_H
@@ -20,17 +21,20 @@ typedef struct ab_cache {
     size_t size;        /* bytes, one instance */
     int line;           /* line size in bytes, 0 if unknown */
     int ways;           /* associativity, 0 if unknown, -1 fully associative */
-    int instances;      /* how many of this cache the machine has */
+    int instances;      /* how many of this cache the machine has, 0 if unknown */
     int cores_sharing;  /* physical cores sharing one instance, 0 if unknown */
 } ab_cache;
 
 /* cores, pus and core_cpu cover only the CPUs the calling thread may run on
  * (its affinity mask: a load after ab_bind_cores sees the bound cores only).
  * packages, numa_nodes and the caches' instances / cores_sharing describe the
- * whole machine; 0 means unknown (the sysconf fallback). Cache sizes are
- * those of the first allowed core (they differ only on hybrid CPUs). */
+ * whole machine; 0 means unknown (the fallback). Cache sizes are those of the
+ * first allowed core (they differ only on hybrid CPUs). */
 typedef struct ab_topology {
-    char source[64];    /* "hwloc 2.9.0", "sysfs" or "sysconf" (+sysconf: caches from sysconf) */
+    /* "hwloc 2.9.0" ("hwloc 2.9.0+library caches" when hwloc saw no cache),
+     * or "fallback: sched_getaffinity, no hwloc" (", hwloc failed" in a
+     * build with hwloc that could not load this machine). */
+    char source[64];
     int packages;       /* sockets */
     int numa_nodes;
     int cores;          /* physical cores, at most AB_MAX_CORES */
@@ -61,18 +65,22 @@ int ab_bind_cores(const ab_topology *t, int n, char *err, size_t err_len);
  * with a reason in err. */
 int ab_pin_to_core(const ab_topology *t, int core, char *err, size_t err_len);
 
-/* ---- The loaders ab_topology_load chooses from, exposed for the tests ---- */
+/* ---- For the tests: the two ways ab_topology_load fills t ---- */
 
-#include <sched.h>
+/* The fallback: every CPU of the calling thread's affinity mask taken for a
+ * core, packages and NUMA nodes unknown (0), caches from
+ * attn_cpu_cache_size. */
+int ab_topology_load_fallback(ab_topology *t, char *err, size_t err_len);
 
-/* sysfs_root plays the part of /sys (NULL: "/sys"); allowed / allowed_size
- * (bytes, as CPU_ALLOC_SIZE) is the set of usable CPUs (NULL: the calling
- * thread's affinity mask). */
-int ab_topology_load_sysfs(ab_topology *t, const char *sysfs_root, const cpu_set_t *allowed,
-                           size_t allowed_size, char *err, size_t err_len);
-int ab_topology_load_sysconf(ab_topology *t, char *err, size_t err_len);
 #ifdef ATTN_HAVE_HWLOC
-int ab_topology_load_hwloc(ab_topology *t, char *err, size_t err_len);
+struct hwloc_topology;   /* hwloc_topology_t */
+struct hwloc_bitmap_s;   /* hwloc_const_cpuset_t */
+/* Fills t from an already loaded hwloc topology (e.g. a synthetic or XML
+ * one), as ab_topology_load does from this machine's. allowed: the PUs (OS
+ * indexes) the caller may use; NULL: the topology's allowed cpuset narrowed
+ * to the calling thread's binding. Does not supplement missing caches. */
+int ab_topology_from_hwloc(ab_topology *t, struct hwloc_topology *topo,
+                           const struct hwloc_bitmap_s *allowed, char *err, size_t err_len);
 #endif
 
 #endif /* AB_TOPOLOGY_H */

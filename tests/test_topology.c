@@ -1,19 +1,24 @@
 /*
- * test_topology.c — harness/topology.c: the loaders on this machine, the
- * sysfs parser against fake trees with known answers, and thread binding.
+ * test_topology.c — harness/topology.c: hwloc's path on synthetic and XML
+ * topologies (multi-socket, SMT, several L3s, hybrid) with answers worked out
+ * by hand from their descriptions, the fallback, the load on this machine,
+ * and thread binding.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "kernel.h"
 #include "topology.h"
+
+#ifdef ATTN_HAVE_HWLOC
+#include <hwloc.h>
+#endif
 
 /* CPU sets in the tests cover this many CPUs: more than Linux supports, so
  * sched_getaffinity never fails for a set too small. */
@@ -26,20 +31,6 @@ static cpu_set_t *set_new(void)
     cpu_set_t *s = CPU_ALLOC(T_CPUS);
     if (s)
         CPU_ZERO_S(CPU_ALLOC_SIZE(T_CPUS), s);
-    return s;
-}
-
-/* A set of the CPUs listed, ended by -1. */
-static cpu_set_t *set_of(int first, ...)
-{
-    cpu_set_t *s = set_new();
-    if (!s)
-        return NULL;
-    va_list ap;
-    va_start(ap, first);
-    for (int c = first; c >= 0; c = va_arg(ap, int))
-        CPU_SET_S((size_t)c, CPU_ALLOC_SIZE(T_CPUS), s);
-    va_end(ap);
     return s;
 }
 
@@ -63,135 +54,6 @@ static int mask_has(const cpu_set_t *s, int cpu)
     return cpu >= 0 && cpu < T_CPUS && CPU_ISSET_S((size_t)cpu, CPU_ALLOC_SIZE(T_CPUS), s);
 }
 
-/* Writes root/rel (creating its directories) with the formatted text. */
-static int put(const char *root, const char *rel, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int put(const char *root, const char *rel, const char *fmt, ...)
-{
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s", root, rel) >= (int)sizeof path)
-        return -1;
-    for (char *p = path + 1; *p; p++) {   /* mkdir -p of the parent */
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(path, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    }
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
-    va_end(ap);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
-static void rm_tree(const char *root)
-{
-    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* One cache/indexN directory of a fake CPU. */
-static int put_cache(const char *root, int cpu, int index, int level, const char *type,
-                     const char *size, int line, int ways, int sets, const char *shared)
-{
-    char rel[256];
-    int bad = 0;
-#define PUT_CACHE_FILE(name, ...)                                                           \
-    do {                                                                                     \
-        snprintf(rel, sizeof rel, "devices/system/cpu/cpu%d/cache/index%d/%s", cpu, index, name); \
-        bad |= put(root, rel, __VA_ARGS__);                                                  \
-    } while (0)
-    PUT_CACHE_FILE("level", "%d\n", level);
-    PUT_CACHE_FILE("type", "%s\n", type);
-    PUT_CACHE_FILE("size", "%s\n", size);
-    PUT_CACHE_FILE("coherency_line_size", "%d\n", line);
-    PUT_CACHE_FILE("ways_of_associativity", "%d\n", ways);
-    PUT_CACHE_FILE("number_of_sets", "%d\n", sets);
-    PUT_CACHE_FILE("shared_cpu_list", "%s\n", shared);
-#undef PUT_CACHE_FILE
-    return bad;
-}
-
-static int put_cpu_file(const char *root, int cpu, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int put_cpu_file(const char *root, int cpu, const char *name, const char *fmt, ...)
-{
-    char rel[256], text[256];
-    snprintf(rel, sizeof rel, "devices/system/cpu/cpu%d/%s", cpu, name);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    return put(root, rel, "%s", text);
-}
-
-/* Tree A, the brief's machine: 4 CPUs as 2 cores x 2 threads, numbered the
- * Intel way (core 0 = CPUs 0 and 2, core 1 = CPUs 1 and 3); L1d and L1i 32K,
- * L2 1M per core, L3 8M shared by both cores; one NUMA node. */
-static int make_tree_a(const char *root)
-{
-    static const char *const sib[4] = { "0,2", "1,3", "0,2", "1,3" };
-    int bad = put(root, "devices/system/cpu/online", "0-3\n");
-    bad |= put(root, "devices/system/cpu/possible", "0-3\n");
-    bad |= put(root, "devices/system/node/node0/cpulist", "0-3\n");
-    bad |= put(root, "devices/system/node/online", "0\n");
-    for (int cpu = 0; cpu < 4; cpu++) {
-        bad |= put_cpu_file(root, cpu, "topology/physical_package_id", "0\n");
-        bad |= put_cpu_file(root, cpu, "topology/die_id", "0\n");
-        bad |= put_cpu_file(root, cpu, "topology/core_id", "%d\n", cpu % 2);
-        bad |= put_cpu_file(root, cpu, "topology/core_cpus_list", "%s\n", sib[cpu]);
-        bad |= put_cpu_file(root, cpu, "topology/thread_siblings_list", "%s\n", sib[cpu]);
-        bad |= put_cache(root, cpu, 0, 1, "Data", "32K", 64, 8, 64, sib[cpu]);
-        bad |= put_cache(root, cpu, 1, 1, "Instruction", "32K", 64, 8, 64, sib[cpu]);
-        bad |= put_cache(root, cpu, 2, 2, "Unified", "1024K", 64, 8, 2048, sib[cpu]);
-        bad |= put_cache(root, cpu, 3, 3, "Unified", "8192K", 64, 16, 8192, "0-3");
-    }
-    return bad;
-}
-
-/* Tree B, the fallbacks: two packages numbered alternately (package 0 = CPUs
- * 0 and 2, package 1 = CPUs 1 and 3), no SMT; no cpu/online file (cpu0 has
- * no online file, CPUs 1-3 say 1, cpu4 is offline); no sibling lists, and
- * core_id 0 and 1 in both packages; caches listed out of order, with other
- * size spellings, a fully associative L1i, and an "Unknown" cache to skip;
- * L3 32M per package; two NUMA nodes. */
-static int make_tree_b(const char *root)
-{
-    static const char *const self[4] = { "0", "1", "2", "3" };
-    static const char *const pkg_cpus[2] = { "0,2", "1,3" };
-    int bad = 0;
-    for (int cpu = 0; cpu < 4; cpu++) {
-        if (cpu > 0)
-            bad |= put_cpu_file(root, cpu, "online", "1\n");
-        bad |= put_cpu_file(root, cpu, "topology/physical_package_id", "%d\n", cpu % 2);
-        bad |= put_cpu_file(root, cpu, "topology/core_id", "%d\n", cpu / 2);
-        bad |= put_cache(root, cpu, 0, 2, "Unified", "2 MiB", 64, 16, 2048, self[cpu]);
-        bad |= put_cache(root, cpu, 1, 1, "Instruction", "32K", 64, 512, 1, self[cpu]);
-        bad |= put_cache(root, cpu, 2, 3, "Unified", "32M", 64, 16, 32768, pkg_cpus[cpu % 2]);
-        bad |= put_cache(root, cpu, 3, 1, "Data", "48K", 64, 12, 64, self[cpu]);
-        bad |= put_cache(root, cpu, 4, 4, "Unknown", "64M", 64, 16, 65536, "0-3");
-    }
-    bad |= put_cpu_file(root, 4, "online", "0\n");
-    bad |= put(root, "devices/system/node/node0/cpulist", "0,2\n");
-    bad |= put(root, "devices/system/node/node1/cpulist", "1,3\n");
-    return bad;
-}
-
 static void check_cache(const ab_topology *t, int i, int level, char type, size_t size, int line,
                         int ways, int instances, int cores_sharing)
 {
@@ -208,7 +70,7 @@ static void check_cache(const ab_topology *t, int i, int level, char type, size_
           level, type, size, line, ways, instances, cores_sharing);
 }
 
-/* What must hold for any loader on this machine. */
+/* What must hold for any load on this machine. */
 static void check_real(const ab_topology *t)
 {
     CHECK(t->source[0] != '\0', "empty source");
@@ -258,22 +120,293 @@ static void check_real(const ab_topology *t)
     }
 }
 
-/* ---- the cases ---------------------------------------------------------------------------- */
+/* ---- hwloc: synthetic and XML topologies --------------------------------------------------- */
 
+#ifdef ATTN_HAVE_HWLOC
+
+/* A topology from a synthetic description, or from an XML file of
+ * tests/topology/ (path relative to this source file, i.e. the repository
+ * root, where the tests run). Instruction caches kept, as ab_topology_load
+ * keeps them. NULL on failure (a failed CHECK). */
+static hwloc_topology_t load_topo(const char *synthetic, const char *xml_name)
+{
+    hwloc_topology_t topo;
+    char path[512];
+    if (hwloc_topology_init(&topo) != 0) {
+        CHECK(0, "hwloc_topology_init: %s", strerror(errno));
+        return NULL;
+    }
+    int r;
+    if (synthetic) {
+        r = hwloc_topology_set_synthetic(topo, synthetic);
+    } else {
+        const char *slash = strrchr(__FILE__, '/');
+        int dir = slash ? (int)(slash - __FILE__) : 0;
+        snprintf(path, sizeof path, "%.*s%stopology/%s", dir, __FILE__, slash ? "/" : "", xml_name);
+        r = access(path, R_OK) == 0 ? hwloc_topology_set_xml(topo, path) : -1;
+    }
+    hwloc_topology_set_icache_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+    if (r != 0 || hwloc_topology_load(topo) != 0) {
+        CHECK(0, "loading %s: %s", synthetic ? synthetic : path, strerror(errno));
+        hwloc_topology_destroy(topo);
+        return NULL;
+    }
+    return topo;
+}
+
+/* t from topo with the PUs listed (ended by -1) allowed; none listed: all. */
+static int from_topo(ab_topology *t, hwloc_topology_t topo, int first, ...)
+{
+    char err[256] = "unchanged";
+    hwloc_bitmap_t allowed = NULL;
+    if (first >= 0) {
+        allowed = hwloc_bitmap_alloc();
+        va_list ap;
+        va_start(ap, first);
+        for (int c = first; c >= 0; c = va_arg(ap, int))
+            hwloc_bitmap_set(allowed, (unsigned)c);
+        va_end(ap);
+    } else {
+        allowed = hwloc_bitmap_dup(hwloc_topology_get_topology_cpuset(topo));
+    }
+    int r = ab_topology_from_hwloc(t, topo, allowed, err, sizeof err);
+    CHECK(r == 0, "ab_topology_from_hwloc: %s", err);
+    CHECK(r != 0 || err[0] == '\0', "err not cleared on success: %s", err);
+    if (r == 0)
+        CHECK(strncmp(t->source, "hwloc ", 6) == 0, "source \"%s\"", t->source);
+    hwloc_bitmap_free(allowed);
+    return r;
+}
+
+/* core_cpu[0 .. n) against the expected list. */
+static void check_core_cpus(const ab_topology *t, const int *want, int n)
+{
+    CHECK(t->cores == n, "%d cores, expected %d", t->cores, n);
+    for (int i = 0; i < n && i < t->cores; i++)
+        CHECK(t->core_cpu[i] == want[i], "core_cpu[%d] = %d, expected %d", i, t->core_cpu[i],
+              want[i]);
+}
+
+static void check_counts(const ab_topology *t, int packages, int numa_nodes, int pus, int n_caches)
+{
+    CHECK(t->packages == packages && t->numa_nodes == numa_nodes && t->pus == pus &&
+              t->n_caches == n_caches,
+          "packages %d, NUMA nodes %d, pus %d, caches %d; expected %d, %d, %d, %d", t->packages,
+          t->numa_nodes, t->pus, t->n_caches, packages, numa_nodes, pus, n_caches);
+}
+
+static void test_synthetic(ab_topology *t)
+{
+    hwloc_topology_t topo;
+
+    /* 2 packages x 4 cores x 2 threads, hwloc's default numbering: core k
+     * (k = 0..7) has PUs 2k and 2k+1; package p has cores 4p..4p+3. No
+     * caches, one NUMA node (what a synthetic topology has when none is
+     * named). */
+    t_case("topology: hwloc synthetic 'package:2 core:4 pu:2'");
+    if ((topo = load_topo("package:2 core:4 pu:2", NULL)) != NULL) {
+        if (from_topo(t, topo, -1) == 0) {
+            check_counts(t, 2, 1, 16, 0);
+            check_core_cpus(t, (const int[]){ 0, 2, 4, 6, 8, 10, 12, 14 }, 8);
+            CHECK(ab_topology_cache_size(t, 1) == 0, "L1 %zu without caches",
+                  ab_topology_cache_size(t, 1));
+        }
+        /* PUs 1, 3 (second threads of cores 0, 1), 8 and 9 (both of core
+         * 4: it enters at 8) and 15 (core 7): 4 cores, 5 PUs; the packages
+         * still count the whole machine. */
+        t_case("topology: hwloc synthetic 'package:2 core:4 pu:2', PUs {1,3,8,9,15} allowed");
+        if (from_topo(t, topo, 1, 3, 8, 9, 15, -1) == 0) {
+            check_counts(t, 2, 1, 5, 0);
+            check_core_cpus(t, (const int[]){ 1, 3, 8, 15 }, 4);
+        }
+        t_case("topology: hwloc synthetic, no allowed PU fails");
+        char err[256] = "";
+        hwloc_bitmap_t none = hwloc_bitmap_alloc();
+        hwloc_bitmap_set(none, 99);   /* not a PU of the topology */
+        t->cores = 7;
+        int r = ab_topology_from_hwloc(t, topo, none, err, sizeof err);
+        CHECK(r == -1 && err[0] != '\0', "returned %d, err \"%s\"", r, err);
+        CHECK(t->cores == 0, "cores %d left in a failed load", t->cores);
+        hwloc_bitmap_free(none);
+        hwloc_topology_destroy(topo);
+    }
+
+    /* Intel's numbering: 2 packages x 4 cores x 2 threads where the second
+     * thread of every core is numbered after all first threads: logical PUs
+     * in order get OS indexes 0,8, 1,9, ..., 7,15, so core k has PUs k and
+     * k+8, package 0 has PUs 0-3 and 8-11. Caches: one 16 MiB L3 per
+     * package (4 cores each), 1 MiB L2, 48 KiB L1d and 32 KiB L1i per core;
+     * synthetic caches have 64 B lines and unknown associativity. */
+    t_case("topology: hwloc synthetic, SMT siblings numbered Intel's way, caches");
+    topo = load_topo("package:2 l3:1(size=16MiB) core:4 l2:1(size=1MiB) l1d:1(size=48KiB) "
+                     "l1i:1(size=32KiB) pu:2(indexes=0,8,1,9,2,10,3,11,4,12,5,13,6,14,7,15)",
+                     NULL);
+    if (topo) {
+        if (from_topo(t, topo, -1) == 0) {
+            check_counts(t, 2, 1, 16, 4);
+            /* One thread per core, the first 4 cores in package 0. */
+            check_core_cpus(t, (const int[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, 8);
+            check_cache(t, 0, 1, 'd', 48 << 10, 64, 0, 8, 1);
+            check_cache(t, 1, 1, 'i', 32 << 10, 64, 0, 8, 1);
+            check_cache(t, 2, 2, 'u', 1 << 20, 64, 0, 8, 1);
+            check_cache(t, 3, 3, 'u', 16 << 20, 64, 0, 2, 4);
+            CHECK(ab_topology_cache_size(t, 1) == 48 << 10 &&
+                      ab_topology_cache_size(t, 2) == 1 << 20 &&
+                      ab_topology_cache_size(t, 3) == 16 << 20 &&
+                      ab_topology_cache_size(t, 4) == 0 && ab_topology_cache_size(t, 0) == 0,
+                  "cache sizes by level: %zu %zu %zu %zu %zu", ab_topology_cache_size(t, 0),
+                  ab_topology_cache_size(t, 1), ab_topology_cache_size(t, 2),
+                  ab_topology_cache_size(t, 3), ab_topology_cache_size(t, 4));
+        }
+        t_case("topology: hwloc synthetic, Intel numbering, second threads {8..15} allowed");
+        if (from_topo(t, topo, 8, 9, 10, 11, 12, 13, 14, 15, -1) == 0) {
+            check_counts(t, 2, 1, 8, 4);
+            check_core_cpus(t, (const int[]){ 8, 9, 10, 11, 12, 13, 14, 15 }, 8);
+        }
+        /* Core 4 = PUs {4, 12}: enters at 4; core 5 = {5, 13}: only 13. */
+        t_case("topology: hwloc synthetic, Intel numbering, PUs {4,12,13} allowed");
+        if (from_topo(t, topo, 4, 12, 13, -1) == 0) {
+            check_counts(t, 2, 1, 3, 4);
+            check_core_cpus(t, (const int[]){ 4, 13 }, 2);
+            check_cache(t, 3, 3, 'u', 16 << 20, 64, 0, 2, 4);   /* the machine's, unchanged */
+        }
+        hwloc_topology_destroy(topo);
+    }
+
+    /* AMD EPYC-like, NPS2: 2 packages, each 2 NUMA nodes, each 2 L3s
+     * (32 MiB, one per CCX) of 4 cores x 2 threads with a 512 KiB L2 per
+     * core. Totals: 4 NUMA nodes, 8 L3s, 32 cores, 64 PUs; core k has PUs
+     * 2k, 2k+1, and L3 j covers cores 4j..4j+3. */
+    t_case("topology: hwloc synthetic, 2 packages x 2 NUMA nodes x 2 L3s");
+    topo = load_topo("package:2 numa:2 l3:2(size=32MiB) core:4 l2:1(size=512KiB) pu:2", NULL);
+    if (topo) {
+        if (from_topo(t, topo, -1) == 0) {
+            check_counts(t, 2, 4, 64, 2);
+            int want[32];
+            for (int k = 0; k < 32; k++)
+                want[k] = 2 * k;
+            check_core_cpus(t, want, 32);
+            check_cache(t, 0, 2, 'u', 512 << 10, 64, 0, 32, 1);
+            check_cache(t, 1, 3, 'u', 32 << 20, 64, 0, 8, 4);
+        }
+        /* The PUs of L3 #5 (cores 20-23: PUs 40-47) and PU 9 (core 4, L3
+         * #1): the first allowed PU is 9, and its L3 is the same size. */
+        t_case("topology: hwloc synthetic, NPS2, PUs {9, 40..47} allowed");
+        if (from_topo(t, topo, 9, 40, 41, 42, 43, 44, 45, 46, 47, -1) == 0) {
+            check_counts(t, 2, 4, 9, 2);
+            check_core_cpus(t, (const int[]){ 9, 40, 42, 44, 46 }, 5);
+            check_cache(t, 1, 3, 'u', 32 << 20, 64, 0, 8, 4);
+        }
+        hwloc_topology_destroy(topo);
+    }
+
+    /* Packages numbered alternately (some BIOSes): logical PUs get OS
+     * indexes 0, 2, 1, 3, so package 0 = CPUs {0, 2}, package 1 = {1, 3}.
+     * Topology order fills package 0 first: 0, 2, 1, 3. */
+    t_case("topology: hwloc synthetic, packages numbered alternately");
+    if ((topo = load_topo("package:2 core:2 pu:1(indexes=0,2,1,3)", NULL)) != NULL) {
+        if (from_topo(t, topo, -1) == 0) {
+            check_counts(t, 2, 1, 4, 0);
+            check_core_cpus(t, (const int[]){ 0, 2, 1, 3 }, 4);
+        }
+        hwloc_topology_destroy(topo);
+    }
+
+    /* No core level (some platforms): each PU counts as a core, also in the
+     * sharing of the two L2s (2 PUs each). */
+    t_case("topology: hwloc synthetic without cores");
+    if ((topo = load_topo("package:1 l2:2(size=1MiB) pu:2", NULL)) != NULL) {
+        if (from_topo(t, topo, -1) == 0) {
+            check_counts(t, 1, 1, 4, 1);
+            check_core_cpus(t, (const int[]){ 0, 1, 2, 3 }, 4);
+            check_cache(t, 0, 2, 'u', 1 << 20, 64, 0, 2, 2);
+        }
+        hwloc_topology_destroy(topo);
+    }
+}
+
+static void test_xml(ab_topology *t)
+{
+    hwloc_topology_t topo;
+
+    /* tests/topology/hybrid.xml, a made-up CPU shaped like Intel's Alder
+     * Lake: 1 package, 1 NUMA node, a 12 MiB 12-way L3 for all;
+     *   P-cores 0 (PUs 0,1) and 1 (PUs 2,3): each a 1.25 MiB 10-way L2,
+     *     a 48 KiB 12-way L1d and a 32 KiB 8-way L1i;
+     *   E-cores with PUs 4, 5, 6, 7: one 2 MiB 16-way L2 for the four, each
+     *     a 32 KiB 8-way L1d and a 64 KiB 8-way L1i;
+     * 64 B lines everywhere. 6 cores, 8 PUs; 6 L1d, 6 L1i, 3 L2, 1 L3. */
+    t_case("topology: hwloc XML, hybrid CPU seen from a P-core");
+    if ((topo = load_topo(NULL, "hybrid.xml")) != NULL) {
+        if (from_topo(t, topo, -1) == 0) {
+            check_counts(t, 1, 1, 8, 4);
+            check_core_cpus(t, (const int[]){ 0, 2, 4, 5, 6, 7 }, 6);
+            check_cache(t, 0, 1, 'd', 48 << 10, 64, 12, 6, 1);
+            check_cache(t, 1, 1, 'i', 32 << 10, 64, 8, 6, 1);
+            check_cache(t, 2, 2, 'u', 1280 << 10, 64, 10, 3, 1);
+            check_cache(t, 3, 3, 'u', 12 << 20, 64, 12, 1, 6);
+        }
+        /* Only the E-cores allowed: their caches (seen from PU 4). */
+        t_case("topology: hwloc XML, hybrid CPU, E-cores {4..7} allowed");
+        if (from_topo(t, topo, 4, 5, 6, 7, -1) == 0) {
+            check_counts(t, 1, 1, 4, 4);
+            check_core_cpus(t, (const int[]){ 4, 5, 6, 7 }, 4);
+            check_cache(t, 0, 1, 'd', 32 << 10, 64, 8, 6, 1);
+            check_cache(t, 1, 1, 'i', 64 << 10, 64, 8, 6, 1);
+            check_cache(t, 2, 2, 'u', 2 << 20, 64, 16, 3, 4);
+            check_cache(t, 3, 3, 'u', 12 << 20, 64, 12, 1, 6);
+        }
+        hwloc_topology_destroy(topo);
+    }
+
+    /* tests/topology/odd.xml: no package; a core with PUs 0 and 1 under a
+     * fully associative 512 KiB L2 with 128 B lines; PU 2 under no core and
+     * no cache; the root names hwloc version "9.8.7-test". */
+    t_case("topology: hwloc XML, no package, a PU under no core, fully associative L2");
+    if ((topo = load_topo(NULL, "odd.xml")) != NULL) {
+        if (from_topo(t, topo, -1) == 0) {
+            CHECK(strcmp(t->source, "hwloc 9.8.7-test") == 0, "source \"%s\"", t->source);
+            check_counts(t, 1, 1, 3, 1);
+            check_core_cpus(t, (const int[]){ 0, 2 }, 2);
+            check_cache(t, 0, 2, 'u', 512 << 10, 128, -1, 1, 1);
+            CHECK(ab_topology_cache_size(t, 1) == 0 && ab_topology_cache_size(t, 2) == 512 << 10,
+                  "L1 %zu, L2 %zu", ab_topology_cache_size(t, 1), ab_topology_cache_size(t, 2));
+        }
+        /* PU 2 alone: it has no L2, so the machine's (only) one is listed. */
+        t_case("topology: hwloc XML, odd machine, PU {2} allowed");
+        if (from_topo(t, topo, 2, -1) == 0) {
+            check_counts(t, 1, 1, 1, 1);
+            check_core_cpus(t, (const int[]){ 2 }, 1);
+            check_cache(t, 0, 2, 'u', 512 << 10, 128, -1, 1, 1);
+        }
+        hwloc_topology_destroy(topo);
+    }
+
+    t_case("topology: ab_topology_from_hwloc without a topology fails");
+    char err[256] = "";
+    CHECK(ab_topology_from_hwloc(t, NULL, NULL, err, sizeof err) == -1 && err[0] != '\0',
+          "no topology: err \"%s\"", err);
+    CHECK(ab_topology_from_hwloc(NULL, NULL, NULL, NULL, 0) == -1, "NULL everything succeeded");
+}
+
+#endif /* ATTN_HAVE_HWLOC */
+
+/* ---- this machine: the load, the fallback ------------------------------------------------- */
+
+#ifdef ATTN_HAVE_HWLOC
 /* Whether this machine's sysfs describes its CPUs (sandboxes and some
- * containers hide it; then only the sysconf path can work). These are the
- * files topology.c requires before it lets hwloc look. */
+ * containers hide it). These are the files topology.c requires before it
+ * lets hwloc look. */
 static int sysfs_has_topology(void)
 {
-    return access("/sys/devices/system/cpu/online", R_OK) == 0 &&
-           (access("/sys/devices/system/cpu/cpu0/topology/package_cpus", R_OK) == 0 ||
-            access("/sys/devices/system/cpu/cpu0/topology/core_siblings", R_OK) == 0);
+    return access("/sys/devices/system/cpu/cpu0/topology/package_cpus", R_OK) == 0 ||
+           access("/sys/devices/system/cpu/cpu0/topology/core_siblings", R_OK) == 0;
 }
+#endif
 
 static void test_real_machine(ab_topology *t)
 {
     char err[256] = "unchanged";
-    int have_sysfs = sysfs_has_topology();
     t_case("topology: ab_topology_load on this machine");
     int r = ab_topology_load(t, err, sizeof err);
     CHECK(r == 0, "ab_topology_load failed: %s", err);
@@ -281,215 +414,88 @@ static void test_real_machine(ab_topology *t)
         return;
     CHECK(err[0] == '\0', "err not cleared on success: %s", err);
 #ifdef ATTN_HAVE_HWLOC
-    const char *want = have_sysfs ? "hwloc " : "sysconf";
+    const char *want = sysfs_has_topology() ? "hwloc " : "fallback: sched_getaffinity, hwloc";
 #else
-    const char *want = have_sysfs ? "sysfs" : "sysconf";
+    const char *want = "fallback: sched_getaffinity, no hwloc";
 #endif
     CHECK(strncmp(t->source, want, strlen(want)) == 0, "source \"%s\", expected \"%s...\"",
           t->source, want);
-    if (strcmp(t->source, "sysconf") != 0)   /* sysconf cannot count them: 0 */
+    if (strncmp(t->source, "hwloc ", 6) == 0)   /* the fallback cannot count them: 0 */
         CHECK(t->packages >= 1 && t->numa_nodes >= 1, "packages %d, NUMA nodes %d", t->packages,
               t->numa_nodes);
     check_real(t);
-
-    t_case("topology: sysfs loader on this machine's /sys");
-    ab_topology *s = malloc(sizeof *s);
-    CHECK(s != NULL, "out of memory");
-    if (!s)
-        return;
-    if (!have_sysfs) {
-        t_skip("topology: no CPU topology in /sys here: sysfs and hwloc loaders not compared");
-    } else {
-        r = ab_topology_load_sysfs(s, NULL, NULL, 0, err, sizeof err);
-        CHECK(r == 0, "sysfs loader failed: %s", err);
-        if (r == 0) {
-            CHECK(strcmp(s->source, "sysfs") == 0, "source \"%s\"", s->source);
-            CHECK(s->packages >= 1 && s->numa_nodes >= 1, "packages %d, NUMA nodes %d",
-                  s->packages, s->numa_nodes);
-            check_real(s);
-        }
-#ifdef ATTN_HAVE_HWLOC
-        t_case("topology: hwloc and sysfs agree on this machine");
-        ab_topology *h = malloc(sizeof *h);
-        int rh = h ? ab_topology_load_hwloc(h, err, sizeof err) : -1;
-        CHECK(rh == 0, "hwloc loader failed: %s", h ? err : "out of memory");
-        if (r == 0 && rh == 0) {
-            CHECK(h->cores == s->cores && h->pus == s->pus && h->packages == s->packages &&
-                      h->numa_nodes == s->numa_nodes,
-                  "hwloc: %d cores, %d PUs, %d packages, %d nodes; sysfs: %d, %d, %d, %d",
-                  h->cores, h->pus, h->packages, h->numa_nodes, s->cores, s->pus, s->packages,
-                  s->numa_nodes);
-            for (int i = 0; i < h->cores && i < s->cores; i++)
-                CHECK(h->core_cpu[i] == s->core_cpu[i], "core %d: CPU %d (hwloc), %d (sysfs)", i,
-                      h->core_cpu[i], s->core_cpu[i]);
-            CHECK(h->n_caches == s->n_caches, "%d caches (hwloc), %d (sysfs)", h->n_caches,
-                  s->n_caches);
-            for (int i = 0; i < h->n_caches && i < s->n_caches; i++) {
-                const ab_cache *a = &h->caches[i], *b = &s->caches[i];
-                CHECK(a->level == b->level && a->type == b->type && a->size == b->size &&
-                          a->line == b->line && a->ways == b->ways &&
-                          a->instances == b->instances && a->cores_sharing == b->cores_sharing,
-                      "cache %d: hwloc L%d%c %zu/%d/%d x%d shared by %d; "
-                      "sysfs L%d%c %zu/%d/%d x%d shared by %d",
-                      i, a->level, a->type, a->size, a->line, a->ways, a->instances,
-                      a->cores_sharing, b->level, b->type, b->size, b->line, b->ways,
-                      b->instances, b->cores_sharing);
-            }
-            for (int level = 1; level <= 4; level++)
-                CHECK(ab_topology_cache_size(h, level) == ab_topology_cache_size(s, level),
-                      "L%d: %zu (hwloc), %zu (sysfs)", level, ab_topology_cache_size(h, level),
-                      ab_topology_cache_size(s, level));
-        }
-        free(h);
-#endif
-    }
-    free(s);
-
-    t_case("topology: sysconf loader on this machine");
-    ab_topology c;
-    r = ab_topology_load_sysconf(&c, err, sizeof err);
-    CHECK(r == 0, "sysconf loader failed: %s", err);
-    if (r == 0) {
-        CHECK(strcmp(c.source, "sysconf") == 0, "source \"%s\"", c.source);
-        CHECK(c.cores == c.pus, "cores %d, pus %d (sysconf cannot tell threads apart)", c.cores,
-              c.pus);
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-        long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-        if (l1 > 0) {
-            check_real(&c);
-            CHECK(ab_topology_cache_size(&c, 1) == (size_t)l1, "L1d %zu, sysconf %ld",
-                  ab_topology_cache_size(&c, 1), l1);
-        }
-#endif
-    }
+    CHECK(ab_topology_load(NULL, err, sizeof err) == -1, "ab_topology_load(NULL) succeeded");
 }
 
-static void test_fake_trees(void)
+/* The fallback's promise: the affinity mask's CPUs, each a core, in
+ * ascending order; packages and NUMA nodes unknown; the library's L1d, L2
+ * and L3 sizes with nothing else claimed; a source that says fallback. */
+static void check_fallback(const ab_topology *t, const cpu_set_t *mask)
 {
-    char root[] = "/tmp/ab_topology_XXXXXX";
-    char err[256];
-    ab_topology t;
-    t_case("topology: fake sysfs trees can be built");
-    if (!mkdtemp(root)) {
-        CHECK(0, "mkdtemp: %s", strerror(errno));
+    CHECK(strncmp(t->source, "fallback: sched_getaffinity, ", 29) == 0, "source \"%s\"",
+          t->source);
+#ifndef ATTN_HAVE_HWLOC
+    CHECK(strcmp(t->source, "fallback: sched_getaffinity, no hwloc") == 0, "source \"%s\"",
+          t->source);
+#endif
+    CHECK(t->packages == 0 && t->numa_nodes == 0, "packages %d, NUMA nodes %d: not unknown (0)",
+          t->packages, t->numa_nodes);
+    int n = 0;
+    for (int cpu = 0; cpu < T_CPUS; cpu++) {
+        if (!mask_has(mask, cpu))
+            continue;
+        if (n < t->cores)
+            CHECK(t->core_cpu[n] == cpu, "core_cpu[%d] = %d, expected CPU %d", n, t->core_cpu[n],
+                  cpu);
+        n++;
+    }
+    CHECK(t->pus == n && t->cores == n, "pus %d, cores %d; the mask has %d CPUs", t->pus,
+          t->cores, n);
+    CHECK(t->n_caches == 3, "%d caches, expected 3", t->n_caches);
+    check_cache(t, 0, 1, 'd', attn_cpu_cache_size(1), 0, 0, 0, 0);
+    check_cache(t, 1, 2, 'u', attn_cpu_cache_size(2), 0, 0, 0, 0);
+    check_cache(t, 2, 3, 'u', attn_cpu_cache_size(3), 0, 0, 0, 0);
+}
+
+static void test_fallback(ab_topology *t)
+{
+    char err[256] = "unchanged";
+    t_case("topology: fallback on this machine");
+    cpu_set_t *saved = get_mask();
+    CHECK(saved != NULL, "sched_getaffinity: %s", strerror(errno));
+    if (!saved)
         return;
-    }
-    char a[sizeof root + 8], b[sizeof root + 8], c[sizeof root + 8], d[sizeof root + 8];
-    snprintf(a, sizeof a, "%s/a", root);
-    snprintf(b, sizeof b, "%s/b", root);
-    snprintf(c, sizeof c, "%s/c", root);
-    snprintf(d, sizeof d, "%s/d", root);
-    CHECK(make_tree_a(a) == 0 && make_tree_b(b) == 0, "writing the trees: %s", strerror(errno));
-    /* Tree C: CPUs without topology or cache directories, and no node dir. */
-    CHECK(put(c, "devices/system/cpu/online", "0-1\n") == 0 &&
-              put(c, "devices/system/cpu/cpu0/uevent", "\n") == 0 &&
-              put(c, "devices/system/cpu/cpu1/uevent", "\n") == 0,
-          "writing tree C");
-    /* Tree D: a corrupt online list and no cpuN directory. */
-    CHECK(put(d, "devices/system/cpu/online", "zero-three\n") == 0, "writing tree D");
-    cpu_set_t *all = set_of(0, 1, 2, 3, 4, -1);
-    cpu_set_t *some = set_of(1, 2, 3, -1);
-    cpu_set_t *one = set_of(2, -1);
-    cpu_set_t *none = set_of(7, -1);
-    size_t sz = CPU_ALLOC_SIZE(T_CPUS);
-    CHECK(all && some && one && none, "out of memory");
-    if (!all || !some || !one || !none)
-        goto out;
-
-    t_case("topology: fake sysfs, 2 cores x 2 threads");
-    int r = ab_topology_load_sysfs(&t, a, all, sz, err, sizeof err);
-    CHECK(r == 0, "failed: %s", err);
+    int r = ab_topology_load_fallback(t, err, sizeof err);
+    CHECK(r == 0 && err[0] == '\0', "returned %d, err \"%s\"", r, err);
     if (r == 0) {
-        CHECK(strcmp(t.source, "sysfs") == 0, "source \"%s\"", t.source);
-        CHECK(t.packages == 1 && t.numa_nodes == 1 && t.cores == 2 && t.pus == 4,
-              "packages %d, NUMA nodes %d, cores %d, pus %d; expected 1, 1, 2, 4", t.packages,
-              t.numa_nodes, t.cores, t.pus);
-        CHECK(t.core_cpu[0] == 0 && t.core_cpu[1] == 1, "core_cpu %d %d, expected 0 1",
-              t.core_cpu[0], t.core_cpu[1]);
-        CHECK(t.n_caches == 4, "%d caches, expected 4", t.n_caches);
-        check_cache(&t, 0, 1, 'd', 32 << 10, 64, 8, 2, 1);
-        check_cache(&t, 1, 1, 'i', 32 << 10, 64, 8, 2, 1);
-        check_cache(&t, 2, 2, 'u', 1 << 20, 64, 8, 2, 1);
-        check_cache(&t, 3, 3, 'u', 8 << 20, 64, 16, 1, 2);
-        CHECK(ab_topology_cache_size(&t, 1) == 32 << 10 && ab_topology_cache_size(&t, 2) == 1 << 20 &&
-                  ab_topology_cache_size(&t, 3) == 8 << 20 && ab_topology_cache_size(&t, 4) == 0 &&
-                  ab_topology_cache_size(&t, 0) == 0,
-              "cache sizes by level: %zu %zu %zu %zu %zu", ab_topology_cache_size(&t, 0),
-              ab_topology_cache_size(&t, 1), ab_topology_cache_size(&t, 2),
-              ab_topology_cache_size(&t, 3), ab_topology_cache_size(&t, 4));
+        check_fallback(t, saved);
+        check_real(t);
     }
 
-    t_case("topology: fake sysfs, affinity mask {1,2,3}");
-    r = ab_topology_load_sysfs(&t, a, some, sz, err, sizeof err);
-    CHECK(r == 0, "failed: %s", err);
-    if (r == 0) {
-        /* Core 0 is now reached through CPU 2, its only allowed thread; it
-         * still comes first, and the machine's caches are unchanged. */
-        CHECK(t.cores == 2 && t.pus == 3, "cores %d, pus %d; expected 2, 3", t.cores, t.pus);
-        CHECK(t.core_cpu[0] == 2 && t.core_cpu[1] == 1, "core_cpu %d %d, expected 2 1",
-              t.core_cpu[0], t.core_cpu[1]);
-        check_cache(&t, 3, 3, 'u', 8 << 20, 64, 16, 1, 2);
+    /* Restricted to one CPU (the highest allowed): one core, that CPU. */
+    t_case("topology: fallback under an affinity mask of one CPU");
+    cpu_set_t *one = set_new();
+    int last = -1;
+    for (int cpu = 0; cpu < T_CPUS; cpu++)
+        if (mask_has(saved, cpu))
+            last = cpu;
+    if (one && last >= 0) {
+        CPU_SET_S((size_t)last, CPU_ALLOC_SIZE(T_CPUS), one);
+        CHECK(sched_setaffinity(0, CPU_ALLOC_SIZE(T_CPUS), one) == 0, "sched_setaffinity: %s",
+              strerror(errno));
+        r = ab_topology_load_fallback(t, err, sizeof err);
+        CHECK(r == 0, "failed: %s", err);
+        if (r == 0) {
+            check_fallback(t, one);
+            CHECK(t->cores == 1 && t->core_cpu[0] == last, "cores %d, core_cpu[0] %d; expected "
+                  "1, %d", t->cores, t->core_cpu[0], last);
+        }
+        CHECK(sched_setaffinity(0, CPU_ALLOC_SIZE(T_CPUS), saved) == 0, "restoring the mask: %s",
+              strerror(errno));
     }
-
-    t_case("topology: fake sysfs, affinity mask {2}");
-    r = ab_topology_load_sysfs(&t, a, one, sz, err, sizeof err);
-    CHECK(r == 0, "failed: %s", err);
-    if (r == 0)
-        CHECK(t.cores == 1 && t.pus == 1 && t.core_cpu[0] == 2,
-              "cores %d, pus %d, core_cpu[0] %d; expected 1, 1, 2", t.cores, t.pus, t.core_cpu[0]);
-
-    t_case("topology: fake sysfs, affinity mask without an online CPU fails");
-    strcpy(err, "");
-    t.cores = 99;
-    r = ab_topology_load_sysfs(&t, a, none, sz, err, sizeof err);
-    CHECK(r == -1 && err[0] != '\0', "returned %d, err \"%s\"", r, err);
-    CHECK(t.cores == 0, "cores %d left in a failed load", t.cores);
-
-    t_case("topology: fake sysfs, 2 packages numbered alternately, fallbacks");
-    r = ab_topology_load_sysfs(&t, b, all, sz, err, sizeof err);
-    CHECK(r == 0, "failed: %s", err);
-    if (r == 0) {
-        /* cpu4 is offline although allowed; core_id repeats per package. */
-        CHECK(t.packages == 2 && t.numa_nodes == 2 && t.cores == 4 && t.pus == 4,
-              "packages %d, NUMA nodes %d, cores %d, pus %d; expected 2, 2, 4, 4", t.packages,
-              t.numa_nodes, t.cores, t.pus);
-        /* Topology order fills package 0 first. */
-        CHECK(t.core_cpu[0] == 0 && t.core_cpu[1] == 2 && t.core_cpu[2] == 1 && t.core_cpu[3] == 3,
-              "core_cpu %d %d %d %d, expected 0 2 1 3", t.core_cpu[0], t.core_cpu[1],
-              t.core_cpu[2], t.core_cpu[3]);
-        CHECK(t.n_caches == 4, "%d caches, expected 4 (the Unknown one skipped)", t.n_caches);
-        check_cache(&t, 0, 1, 'd', 48 << 10, 64, 12, 4, 1);
-        check_cache(&t, 1, 1, 'i', 32 << 10, 64, -1, 4, 1);   /* one set: fully associative */
-        check_cache(&t, 2, 2, 'u', 2 << 20, 64, 16, 4, 1);
-        check_cache(&t, 3, 3, 'u', 32 << 20, 64, 16, 2, 2);
-    }
-
-    t_case("topology: fake sysfs without topology, cache and node directories");
-    r = ab_topology_load_sysfs(&t, c, all, sz, err, sizeof err);
-    CHECK(r == 0, "failed: %s", err);
-    if (r == 0)
-        CHECK(t.cores == 2 && t.pus == 2 && t.packages == 1 && t.numa_nodes == 1 &&
-                  t.n_caches == 0 && t.core_cpu[0] == 0 && t.core_cpu[1] == 1,
-              "cores %d pus %d packages %d nodes %d caches %d core_cpu %d %d", t.cores, t.pus,
-              t.packages, t.numa_nodes, t.n_caches, t.core_cpu[0], t.core_cpu[1]);
-
-    t_case("topology: unreadable or corrupt sysfs fails with a reason");
-    strcpy(err, "");
-    r = ab_topology_load_sysfs(&t, d, all, sz, err, sizeof err);
-    CHECK(r == -1 && err[0] != '\0', "corrupt tree: returned %d, err \"%s\"", r, err);
-    strcpy(err, "");
-    r = ab_topology_load_sysfs(&t, "/nonexistent/ab_topology", all, sz, err, sizeof err);
-    CHECK(r == -1 && err[0] != '\0', "missing tree: returned %d, err \"%s\"", r, err);
-    r = ab_topology_load_sysfs(&t, "/nonexistent/ab_topology", all, sz, NULL, 0);
-    CHECK(r == -1, "missing tree, no err buffer: returned %d", r);
-    CHECK(ab_topology_load(NULL, err, sizeof err) == -1, "ab_topology_load(NULL) succeeded");
-
-out:
-    CPU_FREE(all);
-    CPU_FREE(some);
     CPU_FREE(one);
-    CPU_FREE(none);
-    rm_tree(root);
+    CPU_FREE(saved);
+    CHECK(ab_topology_load_fallback(NULL, err, sizeof err) == -1, "fallback into NULL succeeded");
 }
 
 static void test_binding(const ab_topology *t)
@@ -574,13 +580,21 @@ static void test_binding(const ab_topology *t)
 void test_topology(void)
 {
     ab_topology *t = malloc(sizeof *t);   /* 4 KiB of core_cpu: not on the stack */
+    ab_topology *s = malloc(sizeof *s);
     t_case("topology: allocation");
-    CHECK(t != NULL, "out of memory");
-    if (!t)
-        return;
-    test_real_machine(t);
-    test_fake_trees();
-    if (t->cores >= 1)
-        test_binding(t);
+    CHECK(t != NULL && s != NULL, "out of memory");
+    if (t && s) {
+#ifdef ATTN_HAVE_HWLOC
+        test_synthetic(s);
+        test_xml(s);
+#else
+        t_skip("topology: built without hwloc: synthetic and XML topologies not tested");
+#endif
+        test_fallback(s);
+        test_real_machine(t);
+        if (t->cores >= 1)
+            test_binding(t);
+    }
+    free(s);
     free(t);
 }
