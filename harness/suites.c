@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel.h"
 #include "suites.h"
 
 static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder", "decoder",
@@ -505,7 +506,7 @@ static const ab_shape long_seq[] = {
 };
 
 /* What `make bench-anchors` runs beside PyTorch (reports/pytorch_anchor.py):
- * the shapes of the SIMD kernels' targets (README). */
+ * the shapes of the SIMD kernels' targets (docs/performance.md). */
 static const ab_shape anchors[] = {
     ENC(1, 768, 12, 3072, 128, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
     ENC(1, 768, 12, 3072, 512, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
@@ -525,8 +526,9 @@ static const ab_shape default_suite[] = {
 };
 
 /* Edge shapes (L = 1, Dh = 1, one head, odd widths, Lq ≠ Lk both ways, an
- * all-padding batch), every mask kind, and sizes at tile edges (15/16/17,
- * 63/64/65, ...) so that blocked and vector kernels meet their tails. */
+ * all-padding batch), every mask kind, and sizes at common vector edges
+ * (15/16/17, 63/64/65, ...). Each kernel's own tile edges are not listed
+ * here: ab_edge_shapes generates them from its row. */
 static const ab_shape check[] = {
     SDPA(1, 1, 1, 1, 1, AB_MASK_NONE), SDPA(1, 1, 1, 1, 64, AB_MASK_CAUSAL),
     SDPA(2, 3, 5, 7, 3, AB_MASK_CAUSAL), SDPA(2, 2, 7, 5, 7, AB_MASK_CAUSAL),
@@ -549,13 +551,6 @@ static const ab_shape check[] = {
     ENC(2, 48, 6, 96, 33, 0, ATTN_ACT_GELU_ERF, AB_MASK_ALL),
     ENC(3, 64, 4, 256, 20, 1, ATTN_ACT_RELU, AB_MASK_PADALL),
     ENC(1, 16, 2, 33, 7, 0, ATTN_ACT_GELU_TANH, AB_MASK_KEEP),
-    /* Around the blocked kernel's tiles (6×8 registers; default kc 128, mc and
-     * bq 126): rows 125–127 and 130, widths 7–9, depths 127–129. */
-    SDPA(1, 1, 125, 127, 7, AB_MASK_NONE), SDPA(1, 1, 126, 128, 8, AB_MASK_CAUSAL),
-    SDPA(1, 2, 127, 129, 9, AB_MASK_ALL), MHA(2, 127, 1, 6, 6, AB_MASK_NONE),
-    MHA(1, 128, 4, 7, 7, AB_MASK_CAUSAL), MHA(1, 129, 3, 5, 5, AB_MASK_PADDING),
-    ENC(1, 64, 4, 129, 130, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
-    ENC(2, 24, 2, 127, 64, 1, ATTN_ACT_RELU, AB_MASK_CAUSAL),
     /* Contract 0.2: bottom-right causal with Lq <, =, > Lk (the first rows
      * of the last see no key), decoding steps of 1-3 queries against key
      * counts around the tiles, grouped and multi-query heads. */
@@ -644,4 +639,194 @@ const ab_suite *ab_suite_get(int i)
 const ab_suite *ab_check_suite(void)
 {
     return &check_suite;
+}
+
+/* ---- Edge shapes from a kernel's row ------------------------------------------------ */
+
+/* What one kernel's shapes straddle, and the shapes so far. */
+typedef struct edges {
+    attn_geometry g;
+    /* Its parameters' tiles (0: it has none), mc, nc, bq and bk in whole
+     * micro-tiles as the SIMD kernels round them (blocked's bq, used as it
+     * is, defaults to a multiple of its 6 rows); decode_rows -1 when it has
+     * no decode path. */
+    int mc, kc, nc, bq, bk, stream_from, decode_rows;
+    int lq;               /* query rows on the tiled path, past a last query tile */
+    ab_shape *out;
+    int n, max, turn;     /* turn: the next mask and activation in their cycles */
+} edges;
+
+/* The mask cycles: every kind for SDPA; for the layers (one batch, so no
+ * all-padding one) and, where the keys are the edge, kinds under which the
+ * rows see every key; the decoders take padding of their memory only. */
+static const ab_mask_kind sdpa_masks[] = {
+    AB_MASK_NONE, AB_MASK_CAUSAL, AB_MASK_PADDING, AB_MASK_ALL, AB_MASK_CAUSAL_BR, AB_MASK_KEEP,
+    AB_MASK_BIAS, AB_MASK_PADALL,
+};
+static const ab_mask_kind layer_masks[] = {
+    AB_MASK_NONE, AB_MASK_CAUSAL, AB_MASK_KEEP, AB_MASK_BIAS, AB_MASK_ALL, AB_MASK_PADDING,
+};
+static const ab_mask_kind key_masks[] = {
+    AB_MASK_CAUSAL_BR, AB_MASK_NONE, AB_MASK_PADDING, AB_MASK_BIAS, AB_MASK_KEEP,
+};
+/* Streamed key tiles: causal tiles skipped (and every other part), each
+ * tile rescaled, a batch all padding. */
+static const ab_mask_kind stream_masks[] = { AB_MASK_ALL, AB_MASK_CAUSAL_BR, AB_MASK_PADALL };
+typedef enum { ALL_MASKS, KEY_MASKS, STREAM_MASKS } mask_cycle;
+#define CYCLE(masks, t) masks[(t) % (int)(sizeof masks / sizeof masks[0])]
+
+/* Adds s with the cycle's next mask (and activation, norm), unless a size
+ * is below 1, its FLOPs pass the budget (each must take milliseconds on
+ * the naive oracle) or it is there already. */
+static void edge_add(edges *e, ab_shape s, mask_cycle cycle)
+{
+    if (s.batch < 1 || s.heads < 1 || s.q_len < 1 || s.kv_len < 1 || s.head_dim < 1)
+        return;
+    int t = e->turn++;
+    if (s.op == AB_OP_SDPA)
+        s.mask = cycle == KEY_MASKS ? CYCLE(key_masks, t)
+               : cycle == STREAM_MASKS ? CYCLE(stream_masks, t) : CYCLE(sdpa_masks, t);
+    else if (ab_op_is_decoder(s.op))
+        s.mask = t % 2 ? AB_MASK_PADDING : AB_MASK_NONE;
+    else
+        s.mask = CYCLE(layer_masks, t);
+    if (ab_op_is_layer(s.op)) {
+        s.norm_first = t % 2;
+        s.act = (attn_activation)(t % 3);
+    }
+    if (ab_shape_flops(&s) > AB_EDGE_FLOPS)
+        return;
+    for (int i = 0; i < e->n; i++)
+        if (memcmp(&e->out[i], &s, sizeof s) == 0)
+            return;
+    if (e->n < e->max)
+        e->out[e->n++] = s;
+}
+
+static ab_shape sdpa_edge(int b, int h, int hkv, int lq, int lk, int dh)
+{
+    ab_shape s = { .op = AB_OP_SDPA, .batch = b, .heads = h, .kv_heads = hkv == h ? 0 : hkv,
+                   .q_len = lq, .kv_len = lk, .head_dim = dh };
+    return s;
+}
+
+/* Self-attention (mha) or an encoder layer of one head of width d over l
+ * tokens, b batches: the gemms see b·l rows, widths d, 3·d and f, depths d
+ * and f. */
+static ab_shape layer_edge(ab_op op, int b, int l, int d, int f)
+{
+    ab_shape s = { .op = op, .batch = b, .heads = 1, .q_len = l, .kv_len = l, .head_dim = d,
+                   .d_ff = op == AB_OP_ENCODER ? f : 0 };
+    return s;
+}
+
+/* v over x − 1, x and x + 1 when x > 0 (none otherwise). */
+#define AROUND(v, x) for (int v = (x) - 1, v##_last = (x) > 0 ? (x) + 1 : (x) - 2; v <= v##_last; v++)
+
+/* A parameter's value by name, or -1 when the kernel has no such parameter. */
+static int param_named(const attn_kernel *k, const int *values, const char *name)
+{
+    for (int i = 0; i < k->n_params; i++)
+        if (strcmp(k->params[i].name, name) == 0)
+            return values[i];
+    return -1;
+}
+
+/* v in whole units (at least one), as the kernels round mc, nc, bq and bk. */
+static int in_units(int v, int unit)
+{
+    if (v <= 0 || unit <= 0)
+        return v > 0 ? v : 0;
+    return v / unit > 0 ? v / unit * unit : unit;
+}
+
+int ab_edge_shapes(const attn_kernel *k, const int *params, ab_shape *out, int max)
+{
+    int defaults[ATTN_MAX_PARAMS] = { 0 };
+    if (!params) {
+        if (k->n_params > 0 && k->default_params)
+            k->default_params(defaults);
+        params = defaults;
+    }
+    edges e = { .g = k->geometry, .out = out, .max = max };
+    const attn_geometry *g = &e.g;
+    e.mc = in_units(param_named(k, params, "mc"), g->mr);
+    e.kc = in_units(param_named(k, params, "kc"), 0);
+    e.nc = in_units(param_named(k, params, "nc"), g->nr);
+    e.bq = in_units(param_named(k, params, "bq"), g->attn_rows);
+    e.bk = in_units(param_named(k, params, "bk"), g->attn_keys);
+    e.stream_from = in_units(param_named(k, params, "stream_from"), 0);
+    e.decode_rows = param_named(k, params, "decode_rows");
+    /* Past the decode path (when there is one) and a whole query tile. */
+    e.lq = (e.bq ? e.bq : g->attn_rows ? g->attn_rows : 2) + 1;
+    if (e.lq <= e.decode_rows)
+        e.lq = e.decode_rows + 1;
+
+    /* The GEMM: rows x widths around its register tile, depths around
+     * kc (the FFN's second gemm, then the projections), rows around mc,
+     * widths around nc; without a tile, widths around the vector. */
+    const int wide = g->nr ? g->nr : g->lanes;
+    AROUND(r, g->mr)
+        AROUND(w, g->nr)
+            edge_add(&e, layer_edge(AB_OP_ENCODER, 1, r, w, 2 * g->nr + 1), ALL_MASKS);
+    AROUND(kd, g->mr ? e.kc : 0) {
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, g->nr + 1, kd), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_MHA, 1, g->mr + 1, kd, 0), ALL_MASKS);
+    }
+    AROUND(r, g->mr ? e.mc : 0)
+        edge_add(&e, layer_edge(AB_OP_MHA, 1, r, g->nr + 1, 0), ALL_MASKS);
+    AROUND(n, g->nr ? e.nc : 0)
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, g->nr, n), ALL_MASKS);
+    AROUND(w, g->mr ? 0 : g->lanes)
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, 3, w, 2 * g->lanes + 1), ALL_MASKS);
+    /* Its skinny path (a decoding step's b rows of one token): widths and
+     * depths that end in a vector tail and a partial group of 4 rows of B;
+     * and generation, a prompt of 2 then 2 steps of b rows. */
+    AROUND(b, g->skinny_rows) {
+        const int d = 2 * g->lanes + 1, f = 4 * g->lanes + 2;
+        edge_add(&e, layer_edge(AB_OP_ENCODER, b, 1, d, f), ALL_MASKS);
+        ab_shape gen = { .op = AB_OP_GENERATE, .batch = b, .heads = 1, .q_len = 2, .steps = 2,
+                         .kv_len = g->lanes + 1, .layers = 1, .head_dim = d, .d_ff = f };
+        if (b >= g->skinny_rows)
+            edge_add(&e, gen, ALL_MASKS);
+    }
+
+    /* Attention: the last query tile's rows around the micro-tile, query
+     * rows around the tile, keys around the key micro-tile and around kc
+     * (P·V reduces over keys), streaming's key tiles and its crossover, and
+     * head dims around the micro-tile, the vector and kc. */
+    AROUND(r, g->attn_rows)
+        edge_add(&e, sdpa_edge(1, 2, 2, e.bq + r, g->attn_keys + 1, wide + 1), ALL_MASKS);
+    AROUND(q, e.bq)
+        edge_add(&e, sdpa_edge(2, 1, 1, q, 2 * g->attn_keys + 1, g->lanes + 1), ALL_MASKS);
+    const int streams = e.bk > 0 && e.stream_from > 0;
+    const int key_edges[] = { g->attn_keys ? g->attn_keys : g->lanes, e.kc,
+                              streams ? e.stream_from : 0 };
+    for (size_t i = 0; i < sizeof key_edges / sizeof key_edges[0]; i++)
+        AROUND(lk, key_edges[i])
+            edge_add(&e, sdpa_edge(1, 2, 2, e.lq, lk, g->lanes + 1), KEY_MASKS);
+    /* Streamed: a whole number of key tiles past stream_from, two at least. */
+    AROUND(lk, streams ? (e.stream_from / e.bk + 2) * e.bk : 0)
+        edge_add(&e, sdpa_edge(2, 2, 2, e.lq, lk, g->lanes + 1), STREAM_MASKS);
+    const int dh_edges[] = { g->nr, g->lanes, e.kc };
+    for (size_t i = 0; i < sizeof dh_edges / sizeof dh_edges[0]; i++)
+        AROUND(dh, dh_edges[i])
+            edge_add(&e, sdpa_edge(1, 2, 2, e.lq, 2 * wide + 1, dh), ALL_MASKS);
+
+    /* The decode path: query rows per key/value head at decode_rows (the
+     * last on it) and decode_rows + 1 — a head's own rows, query heads
+     * sharing one key/value head (multi-query, and groups of 4) — then one
+     * row against keys around a split. */
+    const int keys = g->decode_split ? g->decode_split + 1 : 2 * g->lanes + 1;
+    for (int rows = e.decode_rows; e.decode_rows >= 0 && rows <= e.decode_rows + 1; rows++) {
+        edge_add(&e, sdpa_edge(1, 2, 2, rows, keys, g->lanes + 1), KEY_MASKS);
+        edge_add(&e, sdpa_edge(1, rows, 1, 1, keys, 2 * g->lanes + 1), KEY_MASKS);
+    }
+    if (e.decode_rows >= 4) {
+        edge_add(&e, sdpa_edge(2, 8, 2, e.decode_rows / 4, keys, g->lanes + 1), KEY_MASKS);
+        edge_add(&e, sdpa_edge(2, 8, 2, e.decode_rows / 4 + 1, keys, g->lanes + 1), KEY_MASKS);
+    }
+    AROUND(lk, e.decode_rows >= 0 ? g->decode_split : 0)
+        edge_add(&e, sdpa_edge(2, 4, 2, 1, lk, g->lanes + 1), KEY_MASKS);
+    return e.n;
 }

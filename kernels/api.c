@@ -342,7 +342,8 @@ static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
 /* What the primitives see: threads, params, and (once allocated) the workspace. */
 static attn_exec exec_of(const attn_ctx *ctx, const attn_choice *c)
 {
-    attn_exec ex = { ctx->n_threads, c->params, ctx->workspace, ctx->workspace_bytes };
+    attn_exec ex = { ctx->n_threads, c->params, ctx->workspace, ctx->workspace_bytes,
+                     c->kernel.data };
     return ex;
 }
 

@@ -34,17 +34,27 @@ static size_t reserve(size_t *end, size_t elem, size_t n1, size_t n2)
     return off;
 }
 
+/* ex with the bytes of its scratch from offset off on (none: off 0, bytes
+ * 0 and no scratch). */
+static attn_exec sub_exec(const attn_exec *ex, size_t off, size_t bytes)
+{
+    attn_exec sub = *ex;
+    sub.scratch = bytes ? (char *)ex->scratch + off : NULL;
+    sub.scratch_bytes = bytes;
+    return sub;
+}
+
 static void layernorm(const attn_kernel *k, const attn_exec *ex, size_t m, int d,
                       const float *x, const float *gamma, const float *beta, float eps, float *y)
 {
-    attn_exec lex = { ex->n_threads, ex->params, NULL, 0 };
+    attn_exec lex = sub_exec(ex, 0, 0);
     k->layernorm(&lex, m, d, x, gamma, beta, eps, y);
 }
 
 /* Scratch bytes for the kernel's gemm of m×n×k (0 when it needs none). */
 static size_t gemm_bytes(const attn_kernel *k, const attn_exec *ex, size_t m, int n, int kk)
 {
-    return k->gemm_scratch ? k->gemm_scratch(m, n, kk, ex->n_threads, ex->params) : 0;
+    return k->gemm_scratch ? k->gemm_scratch(ex, m, n, kk) : 0;
 }
 
 static size_t max_size(size_t a, size_t b)
@@ -61,7 +71,7 @@ static void gemm_ld(const attn_kernel *k, const attn_exec *ex, gemm_region g, si
                     int kk, const float *x, const float *w, const float *bias, int act,
                     const float *residual, float *y, size_t ldy)
 {
-    attn_exec gex = { ex->n_threads, ex->params, (char *)ex->scratch + g.off, g.bytes };
+    attn_exec gex = sub_exec(ex, g.off, g.bytes);
     attn_gemm_problem p = {
         .m = m, .n = n, .k = kk, .x = x, .ldx = (size_t)kk, .w = w, .bias = bias,
         .act = act, .residual = residual, .y = y, .ldy = ldy,
@@ -88,7 +98,7 @@ static void gemm_qkv(const attn_kernel *k, const attn_exec *ex, gemm_region g, s
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < d; j++)
             bias3[i * d + j] = biases[i] ? biases[i][j] : 0.0f;
-    attn_exec gex = { ex->n_threads, ex->params, (char *)ex->scratch + g.off, g.bytes };
+    attn_exec gex = sub_exec(ex, g.off, g.bytes);
     attn_gemm_problem p = {
         .m = m, .n = 3 * d, .k = d, .x = x, .ldx = (size_t)d, .w_parts = parts, .part_n = d,
         .bias = bias3, .act = ATTN_ACT_NONE, .y = qkv, .ldy = 3 * (size_t)d,
@@ -147,8 +157,9 @@ static int rows_finite(const float *x, int batch, int heads, int len, int dh,
 /* The kernel's SDPA scratch, or the oracle's if larger (it may run instead). */
 static size_t sdpa_scratch(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    size_t own = k->sdpa_scratch(p, ex->n_threads, ex->params);
-    size_t oracle = attn_kernel__naive.sdpa_scratch(p, 1, NULL);
+    const attn_exec one = { 1, NULL, NULL, 0, NULL };
+    size_t own = k->sdpa_scratch(ex, p);
+    size_t oracle = attn_kernel__naive.sdpa_scratch(&one, p);
     return own > oracle ? own : oracle;
 }
 
@@ -242,7 +253,7 @@ static void attend(const attn_kernel *k, const attn_exec *ex, gemm_region g, siz
                    size_t sdpa_bytes, const attn_sdpa_problem *p, const attn_mha_weights *w,
                    size_t rows, int d, const float *residual, float *y)
 {
-    attn_exec sub = { ex->n_threads, ex->params, (char *)ex->scratch + sdpa, sdpa_bytes };
+    attn_exec sub = sub_exec(ex, sdpa, sdpa_bytes);
     attn_sdpa_run(k, &sub, p);
     gemm(k, ex, g, rows, d, d, p->out, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
 }

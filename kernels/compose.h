@@ -17,7 +17,7 @@
  * can be larger than PTRDIFF_MAX, so a size above it is an overflow. */
 #define ATTN_SIZE_LIMIT ((size_t)PTRDIFF_MAX)
 
-/* The scale rule of SPEC §1.1: 0 means 1/sqrt(head_dim). */
+/* The scale rule of api.md §1.1: 0 means 1/sqrt(head_dim). */
 static inline float attn_resolve_scale(float scale, int head_dim)
 {
     return scale != 0.0f ? scale : (float)(1.0 / sqrt((double)head_dim));

@@ -38,6 +38,13 @@ enum {
 };
 #define ATTN_CPU_FEATURE_COUNT 12
 
+/* What each ISA kernel requires: its row's requires, written once for the
+ * row and for its placeholder on other architectures (kernels.def). */
+#define ATTN_REQUIRES_AVX512                                                                       \
+    (ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512VL)
+#define ATTN_REQUIRES_AVX2 (ATTN_CPU_AVX | ATTN_CPU_AVX2 | ATTN_CPU_FMA)
+#define ATTN_REQUIRES_NEON ATTN_CPU_NEON
+
 typedef struct attn_cpu_info {
     unsigned has;      /* what the CPU reports (CPUID / HWCAP) */
     unsigned usable;   /* what the CPU reports AND the OS saves state for */
@@ -116,14 +123,16 @@ typedef struct attn_gemm_problem {
 } attn_gemm_problem;
 
 /* What a primitive may use while it runs: the thread budget of the context,
- * the kernel's parameter values, and the scratch memory the kernel asked for
- * through its gemm_scratch / sdpa_scratch slot (64-byte aligned). layernorm
- * gets none (NULL, 0). */
+ * the kernel's parameter values, the scratch memory the kernel asked for
+ * through its gemm_scratch / sdpa_scratch slot (64-byte aligned; layernorm
+ * gets none: NULL, 0; the scratch slots, which size it, must not read it),
+ * and the data of the kernel's row (attn_kernel.data). */
 typedef struct attn_exec {
     int n_threads;
     const int *params;                 /* values of the kernel's params, in order */
     void *scratch;
     size_t scratch_bytes;
+    const void *data;                  /* the row's data, or NULL */
 } attn_exec;
 
 /* A tunable parameter of a kernel (tile sizes). */
@@ -142,17 +151,33 @@ typedef struct attn_param {
 
 typedef void (*attn_gemm_fn)(const attn_exec *ex, const attn_gemm_problem *p);
 typedef void (*attn_sdpa_fn)(const attn_exec *ex, const attn_sdpa_problem *p);
-/* Scratch bytes a gemm of this size needs with n_threads threads (packing
- * buffers); SIZE_MAX when that size does not fit in size_t. */
-typedef size_t (*attn_gemm_scratch_fn)(size_t m, int n, int k, int n_threads, const int *params);
-/* Scratch bytes attn_sdpa_fn needs for p with n_threads threads; SIZE_MAX
- * when that size does not fit in size_t. */
-typedef size_t (*attn_sdpa_scratch_fn)(const attn_sdpa_problem *p, int n_threads,
-                                       const int *params);
+/* Scratch bytes a gemm of this size needs with ex's threads, params and data
+ * (packing buffers); SIZE_MAX when that size does not fit in size_t. */
+typedef size_t (*attn_gemm_scratch_fn)(const attn_exec *ex, size_t m, int n, int k);
+/* Scratch bytes attn_sdpa_fn needs for p with ex's threads, params and data;
+ * SIZE_MAX when that size does not fit in size_t. */
+typedef size_t (*attn_sdpa_scratch_fn)(const attn_exec *ex, const attn_sdpa_problem *p);
 /* y[i] = (x[i] − mean)/sqrt(var + eps)·gamma + beta over rows of width d;
  * biased variance. x and y are [m][d] contiguous and do not overlap. */
 typedef void (*attn_layernorm_fn)(const attn_exec *ex, size_t m, int d, const float *x,
                                   const float *gamma, const float *beta, float eps, float *y);
+
+/* Where a kernel's loops go from whole tiles to a tail or from one path to
+ * another, for the shapes that must straddle each (harness/suites.c:
+ * ab_edge_shapes, run by `attnbench check` and tests/test_params.c, as
+ * XNNPACK re-expands each micro-kernel's tile into its tests). Sizes that
+ * are parameters (mc, kc, nc, bq, bk, stream_from, decode_rows) are read
+ * from the params by name; this holds the fixed ones. 0: no such tile. */
+typedef struct attn_geometry {
+    int mr, nr;                        /* GEMM register tile: rows x columns of C */
+    int skinny_rows;                   /* GEMM: B read in place, once, up to this many rows */
+    /* Attention's micro-tile, query rows x keys: bq and bk are cut into
+     * these (the SIMD kernels round them down to them), and P·V's columns
+     * (Dh) into panels of attn_keys. */
+    int attn_rows, attn_keys;
+    int lanes;                         /* floats per vector of its row loops (their tails) */
+    int decode_split;                  /* decode path (decode_rows): keys per split-KV task */
+} attn_geometry;
 
 typedef struct attn_kernel {
     const char *name;                  /* stable, lowercase: registry, CLI, JSON */
@@ -174,6 +199,10 @@ typedef struct attn_kernel {
     attn_sdpa_fn sdpa;                 /* NULL: naive's sdpa and sdpa_scratch */
     attn_sdpa_scratch_fn sdpa_scratch;
     attn_layernorm_fn layernorm;
+    /* Handed to every primitive as attn_exec.data: what tells apart rows
+     * that share their functions (the einsum-* family's loop orders). */
+    const void *data;
+    attn_geometry geometry;
 } attn_kernel;
 
 /* ---- Registry (registry.c, driven by kernels.def) -------------------------- */

@@ -20,7 +20,7 @@ void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, int
  * is then all zeros: the fully-masked rule). */
 float attn_rows_softmax(float *s, int n);
 
-/* x[0..n) → act(x) in place (SPEC §1.3 activations; ATTN_ACT_NONE leaves
+/* x[0..n) → act(x) in place (api.md §1.3 activations; ATTN_ACT_NONE leaves
  * x). Inline, one loop per activation, so that each vectorizes (vmath.h)
  * inside the callers' tile loops. */
 static inline void attn_rows_activate(int act, float *x, int n)

@@ -16,7 +16,7 @@
  *   rounding), tested against the double-precision erf. Used in GELU, where
  *   it is multiplied by x/2: the absolute error is what matters there.
  *
- * attn_gelu_erf / attn_gelu_tanh: the two GELUs of SPEC §1.3, the tanh one
+ * attn_gelu_erf / attn_gelu_tanh: the two GELUs of api.md §1.3, the tanh one
  *   through tanh(u) = 1 − 2/(e^(2u) + 1). Error bound: 5e-7·max(1, |x|),
  *   tested against the double-precision formulas.
  */

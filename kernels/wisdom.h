@@ -42,7 +42,7 @@ typedef struct attn_wisdom_record {
     int param_value[ATTN_MAX_PARAMS];
     double time_ns;                    /* median of the winning candidate */
     double default_time_ns;            /* the untuned choice, same run (0: not timed) */
-    double max_err;                    /* against naive, as a fraction of SPEC §4's bound */
+    double max_err;                    /* against naive, as a fraction of api.md §4's bound */
     char level[12];                    /* estimate, measure, patient */
     char when[24];                     /* UTC, ISO 8601 */
 } attn_wisdom_record;

@@ -14,6 +14,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "kernel.h"
@@ -21,9 +22,10 @@
 #include "simd/simd_kernel.h"
 #include "vmath.h"
 
+/* name: "portable" (runs everywhere) or the kernel whose row says what
+ * the CPU must have (attn_registry_runnable: its requires bits). */
 typedef struct vmath_impl {
     const char *name;
-    unsigned requires;                                    /* ATTN_CPU_* bits */
     void (*exp_n)(const float *x, float *y, size_t n);
     void (*exp_nonpos_n)(const float *x, float *y, size_t n);   /* NULL: none */
     void (*activate_n)(int act, float *x, size_t n);
@@ -177,7 +179,7 @@ static void test_activations(const vmath_impl *im)
  * running sum over 768 of them errs by ~1e-2 of the spread in the mean, and
  * E[x²]−μ² by more in the variance; the mean itself, rounded to float,
  * still leaves x−μ within 3e-5 of the spread), at widths that end in a
- * vector tail, with eps 1e-5 (torch) and 1e-12 (BERT). Bound: SPEC §4's,
+ * vector tail, with eps 1e-5 (torch) and 1e-12 (BERT). Bound: api.md §4's,
  * 1e-4·max(1, max|y|). */
 static void test_layernorm(void)
 {
@@ -194,7 +196,7 @@ static void test_layernorm(void)
         if (!attn_registry_runnable(k))
             continue;
         t_case("layernorm [%s]: large mean, small spread, tails, eps 1e-5 and 1e-12", k->name);
-        attn_exec ex = { 1, NULL, NULL, 0 };
+        attn_exec ex = { 1, NULL, NULL, 0, k->data };
         for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
             for (int ei = 0; ei < 2; ei++) {
                 int d = widths[wi];
@@ -231,21 +233,24 @@ static void test_layernorm(void)
 void test_vmath(void)
 {
     static const vmath_impl impls[] = {
-        { "portable", 0, exp_portable, NULL, activate_portable },
+        { "portable", exp_portable, NULL, activate_portable },
 #if defined(__x86_64__)
-        { "avx2", ATTN_CPU_AVX2 | ATTN_CPU_FMA, attn_simd_exp__avx2, attn_simd_exp_nonpos__avx2,
-          attn_simd_activate__avx2 },
-        { "avx512", ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512VL,
-          attn_simd_exp__avx512, attn_simd_exp_nonpos__avx512,
+        { "avx2", attn_simd_exp__avx2, attn_simd_exp_nonpos__avx2, attn_simd_activate__avx2 },
+        { "avx512", attn_simd_exp__avx512, attn_simd_exp_nonpos__avx512,
           attn_simd_activate__avx512 },
 #endif
 #if defined(__aarch64__)
-        { "neon", ATTN_CPU_NEON, attn_simd_exp__neon, attn_simd_exp_nonpos__neon,
-          attn_simd_activate__neon },
+        { "neon", attn_simd_exp__neon, attn_simd_exp_nonpos__neon, attn_simd_activate__neon },
 #endif
     };
     for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++) {
-        if ((attn_cpu()->usable & impls[i].requires) != impls[i].requires) {
+        const attn_kernel *k = attn_registry_find(impls[i].name);
+        if (!k && strcmp(impls[i].name, "portable") != 0) {
+            t_case("vmath [%s]: a kernel row says what it needs", impls[i].name);
+            CHECK(0, "no kernel row named %s", impls[i].name);
+            continue;
+        }
+        if (k && !attn_registry_runnable(k)) {
             t_skip("vmath [%s]: this CPU cannot run it", impls[i].name);
             continue;
         }

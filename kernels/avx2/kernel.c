@@ -9,5 +9,5 @@
 
 #define SIMD_KERNEL_NAME "avx2"
 #define SIMD_DESCRIPTION "AVX2+FMA: 6x16 FMA micro-kernel GEMM, fused epilogue, streaming (flash) attention, OpenMP"
-#define SIMD_REQUIRES (ATTN_CPU_AVX | ATTN_CPU_AVX2 | ATTN_CPU_FMA)
+#define SIMD_REQUIRES ATTN_REQUIRES_AVX2
 #include "../simd/kernel_impl.h"

@@ -9,5 +9,5 @@
 
 #define SIMD_KERNEL_NAME "avx512"
 #define SIMD_DESCRIPTION "AVX-512: 12x32 FMA micro-kernel GEMM, fused epilogue, streaming (flash) attention, OpenMP"
-#define SIMD_REQUIRES (ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512VL)
+#define SIMD_REQUIRES ATTN_REQUIRES_AVX512
 #include "../simd/kernel_impl.h"

@@ -24,6 +24,9 @@
 #define BLK_NR 8
 /* Packed A holds each value 4 times (one vector): see pack_a in gemm.c. */
 #define BLK_BCAST 4
+/* The gemm reads B in place (blk_arch.skinny) up to this many rows of A:
+ * two of gemm.c's pairs of rows. */
+#define BLK_SKINNY_ROWS 4
 
 /* Indices into the kernel's params (kernel.c lists names and ranges). */
 enum { BLK_MC, BLK_KC, BLK_NC, BLK_SPLIT, BLK_BQ, BLK_DECODE_ROWS, BLK_PREFETCH, BLK_N_PARAMS };
@@ -50,6 +53,10 @@ enum { BLK_MC, BLK_KC, BLK_NC, BLK_SPLIT, BLK_BQ, BLK_DECODE_ROWS, BLK_PREFETCH,
  * distance — the hardware prefetcher alone keeps too few lines in flight
  * for two streams. */
 enum { ATTN_DECODE_ROWS_DEFAULT = 16, ATTN_PREFETCH_DEFAULT = 16 };
+/* The decode path's key blocks (of its online softmax) and the keys of
+ * one split (a task of split-KV): decode_impl.h says why. */
+#define SDPA_DECODE_KEYS 64
+#define SDPA_DECODE_SPLIT 512
 _Static_assert(BLK_N_PARAMS <= ATTN_MAX_PARAMS, "raise ATTN_MAX_PARAMS in kernel.h");
 
 /* BLK_SPLIT: how the threads share a GEMM's C. */
@@ -163,8 +170,8 @@ const blk_arch *blk_arch_portable(void);
 
 /* The primitives of the kernel table. */
 void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p);
-size_t attn_gemm_scratch__blocked(size_t m, int n, int k, int n_threads, const int *params);
+size_t attn_gemm_scratch__blocked(const attn_exec *ex, size_t m, int n, int k);
 void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p);
-size_t attn_sdpa_scratch__blocked(const attn_sdpa_problem *p, int n_threads, const int *params);
+size_t attn_sdpa_scratch__blocked(const attn_exec *ex, const attn_sdpa_problem *p);
 
 #endif /* ATTN_BLOCKED_H */

@@ -159,6 +159,7 @@ static void epilogue(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
  * × 2 A rows of 4-float partial sums, 8 of SSE2's 16 registers. */
 #define SKINNY_MI 2
 #define SKINNY_NJ 4
+_Static_assert(BLK_SKINNY_ROWS % SKINNY_MI == 0, "the skinny path takes rows in pairs");
 static void skinny(const blk_gemm *g, int n0, int n1)
 {
     const int m = (int)g->m, k = g->k, body = k / 4 * 4;
@@ -200,7 +201,7 @@ static void skinny(const blk_gemm *g, int n0, int n1)
 static const blk_arch portable = {
     .mr = BLK_MR, .nr = BLK_NR, .a_bcast = BLK_BCAST,
     .pack_a = pack_a, .pack_b = pack_b, .kernel = micro_kernel, .epilogue = epilogue,
-    .skinny = skinny, .skinny_rows = 2 * SKINNY_MI,
+    .skinny = skinny, .skinny_rows = BLK_SKINNY_ROWS,
 };
 
 /* ---- Blocking ----------------------------------------------------------------------- */
@@ -361,9 +362,9 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
     }
 }
 
-size_t attn_gemm_scratch__blocked(size_t m, int n, int k, int n_threads, const int *params)
+size_t attn_gemm_scratch__blocked(const attn_exec *ex, size_t m, int n, int k)
 {
-    return blk_gemm_scratch(&portable, m, n, k, n_threads, params);
+    return blk_gemm_scratch(&portable, m, n, k, ex->n_threads, ex->params);
 }
 
 void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p)

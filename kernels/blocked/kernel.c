@@ -54,4 +54,8 @@ const attn_kernel attn_kernel__blocked = {
     .sdpa = attn_sdpa__blocked,
     .sdpa_scratch = attn_sdpa_scratch__blocked,
     .layernorm = attn_layernorm__portable,
+    /* 4-float vectors: the micro-kernel's, the skinny path's and the decode path's. */
+    .geometry = { .mr = BLK_MR, .nr = BLK_NR, .skinny_rows = BLK_SKINNY_ROWS,
+                  .attn_rows = BLK_MR, .attn_keys = BLK_NR, .lanes = 4,
+                  .decode_split = SDPA_DECODE_SPLIT },
 };

@@ -31,8 +31,9 @@ static size_t thread_floats(const attn_sdpa_problem *p, const int *params, size_
     return *s_floats + pack;
 }
 
-size_t attn_sdpa_scratch__blocked(const attn_sdpa_problem *p, int n_threads, const int *params)
+size_t attn_sdpa_scratch__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
 {
+    const int n_threads = ex->n_threads, *params = ex->params;
     int rows = sdpa_decode_rows__portable(p, params[BLK_DECODE_ROWS]);
     if (rows > 0) {
         sdpa_decode_plan d;

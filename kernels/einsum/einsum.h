@@ -28,15 +28,20 @@ typedef struct ein_sdpa_variant {
     const char *pv, *pv_order;           /* e.g. "nhqk,nkhd->nqhd", "nhqkd" */
 } ein_sdpa_variant;
 
-/* Scratch bytes of attn_sdpa__einsum for v; SIZE_MAX on overflow. */
-size_t attn_sdpa_scratch__einsum(const ein_sdpa_variant *v, const attn_sdpa_problem *p,
-                                 int n_threads);
-/* SDPA of p with variant v; ex->scratch holds the bytes sized above. */
-void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex,
-                       const attn_sdpa_problem *p);
+/* A kernel of the family: the data of its row (attn_kernel.data), which
+ * its primitives, shared by every row, find in attn_exec.data. */
+typedef struct ein_kernel {
+    ein_sdpa_variant sdpa;
+    const char *gemm_order;              /* "mk,nk->mn" in this order: a permutation of "mnk" */
+} ein_kernel;
 
-/* y = act(x·Wᵀ + bias) + residual as the einsum "mk,nk->mn" run in order
- * (a permutation of "mnk"), then the epilogue; needs no scratch. */
-void attn_gemm__einsum(const char *order, const attn_exec *ex, const attn_gemm_problem *p);
+/* Scratch bytes of attn_sdpa__einsum; SIZE_MAX on overflow. */
+size_t attn_sdpa_scratch__einsum(const attn_exec *ex, const attn_sdpa_problem *p);
+/* SDPA of p with the row's variant; ex->scratch holds the bytes sized above. */
+void attn_sdpa__einsum(const attn_exec *ex, const attn_sdpa_problem *p);
+
+/* y = act(x·Wᵀ + bias) + residual as the einsum "mk,nk->mn" run in the
+ * row's gemm order, then the epilogue; needs no scratch. */
+void attn_gemm__einsum(const attn_exec *ex, const attn_gemm_problem *p);
 
 #endif /* ATTN_EINSUM_H */

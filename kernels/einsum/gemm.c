@@ -1,8 +1,9 @@
 /*
  * gemm.c — the projections and the FFN of the einsum kernels: the einsum
  * "mk,nk->mn" (y = x·Wᵀ, W in the nn.Linear [n][k] layout, read in place)
- * in the variant's loop order, with the bias folded into the starting value
- * of y and the activation and residual applied afterwards.
+ * in the row's loop order (ein_kernel.gemm_order), with the bias folded
+ * into the starting value of y and the activation and residual applied
+ * afterwards.
  *
  * Only an order with k innermost reads W with unit stride (a dot product);
  * with n innermost W is read down a column (stride k): the engine's generic
@@ -13,8 +14,9 @@
 #include "einsum.h"
 #include "../rows.h"
 
-void attn_gemm__einsum(const char *order, const attn_exec *ex, const attn_gemm_problem *p)
+void attn_gemm__einsum(const attn_exec *ex, const attn_gemm_problem *p)
 {
+    const char *order = ((const ein_kernel *)ex->data)->gemm_order;
     const long m = (long)p->m;
     const int n = p->n;
     const int threads = ex->n_threads > 0 ? ex->n_threads : 1;

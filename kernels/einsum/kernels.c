@@ -14,6 +14,20 @@
 #include "einsum.h"
 #include "../rows.h"
 
+/* A kernel of the family: its row and the row's data, the loop orders (the
+ * gemm's, then the SDPA variant's fields) — all that sets it apart. Every
+ * row shares the rest: the primitives, which read the orders from the
+ * data, no parameters, and the engine's geometry: no register tile; dot
+ * products summed in sixteen lanes (engine.h). */
+#define EIN_KERNEL(sym, kname, order, desc, ...)                                                   \
+    static const ein_kernel sym = { .sdpa = { __VA_ARGS__ }, .gemm_order = order };                \
+    const attn_kernel attn_kernel__einsum_##sym = {                                                \
+        .name = kname, .description = desc, .requires = 0, .parallel = 1,                         \
+        .gemm = attn_gemm__einsum, .sdpa = attn_sdpa__einsum,                                      \
+        .sdpa_scratch = attn_sdpa_scratch__einsum, .layernorm = attn_layernorm__portable,          \
+        .data = &sym, .geometry = { .lanes = 16 },                                                 \
+    }
+
 /* ---- einsum-nqhd: seed 003 as written ------------------------------------------ */
 
 /* "nqhd,nkhd->nhqk" and "nhqk,nkhd->nqhd" straight on the [N][L][H][Dh]
@@ -24,41 +38,11 @@
  * along which V and O are contiguous and P is constant: an axpy of a V row
  * into an O row. The projections read W in place, k innermost: a dot of an
  * x row (kept in L1 across n) with each W row. */
-static const ein_sdpa_variant nqhd = {
-    .copy_bhld = 0, .k_transposed = 0, .v_transposed = 0,
-    .scores = "nqhd,nkhd->nhqk", .scores_order = "nhqkd",
-    .pv = "nhqk,nkhd->nqhd", .pv_order = "nhqkd",
-};
-
-static size_t sdpa_scratch_nqhd(const attn_sdpa_problem *p, int n_threads, const int *params)
-{
-    (void)params;
-    return attn_sdpa_scratch__einsum(&nqhd, p, n_threads);
-}
-
-static void sdpa_nqhd(const attn_exec *ex, const attn_sdpa_problem *p)
-{
-    attn_sdpa__einsum(&nqhd, ex, p);
-}
-
-static void gemm_mnk(const attn_exec *ex, const attn_gemm_problem *p)
-{
-    attn_gemm__einsum("mnk", ex, p);
-}
-
-const attn_kernel attn_kernel__einsum_nqhd = {
-    .name = "einsum-nqhd",
-    .description = "einsum, seed 003 in place: nqhd,nkhd->nhqk (d inner, dot), "
-                   "nhqk,nkhd->nqhd (d inner, axpy); gemm mnk",
-    .requires = 0,
-    .parallel = 1,
-    .params = NULL,
-    .n_params = 0,
-    .gemm = gemm_mnk,
-    .sdpa = sdpa_nqhd,
-    .sdpa_scratch = sdpa_scratch_nqhd,
-    .layernorm = attn_layernorm__portable,
-};
+EIN_KERNEL(nqhd, "einsum-nqhd", "mnk",
+           "einsum, seed 003 in place: nqhd,nkhd->nhqk (d inner, dot), "
+           "nhqk,nkhd->nqhd (d inner, axpy); gemm mnk",
+           .scores = "nqhd,nkhd->nhqk", .scores_order = "nhqkd",
+           .pv = "nhqk,nkhd->nqhd", .pv_order = "nhqkd");
 
 /* ---- einsum-bhqd: seed 001's transpose, then batched matmuls ------------------- */
 
@@ -69,41 +53,11 @@ const attn_kernel attn_kernel__einsum_nqhd = {
  * gain: each head's K block becomes one contiguous run) of the copies. The
  * projections use the other dot order, nmk: one W row stays in L1 while
  * the rows of x stream past it. */
-static const ein_sdpa_variant bhqd = {
-    .copy_bhld = 1, .k_transposed = 0, .v_transposed = 0,
-    .scores = "bhqd,bhkd->bhqk", .scores_order = "bhqkd",
-    .pv = "bhqk,bhkd->bhqd", .pv_order = "bhqkd",
-};
-
-static size_t sdpa_scratch_bhqd(const attn_sdpa_problem *p, int n_threads, const int *params)
-{
-    (void)params;
-    return attn_sdpa_scratch__einsum(&bhqd, p, n_threads);
-}
-
-static void sdpa_bhqd(const attn_exec *ex, const attn_sdpa_problem *p)
-{
-    attn_sdpa__einsum(&bhqd, ex, p);
-}
-
-static void gemm_nmk(const attn_exec *ex, const attn_gemm_problem *p)
-{
-    attn_gemm__einsum("nmk", ex, p);
-}
-
-const attn_kernel attn_kernel__einsum_bhqd = {
-    .name = "einsum-bhqd",
-    .description = "einsum, seed 001: Q/K/V copied to [B][H][L][Dh], bhqd,bhkd->bhqk "
-                   "(d inner, dot), bhqk,bhkd->bhqd (d inner, axpy); gemm nmk",
-    .requires = 0,
-    .parallel = 1,
-    .params = NULL,
-    .n_params = 0,
-    .gemm = gemm_nmk,
-    .sdpa = sdpa_bhqd,
-    .sdpa_scratch = sdpa_scratch_bhqd,
-    .layernorm = attn_layernorm__portable,
-};
+EIN_KERNEL(bhqd, "einsum-bhqd", "nmk",
+           "einsum, seed 001: Q/K/V copied to [B][H][L][Dh], bhqd,bhkd->bhqk "
+           "(d inner, dot), bhqk,bhkd->bhqd (d inner, axpy); gemm nmk",
+           .scores = "bhqd,bhkd->bhqk", .scores_order = "bhqkd",
+           .pv = "bhqk,bhkd->bhqd", .pv_order = "bhqkd", .copy_bhld = 1);
 
 /* ---- einsum-bhqk: the key index innermost ---------------------------------------- */
 
@@ -116,41 +70,11 @@ const attn_kernel attn_kernel__einsum_bhqd = {
  * y[m][:] += x[m][k]·W[:][k] — but W is not copied, so that loop walks
  * down a column of W (stride k): the engine's generic strided loop, the
  * slow case the family is meant to show. */
-static const ein_sdpa_variant bhqk = {
-    .copy_bhld = 0, .k_transposed = 1, .v_transposed = 1,
-    .scores = "bhqd,bhdk->bhqk", .scores_order = "bhqdk",
-    .pv = "bhqk,bhdk->bhqd", .pv_order = "bhqdk",
-};
-
-static size_t sdpa_scratch_bhqk(const attn_sdpa_problem *p, int n_threads, const int *params)
-{
-    (void)params;
-    return attn_sdpa_scratch__einsum(&bhqk, p, n_threads);
-}
-
-static void sdpa_bhqk(const attn_exec *ex, const attn_sdpa_problem *p)
-{
-    attn_sdpa__einsum(&bhqk, ex, p);
-}
-
-static void gemm_mkn(const attn_exec *ex, const attn_gemm_problem *p)
-{
-    attn_gemm__einsum("mkn", ex, p);
-}
-
-const attn_kernel attn_kernel__einsum_bhqk = {
-    .name = "einsum-bhqk",
-    .description = "einsum, k innermost on K/V copied to [B][H][Dh][Lk]: bhqd,bhdk->bhqk "
-                   "(axpy), bhqk,bhdk->bhqd (dot); gemm mkn (strided W)",
-    .requires = 0,
-    .parallel = 1,
-    .params = NULL,
-    .n_params = 0,
-    .gemm = gemm_mkn,
-    .sdpa = sdpa_bhqk,
-    .sdpa_scratch = sdpa_scratch_bhqk,
-    .layernorm = attn_layernorm__portable,
-};
+EIN_KERNEL(bhqk, "einsum-bhqk", "mkn",
+           "einsum, k innermost on K/V copied to [B][H][Dh][Lk]: bhqd,bhdk->bhqk "
+           "(axpy), bhqk,bhdk->bhqd (dot); gemm mkn (strided W)",
+           .scores = "bhqd,bhdk->bhqk", .scores_order = "bhqdk",
+           .pv = "bhqk,bhdk->bhqd", .pv_order = "bhqdk", .k_transposed = 1, .v_transposed = 1);
 
 /* ---- einsum-bhdqk: the reduction index outermost ----------------------------------- */
 
@@ -170,38 +94,8 @@ const attn_kernel attn_kernel__einsum_bhqk = {
  * reduction. Its projections, in order kmn, are rank-1 updates of all of y
  * along a strided column of W (threaded over m, every thread stepping
  * through k in the same order). */
-static const ein_sdpa_variant bhdqk = {
-    .copy_bhld = 0, .k_transposed = 1, .v_transposed = 0,
-    .scores = "bhqd,bhdk->bhqk", .scores_order = "bhdqk",
-    .pv = "bhqk,bhkd->bhqd", .pv_order = "bhkqd",
-};
-
-static size_t sdpa_scratch_bhdqk(const attn_sdpa_problem *p, int n_threads, const int *params)
-{
-    (void)params;
-    return attn_sdpa_scratch__einsum(&bhdqk, p, n_threads);
-}
-
-static void sdpa_bhdqk(const attn_exec *ex, const attn_sdpa_problem *p)
-{
-    attn_sdpa__einsum(&bhdqk, ex, p);
-}
-
-static void gemm_kmn(const attn_exec *ex, const attn_gemm_problem *p)
-{
-    attn_gemm__einsum("kmn", ex, p);
-}
-
-const attn_kernel attn_kernel__einsum_bhdqk = {
-    .name = "einsum-bhdqk",
-    .description = "einsum, reduction outermost (rank-1 updates): bhqd,bhdk->bhqk in order "
-                   "bhdqk, bhqk,bhkd->bhqd in order bhkqd; gemm kmn (strided W)",
-    .requires = 0,
-    .parallel = 1,
-    .params = NULL,
-    .n_params = 0,
-    .gemm = gemm_kmn,
-    .sdpa = sdpa_bhdqk,
-    .sdpa_scratch = sdpa_scratch_bhdqk,
-    .layernorm = attn_layernorm__portable,
-};
+EIN_KERNEL(bhdqk, "einsum-bhdqk", "kmn",
+           "einsum, reduction outermost (rank-1 updates): bhqd,bhdk->bhqk in order "
+           "bhdqk, bhqk,bhkd->bhqd in order bhkqd; gemm kmn (strided W)",
+           .scores = "bhqd,bhdk->bhqk", .scores_order = "bhdqk",
+           .pv = "bhqk,bhkd->bhqd", .pv_order = "bhkqd", .k_transposed = 1);

@@ -153,11 +153,10 @@ static void plan_layout(const ein_sdpa_variant *v, const attn_sdpa_problem *p, i
     l->end = end;
 }
 
-size_t attn_sdpa_scratch__einsum(const ein_sdpa_variant *v, const attn_sdpa_problem *p,
-                                 int n_threads)
+size_t attn_sdpa_scratch__einsum(const attn_exec *ex, const attn_sdpa_problem *p)
 {
     sdpa_layout l;
-    plan_layout(v, p, n_threads, &l);
+    plan_layout(&((const ein_kernel *)ex->data)->sdpa, p, ex->n_threads, &l);
     return l.end;
 }
 
@@ -200,8 +199,9 @@ static void copy_out(float *dst, attn_strides st, const float *src, int batch, i
 
 /* ---- SDPA ------------------------------------------------------------------------- */
 
-void attn_sdpa__einsum(const ein_sdpa_variant *v, const attn_exec *ex, const attn_sdpa_problem *p)
+void attn_sdpa__einsum(const attn_exec *ex, const attn_sdpa_problem *p)
 {
+    const ein_sdpa_variant *v = &((const ein_kernel *)ex->data)->sdpa;
     const int threads = ex->n_threads > 0 ? ex->n_threads : 1;
     const int B = p->batch, H = p->n_heads, Lq = p->q_len, Lk = p->kv_len, Dh = p->head_dim;
     const int Hkv = attn_kv_heads(p), group = H / Hkv;

@@ -1,6 +1,6 @@
 /*
  * naive.c — the reference kernel, the oracle every other kernel is checked
- * against. The formulas of SPEC §1 as plain loops with fp64 accumulation;
+ * against. The formulas of api.md §1 as plain loops with fp64 accumulation;
  * nothing here is clever, so that it is obviously right. Single-threaded.
  */
 #include <math.h>
@@ -45,11 +45,9 @@ static void attn_gemm__naive(const attn_exec *ex, const attn_gemm_problem *p)
 }
 
 /* Scratch: one row of scores and one output accumulator, in doubles. */
-static size_t attn_sdpa_scratch__naive(const attn_sdpa_problem *p, int n_threads,
-                                       const int *params)
+static size_t attn_sdpa_scratch__naive(const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    (void)n_threads;
-    (void)params;
+    (void)ex;
     size_t n = (size_t)p->kv_len + (size_t)p->head_dim;
     return n > SIZE_MAX / sizeof(double) ? SIZE_MAX : n * sizeof(double);
 }

@@ -9,5 +9,5 @@
 
 #define SIMD_KERNEL_NAME "neon"
 #define SIMD_DESCRIPTION "AArch64 NEON: 8x12 FMA micro-kernel GEMM, fused epilogue, streaming (flash) attention, OpenMP"
-#define SIMD_REQUIRES ATTN_CPU_NEON
+#define SIMD_REQUIRES ATTN_REQUIRES_NEON
 #include "../simd/kernel_impl.h"

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <omp.h>
 
+#include "../blocked/blocked.h"
 #include "../rows.h"
 #include "simd.h"
 
@@ -85,9 +86,9 @@ static inline void SIMD_NAME(sdpa_scale_row)(float *o, int n, float f)
  *     merged exactly afterwards: M = max m_s, o = Σ e^(m_s − M)·o_s /
  *     Σ e^(m_s − M)·l_s.
  * The split size is fixed, not derived from the thread count, and the
- * merge goes in split order, so the result does not depend on the threads. */
-#define SDPA_DECODE_KEYS 64
-#define SDPA_DECODE_SPLIT 512
+ * merge goes in split order, so the result does not depend on the threads.
+ * (Both sizes are in blocked.h, beside the path's parameters, so that the
+ * kernels' rows can name them.) */
 
 /* Query rows of one key/value head when the decode path runs — when they
  * are at most max_rows (the kernel's decode_rows parameter) — else 0. */
@@ -254,7 +255,7 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
             }
             for (int j = 0; j < dh; j++)
                 out[j] = 0.0f;
-            if (mx == -INFINITY)           /* every key masked: zeros (SPEC §1) */
+            if (mx == -INFINITY)           /* every key masked: zeros (api.md §1) */
                 continue;
             for (int sp = 0; sp < d.splits; sp++) {
                 const float *part = first + (size_t)sp * d.part;

@@ -17,6 +17,10 @@
 #include "../blocked/blocked.h"
 #include "simd.h"
 
+#if !defined(SIMD_REGISTERS) || !defined(SIMD_A_BY_LANE) || !defined(SIMD_TRANSPOSE_ROWS)
+#error "gemm_impl.h: simd.h's target has no GEMM tile"
+#endif
+
 #define GEMM_MR SIMD_MR
 #define GEMM_NV SIMD_NV
 #define GEMM_NR (GEMM_NV * SIMD_LANES)
@@ -54,37 +58,8 @@ static void SIMD_NAME(gemm_pack_a)(const blk_gemm *g, size_t i0, int mb, int p0,
     }
 }
 
-#if defined(SIMD_X86)
-/* 8 rows × 8 floats (rows src[0..8) from column p) → 8 vectors of the
- * transposed block, stored 8 floats each at dst + p·ld for p = 0..7. The
- * classic unpack / shuffle / permute transpose of 8×8 floats in AVX. */
-static inline void gemm_transpose8(const float *const src[8], int p, float *dst, size_t ld)
-{
-    __m256 r0 = _mm256_loadu_ps(src[0] + p), r1 = _mm256_loadu_ps(src[1] + p);
-    __m256 r2 = _mm256_loadu_ps(src[2] + p), r3 = _mm256_loadu_ps(src[3] + p);
-    __m256 r4 = _mm256_loadu_ps(src[4] + p), r5 = _mm256_loadu_ps(src[5] + p);
-    __m256 r6 = _mm256_loadu_ps(src[6] + p), r7 = _mm256_loadu_ps(src[7] + p);
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_storeu_ps(dst + 0 * ld, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(dst + 1 * ld, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(dst + 2 * ld, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(dst + 3 * ld, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(dst + 4 * ld, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(dst + 5 * ld, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(dst + 6 * ld, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(dst + 7 * ld, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-#define GEMM_TRANSPOSE_ROWS 8
-#else
-#define GEMM_TRANSPOSE_ROWS 4
-#endif
+/* Rows of B's [n][k] layout transposed at a time (simd.h). */
+#define GEMM_TRANSPOSE_ROWS SIMD_TRANSPOSE_ROWS
 
 /* op(B) into NR-column panels: b[p][j] at p·NR + j (blocked.h). The [n][k]
  * layout (weights, K) is a transpose, done 8×8 (AVX) or 4×4 at a time for
@@ -130,7 +105,7 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
                     for (int j = 0; j < GEMM_TRANSPOSE_ROWS; j++)
                         __builtin_prefetch(next[j] + p, 0, 3);
 #if GEMM_TRANSPOSE_ROWS == 8
-                gemm_transpose8(src, p, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);
+                simd_transpose8(src, p, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);
 #else
                 simd_transpose4(src, p, 1.0f, panel + (size_t)p * GEMM_NR + grp, GEMM_NR);
 #endif
@@ -144,9 +119,10 @@ static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, in
 
 /* acc = Σ_p a[p][·] ⊗ b[p][·] over kb steps. The accumulator array is
  * indexed only by constants after full unrolling, so it lives in registers.
- * On NEON it is a function of its own: inlined, the values the stores after
- * it keep live pushed two accumulators out of the 32 registers. */
-#if defined(SIMD_TARGET_NEON)
+ * Taking A by lane (NEON) it is a function of its own: inlined, the values
+ * the stores after it keep live pushed two accumulators out of the 32
+ * registers. */
+#if SIMD_A_BY_LANE
 #define GEMM_ACCUMULATE_INLINE __attribute__((noinline))
 #else
 #define GEMM_ACCUMULATE_INLINE inline __attribute__((always_inline))
@@ -160,18 +136,18 @@ SIMD_NAME(gemm_accumulate)(int kb, const float *restrict a, const float *restric
 #pragma GCC unroll 4
         for (int v = 0; v < GEMM_NV; v++)
             acc[i][v] = vf_zero();
-#if defined(SIMD_TARGET_NEON) && GEMM_MR == 8 && GEMM_NV == 3
-    /* NEON: the 8 values of A as two vectors and FMAs by lane. Broadcasting
-     * each value (ld1r, or a scalar load for fmla by element) would need 8
-     * more registers than the 32 the 24 accumulators and 3 B vectors leave,
-     * and the compiler spilled accumulators. */
+#if SIMD_A_BY_LANE && GEMM_MR == 8 && GEMM_NV == 3
+    /* By lane (NEON): the 8 values of A as two vectors and FMAs by lane.
+     * Broadcasting each value (ld1r, or a scalar load for fmla by element)
+     * would need 8 more registers than the 32 the 24 accumulators and 3 B
+     * vectors leave, and the compiler spilled accumulators. */
     for (int p = 0; p < kb; p++, a += GEMM_MR, b += GEMM_NR) {
         const vf b0 = vf_load(b), b1 = vf_load(b + 4), b2 = vf_load(b + 8);
         const vf a0 = vf_load(a), a1 = vf_load(a + 4);
 #define GEMM_ROW(i, av, lane)                                                                      \
-    acc[i][0] = vfmaq_laneq_f32(acc[i][0], b0, av, lane);                                          \
-    acc[i][1] = vfmaq_laneq_f32(acc[i][1], b1, av, lane);                                          \
-    acc[i][2] = vfmaq_laneq_f32(acc[i][2], b2, av, lane);
+    acc[i][0] = vf_fmadd_lane(b0, av, lane, acc[i][0]);                                            \
+    acc[i][1] = vf_fmadd_lane(b1, av, lane, acc[i][1]);                                            \
+    acc[i][2] = vf_fmadd_lane(b2, av, lane, acc[i][2]);
         GEMM_ROW(0, a0, 0) GEMM_ROW(1, a0, 1) GEMM_ROW(2, a0, 2) GEMM_ROW(3, a0, 3)
         GEMM_ROW(4, a1, 0) GEMM_ROW(5, a1, 1) GEMM_ROW(6, a1, 2) GEMM_ROW(7, a1, 3)
 #undef GEMM_ROW
@@ -200,13 +176,13 @@ SIMD_NAME(gemm_accumulate)(int kb, const float *restrict a, const float *restric
  * FMAs of the rows it does not have, whose sums are never stored. With M =
  * 128 = 10·12 + 8 the last tile was a twelfth of the work, a third of it
  * wasted. The row count is a constant in each call, so each loop is
- * unrolled for its own. (NEON's accumulate always does its 8 rows.) */
+ * unrolled for its own. (Taking A by lane, accumulate always does its MR rows.) */
 #define GEMM_MR_SHORT (GEMM_MR / 3 * 2)
 static inline __attribute__((always_inline)) void
 SIMD_NAME(gemm_accumulate_tile)(int kb, const float *restrict a, const float *restrict b,
                                 vf acc[GEMM_MR][GEMM_NV], int mr)
 {
-#if !defined(SIMD_TARGET_NEON)
+#if !SIMD_A_BY_LANE
     if (mr <= GEMM_MR_SHORT) {
         SIMD_NAME(gemm_accumulate)(kb, a, b, acc, GEMM_MR_SHORT);
         return;
@@ -215,7 +191,7 @@ SIMD_NAME(gemm_accumulate_tile)(int kb, const float *restrict a, const float *re
     SIMD_NAME(gemm_accumulate)(kb, a, b, acc, GEMM_MR);
 }
 
-#if !defined(SIMD_TARGET_NEON)
+#if !SIMD_A_BY_LANE
 /* acc = Σ_p a[·][p] ⊗ b[p][·] with A not packed: row i of the tile at
  * a + i·lda. All MR rows must be readable (the caller's buffer holds whole
  * MR-row tiles); the sums of rows past mr are never stored. For attention's
@@ -337,7 +313,7 @@ SIMD_NAME(gemm_tile)(int kb, const float *a, size_t lda, const float *restrict b
 {
     vf acc[GEMM_MR][GEMM_NV];
     SIMD_NAME(gemm_prefetch_c)(c, ldc, mr, nr);
-#if !defined(SIMD_TARGET_NEON)
+#if !SIMD_A_BY_LANE
     if (lda)
         SIMD_NAME(gemm_accumulate_rows)(kb, a, lda, b, acc);
     else
@@ -362,7 +338,7 @@ static void SIMD_NAME(gemm_kernel_epilogue)(int kb, const float *restrict a,
     SIMD_NAME(gemm_tile)(kb, a, 0, b, g->c + i0 * g->ldc + j0, g->ldc, mr, nr, first, g, i0, j0);
 }
 
-#if !defined(SIMD_TARGET_NEON)
+#if !SIMD_A_BY_LANE
 /* A unpacked, all MR rows readable (attention's P·V: P in place). */
 static void SIMD_NAME(gemm_kernel_rows)(int kb, const float *a, size_t lda,
                                         const float *restrict b, float *c, size_t ldc, int mr,
@@ -387,8 +363,8 @@ static void SIMD_NAME(gemm_kernel_unpacked)(int kb, const float *a, size_t lda,
  * one row tile cost more than the product itself. SKINNY_NJ rows of B at a
  * time, each vector of them used by SKINNY_MI rows of A: SKINNY_MI ×
  * SKINNY_NJ accumulators, reduced across lanes once per element of C. */
-#if SIMD_LANES == 8
-#define SKINNY_MI 2         /* AVX2: 8 accumulators + 4 B vectors of 16 registers */
+#if SIMD_REGISTERS == 16
+#define SKINNY_MI 2         /* 8 accumulators + 4 B vectors of 16 registers (AVX2) */
 #else
 #define SKINNY_MI 6         /* 24 accumulators + 4 B vectors of 32 registers */
 #endif
@@ -457,7 +433,7 @@ static const blk_arch SIMD_NAME(blk_arch) = {
     .pack_a = SIMD_NAME(gemm_pack_a), .pack_b = SIMD_NAME(gemm_pack_b),
     .kernel = SIMD_NAME(gemm_kernel), .kernel_epilogue = SIMD_NAME(gemm_kernel_epilogue),
     .skinny = SIMD_NAME(gemm_skinny), .skinny_rows = SKINNY_MI,
-#if !defined(SIMD_TARGET_NEON)
+#if !SIMD_A_BY_LANE
     .kernel_unpacked = SIMD_NAME(gemm_kernel_unpacked),
 #endif
 };

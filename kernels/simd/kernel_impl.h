@@ -1,7 +1,9 @@
 /*
  * kernel_impl.h — the table row of a SIMD kernel: included last by each ISA
  * folder's kernel.c, after gemm_impl.h and sdpa_impl.h, with SIMD_REQUIRES
- * (the ATTN_CPU_* bits) and SIMD_DESCRIPTION defined.
+ * (the ISA's ATTN_REQUIRES_* of kernel.h) and SIMD_DESCRIPTION defined. Its
+ * geometry is the templates' own: the register tile, the skinny path's
+ * rows, the vector, the decode path's split.
  */
 /* The softmax's and erf's exp (vf_exp_nonpos) and the general one (vf_exp)
  * over arrays, for their tests. */
@@ -82,9 +84,9 @@ static void SIMD_NAME(attn_layernorm)(const attn_exec *ex, size_t m, int d, cons
     }
 }
 
-static size_t SIMD_NAME(attn_gemm_scratch)(size_t m, int n, int k, int n_threads, const int *params)
+static size_t SIMD_NAME(attn_gemm_scratch)(const attn_exec *ex, size_t m, int n, int k)
 {
-    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, n_threads, params);
+    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, ex->n_threads, ex->params);
 }
 
 static void SIMD_NAME(attn_gemm)(const attn_exec *ex, const attn_gemm_problem *p)
@@ -111,4 +113,7 @@ const attn_kernel SIMD_CAT_(attn_kernel, SIMD_ISA) = {
     .sdpa = SIMD_NAME(attn_sdpa),
     .sdpa_scratch = SIMD_NAME(attn_sdpa_scratch),
     .layernorm = SIMD_NAME(attn_layernorm),
+    .geometry = { .mr = GEMM_MR, .nr = GEMM_NR, .skinny_rows = SKINNY_MI,
+                  .attn_rows = GEMM_MR, .attn_keys = GEMM_NR, .lanes = SIMD_LANES,
+                  .decode_split = SDPA_DECODE_SPLIT },
 };

@@ -40,7 +40,7 @@ void attn_simd_default_params(int mr, int nr, int *v)
     v[SK_BQ] = 4 * mr;
     v[SK_BK] = 8 * nr;
     /* Stream once one key tile of all keys would need S and P blocks
-     * (2·bq·Lk floats) over half of L2. Measured on a Zen 4 (README): the
+     * (2·bq·Lk floats) over half of L2. Measured on a Zen 4 (docs/kernels.md): the
      * two paths run within noise of each other from Lk 512 to 4096, so the
      * rule is about memory, not speed. */
     v[SK_STREAM_FROM] = clamp(l2 / 2 / (long)(2 * sizeof(float) * v[SK_BQ]), 64, 1 << 20);

@@ -69,8 +69,9 @@ static int SIMD_NAME(sdpa_layout_of)(const attn_sdpa_problem *p, const int *para
     return 1;
 }
 
-static size_t SIMD_NAME(attn_sdpa_scratch)(const attn_sdpa_problem *p, int n_threads, const int *params)
+static size_t SIMD_NAME(attn_sdpa_scratch)(const attn_exec *ex, const attn_sdpa_problem *p)
 {
+    const int n_threads = ex->n_threads, *params = ex->params;
     int rows = SIMD_NAME(sdpa_decode_rows)(p, params[SK_DECODE_ROWS]);
     if (rows > 0) {
         sdpa_decode_plan d;
@@ -123,8 +124,8 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
             if (k0 > 0 && alpha != 1.0f)
                 SIMD_NAME(sdpa_scale_row)(out + (size_t)i * ldo, dh, alpha);
         }
-#if defined(SIMD_TARGET_NEON)
-        /* NEON's micro-kernel takes A by lane from packed vectors. */
+#if SIMD_A_BY_LANE
+        /* The micro-kernel takes A by lane from packed vectors: P is packed. */
         blk_gemm pg = { .a = s, .lda = (size_t)bk, .alpha = 1.0f };
         arch->pack_a(&pg, 0, rows, 0, kb, ppack);
 #define SDPA_P(ir) ppack + (size_t)(ir) * kb
@@ -144,7 +145,7 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
         float *o = out + (size_t)i * ldo;
         if (l[i] != 0.0f)                /* > 0, or NaN: the row stays NaN */
             SIMD_NAME(sdpa_scale_row)(o, dh, 1.0f / l[i]);
-        else                             /* every key masked: zeros (SPEC §1) */
+        else                             /* every key masked: zeros (api.md §1) */
             for (int j = 0; j < dh; j++)
                 o[j] = 0.0f;
     }

@@ -1,6 +1,6 @@
 /*
- * simd.h — the thin vector layer the SIMD kernels are written in (DESIGN.md
- * habit 8, after ggml's simd-mappings.h): one vector type `vf` of
+ * simd.h — the thin vector layer the SIMD kernels are written in (after
+ * ggml's simd-mappings.h): one vector type `vf` of
  * SIMD_LANES floats and the handful of operations the micro-kernels, the
  * streaming attention and the row operations need. The ISA is the one this
  * translation unit is compiled for — each ISA folder (kernels/avx2,
@@ -15,6 +15,17 @@
  * vectors (gemm_impl.h), and provides simd_transpose4: four rows of four
  * floats, times alpha, stored transposed (the packing routines' building
  * block).
+ *
+ * What the templates may count on differs by ISA; each says it here, once,
+ * and the templates test these, never the ISA:
+ *   SIMD_REGISTERS       vector registers, for the accumulators a loop keeps;
+ *   SIMD_A_BY_LANE       1: the micro-kernel takes A by lane from packed
+ *                        vectors (FMA by element, vf_fmadd_lane), so A must
+ *                        be packed and a tile always computes its MR rows;
+ *                        0: A is broadcast from memory, packed or in place;
+ *   SIMD_TRANSPOSE_ROWS  rows of the widest transpose in registers:
+ *                        simd_transpose4, and at 8 simd_transpose8.
+ * (The portable target has no GEMM tile, and none of them.)
  */
 #ifndef ATTN_SIMD_H
 #define ATTN_SIMD_H
@@ -36,6 +47,9 @@
 #define SIMD_LANES 16
 #define SIMD_MR 12          /* 12 × 2 zmm: 24 accumulators of 32 registers */
 #define SIMD_NV 2
+#define SIMD_REGISTERS 32
+#define SIMD_A_BY_LANE 0
+#define SIMD_TRANSPOSE_ROWS 8
 typedef __m512 vf;
 
 static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
@@ -78,6 +92,9 @@ static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
 #define SIMD_LANES 8
 #define SIMD_MR 6           /* 6 × 2 ymm: 12 accumulators of 16 registers */
 #define SIMD_NV 2
+#define SIMD_REGISTERS 16
+#define SIMD_A_BY_LANE 0
+#define SIMD_TRANSPOSE_ROWS 8
 typedef __m256 vf;
 
 static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
@@ -147,6 +164,9 @@ static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
 #define SIMD_LANES 4
 #define SIMD_MR 8           /* 8 × 3 q-registers: 24 accumulators of 32 */
 #define SIMD_NV 3
+#define SIMD_REGISTERS 32
+#define SIMD_A_BY_LANE 1
+#define SIMD_TRANSPOSE_ROWS 4
 typedef float32x4_t vf;
 
 static inline vf vf_zero(void) { return vdupq_n_f32(0.0f); }
@@ -191,6 +211,8 @@ static inline vf vf_ldexp_small(vf p, vf n)
 }
 static inline vf vf_select_lt(vf a, vf b, vf x, vf y) { return vbslq_f32(vcltq_f32(a, b), x, y); }
 static inline vf vf_select_nan(vf a, vf x) { return vbslq_f32(vceqq_f32(a, a), x, a); }
+/* b·a[lane] + c: FMA by element (lane must be a constant, hence a macro). */
+#define vf_fmadd_lane(b, a, lane, c) vfmaq_laneq_f32(c, b, a, lane)
 
 static inline void simd_transpose4(const float *const src[4], int p, float alpha, float *dst,
                                    size_t ld)
@@ -296,6 +318,33 @@ static inline void simd_transpose4(const float *const src[4], int p, float alpha
     _mm_storeu_ps(dst + 2 * ld, x2);
     _mm_storeu_ps(dst + 3 * ld, x3);
 }
+
+/* 8 rows × 8 floats (rows src[0..8) from column p) → 8 vectors of the
+ * transposed block, stored 8 floats each at dst + p·ld for p = 0..7. The
+ * classic unpack / shuffle / permute transpose of 8×8 floats in AVX. */
+static inline void simd_transpose8(const float *const src[8], int p, float *dst, size_t ld)
+{
+    __m256 r0 = _mm256_loadu_ps(src[0] + p), r1 = _mm256_loadu_ps(src[1] + p);
+    __m256 r2 = _mm256_loadu_ps(src[2] + p), r3 = _mm256_loadu_ps(src[3] + p);
+    __m256 r4 = _mm256_loadu_ps(src[4] + p), r5 = _mm256_loadu_ps(src[5] + p);
+    __m256 r6 = _mm256_loadu_ps(src[6] + p), r7 = _mm256_loadu_ps(src[7] + p);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst + 0 * ld, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + 1 * ld, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ld, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ld, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ld, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ld, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ld, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ld, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
 #endif
 
 static inline vf vf_min(vf a, vf b) { return vf_select_lt(a, b, a, b); }
@@ -352,7 +401,7 @@ static inline vf vf_exp_nonpos(vf x)
 }
 
 /* erf(x) by Abramowitz & Stegun 7.1.26, the formula of vmath.h's attn_erff
- * with vf_exp; and the two GELUs of SPEC §1.3 as vmath.h writes them. Bound:
+ * with vf_exp; and the two GELUs of api.md §1.3 as vmath.h writes them. Bound:
  * GELUs within 5e-7·max(1, |x|) of the double-precision formulas, tested
  * (tests/test_vmath.c). */
 static inline vf vf_erf(vf x)
