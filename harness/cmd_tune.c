@@ -2,21 +2,13 @@
  * cmd_tune.c — `attnbench tune`: tunes each bucket of a suite (or of the
  * given shapes) and stores the winners in the wisdom file (tune.h,
  * kernels/wisdom.h); --export / --import move records between machines.
- *
- * Writing the wisdom: under an exclusive lock on "<file>.lock", the file is
- * read again, this run's records are merged in (replacing the same machine
- * and bucket), and the result is written atomically — so concurrent tuners
- * keep each other's records. A damaged file is not merged into: it is kept
- * as "<file>.damaged" and reported.
+ * The records are merged into the file by wisdom_store.h.
  */
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -24,58 +16,17 @@
 #include "commands.h"
 #include "timer.h"
 #include "tune.h"
+#include "wisdom_store.h"
 
 #define MAX_SHAPES 64
 
-/* Merges add into the wisdom at path, under the lock. 0, or -1 with err. */
-static int wisdom_merge(const char *path, const attn_wisdom *add, char *err, size_t len)
+/* ab_wisdom_merge, saying on stderr when a damaged file was set aside. */
+static int merge(const char *path, const attn_wisdom *add, char *err, size_t len)
 {
-    char dir[PATH_MAX], lock_path[PATH_MAX + 8];
-    snprintf(dir, sizeof dir, "%s", path);
-    if (ab_mkdirs(dirname(dir), err, len) != 0)
-        return -1;
-    snprintf(lock_path, sizeof lock_path, "%.*s.lock", PATH_MAX - 1, path);
-    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
-        snprintf(err, len, "cannot lock %.400s", lock_path);
-        if (lock >= 0)
-            close(lock);
-        return -1;
-    }
-    attn_wisdom *w = malloc(sizeof *w);
-    int rc = -1;
-    char why[200];
-    if (!w) {
-        snprintf(err, len, "out of memory");
-    } else {
-        int r = attn_wisdom_read(path, w, why, sizeof why);
-        if (r == -1) {
-            char kept[PATH_MAX + 16];
-            snprintf(kept, sizeof kept, "%.*s.damaged", PATH_MAX - 1, path);
-            rename(path, kept);
-            fprintf(stderr, "attnbench tune: %s was not valid wisdom (%s); kept as %s, starting "
-                    "a new file\n", path, why, kept);
-            memset(w, 0, sizeof *w);
-        }
-        rc = 0;
-        for (int i = 0; i < add->n && rc == 0; i++) {
-            const char *key = "";
-            for (int m = 0; m < add->n_machines; m++)
-                if (add->machine_hash[m] == add->rec[i].machine)
-                    key = add->machine_key[m];
-            if (attn_wisdom_put(w, &add->rec[i], key) != 0) {
-                snprintf(err, len, "the wisdom file is full");
-                rc = -1;
-            }
-        }
-        ab_atomic_file af;
-        if (rc == 0 && (ab_atomic_open(&af, path, err, len) != 0 || attn_wisdom_write(af.f, w) != 0
-                        || ab_atomic_commit(&af, 0, err, len) != 0))
-            rc = -1;
-    }
-    free(w);
-    flock(lock, LOCK_UN);
-    close(lock);
+    char note[PATH_MAX + 300] = "";
+    int rc = ab_wisdom_merge(path, add, note, sizeof note, err, len);
+    if (note[0])
+        fprintf(stderr, "attnbench tune: %s\n", note);
     return rc;
 }
 
@@ -116,7 +67,7 @@ int ab_cmd_tune(int argc, char **argv)
     double budget = 600, min_time = 0.05;
     const ab_flag flags[] = {
         { "suite", AB_FLAG_STRING, &suite_name, "NAME", "tune every bucket of a suite (default: default)", 0, 0 },
-        { "shape", AB_FLAG_STRING, &shape_text, "SPEC", "tune the buckets of these shapes instead (';' separates)", 0, 0 },
+        { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "tune the buckets of these shapes instead (';' separates)", 0, 0 },
         { "level", AB_FLAG_STRING, &level_name, "L", "estimate, measure (default) or patient", 0, 0 },
         { "budget", AB_FLAG_DOUBLE, &budget, "S", "seconds for the whole search; the best so far is kept (default 600)", 1, 1e6 },
         { "threads", AB_FLAG_INT, &threads, "N", "thread count to tune for (default: all cores)", 1, 4096 },
@@ -129,7 +80,7 @@ int ab_cmd_tune(int argc, char **argv)
     };
     int rc = ab_cli_command(
         "tune",
-        "attnbench tune [--suite NAME | --shape SPEC] [--level estimate|measure|patient]\n"
+        "attnbench tune [--suite NAME | --shape SHAPES] [--level estimate|measure|patient]\n"
         "                      [--budget S] [--threads N] [--wisdom FILE] [--evaluate]\n"
         "                      [--export FILE | --import FILE]",
         "For each bucket (op, length up to a power of 2, head width, mask kind, threads) of the\n"
@@ -165,7 +116,7 @@ int ab_cmd_tune(int argc, char **argv)
         }
         int st = 0;
         if (import_path) {
-            st = wisdom_merge(path, w, err, sizeof err);
+            st = merge(path, w, err, sizeof err);
         } else {
             ab_atomic_file af;
             st = ab_atomic_open(&af, export_path, err, sizeof err) != 0
@@ -284,7 +235,7 @@ int ab_cmd_tune(int argc, char **argv)
         }
         fflush(stdout);
     }
-    int st = found->n ? wisdom_merge(path, found, err, sizeof err) : 0;
+    int st = found->n ? merge(path, found, err, sizeof err) : 0;
     if (st != 0)
         fprintf(stderr, "attnbench tune: writing %s: %s\n", path, err);
     else if (found->n)

@@ -1,4 +1,5 @@
-/* history.c — the results history and its step detection (history.h). */
+/* history.c — the results history in SQLite (history.h); its steps come from
+ * steps.c. */
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -11,87 +12,6 @@
 #include "history.h"
 #include "stats.h"
 #include "wisdom.h"
-
-/* ---- step detection ------------------------------------------------------------- */
-
-
-/* Σ|v − median(v)| of a sorted v. */
-static double l1_deviation(const double *sorted, int n)
-{
-    double m = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]), s = 0.0;
-    for (int i = 0; i < n; i++)
-        s += fabs(sorted[i] - m);
-    return s;
-}
-
-int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *before,
-                    double *after, int max)
-{
-    if (n < 3 || n > AB_HISTORY_WINDOW)
-        return 0;
-    double z[AB_HISTORY_WINDOW], d[AB_HISTORY_WINDOW];
-    for (int i = 0; i < n; i++) {
-        if (!(y[i] > 0) || !isfinite(y[i]))
-            return 0;
-        z[i] = log(y[i]);
-    }
-    /* The noise: a robust spread of consecutive differences (most of them
-     * are noise even when the series has steps), divided by √2 since each
-     * difference holds two points' noise. Floored at 0.1%. */
-    for (int i = 1; i < n; i++)
-        d[i - 1] = z[i] - z[i - 1];
-    double md = ab_median_inplace(d, n - 1);
-    for (int i = 0; i < n - 1; i++)
-        d[i] = fabs(d[i] - md);
-    double sigma = 1.4826 * ab_median_inplace(d, n - 1) / sqrt(2.0);
-    sigma = sigma > 1e-3 ? sigma : 1e-3;
-    /* A breakpoint costs 4σ·ln n: an outlier alone never pays for two, a
-     * shift of a few σ held for a few runs does. */
-    const double gamma = 4.0 * sigma * log((double)n);
-
-    /* best[j]: the cheapest fit of z[0..j); from[j]: where its last segment
-     * starts. cost(i, j) by inserting z[i] into the sorted z[i+1..j). */
-    double best[AB_HISTORY_WINDOW + 1], sorted[AB_HISTORY_WINDOW];
-    int from[AB_HISTORY_WINDOW + 1];
-    best[0] = -gamma;   /* the first segment is free */
-    for (int j = 1; j <= n; j++) {
-        best[j] = INFINITY;
-        int len = 0;
-        for (int i = j - 1; i >= 0; i--) {
-            int k = len++;
-            while (k > 0 && sorted[k - 1] > z[i]) {
-                sorted[k] = sorted[k - 1];
-                k--;
-            }
-            sorted[k] = z[i];
-            double c = best[i] + l1_deviation(sorted, len) + gamma;
-            if (c < best[j]) {
-                best[j] = c;
-                from[j] = i;
-            }
-        }
-    }
-    int starts[AB_HISTORY_WINDOW + 1], ns = 0;
-    for (int j = n; j > 0; j = from[j])
-        starts[ns++] = from[j];          /* segment starts, last first */
-    int found = 0;
-    for (int s = ns - 1; s > 0; s--) {   /* boundaries in time order */
-        int a0 = starts[s], a1 = starts[s - 1], b1 = s >= 2 ? starts[s - 2] : n;
-        double left[AB_HISTORY_WINDOW], right[AB_HISTORY_WINDOW];
-        memcpy(left, y + a0, sizeof(double) * (size_t)(a1 - a0));
-        memcpy(right, y + a1, sizeof(double) * (size_t)(b1 - a1));
-        double lm = ab_median_inplace(left, a1 - a0), rm = ab_median_inplace(right, b1 - a1);
-        if (fabs(rm / lm - 1.0) < min_effect || found == max)
-            continue;
-        at[found] = a1;
-        if (before)
-            before[found] = lm;
-        if (after)
-            after[found] = rm;
-        found++;
-    }
-    return found;
-}
 
 /* ================================================================================ */
 #ifdef ATTN_HAVE_SQLITE

@@ -28,22 +28,11 @@
 #include <stddef.h>
 
 #include "bench_file.h"
+#include "steps.h"
 
 #define AB_HISTORY_SCHEMA 1
-/* Step detection looks at the last this-many runs of a series. */
-#define AB_HISTORY_WINDOW 256
-
-/* Steps in a series y[0..n) (positive values in time order): the series is
- * fitted with a piecewise-constant function of log y, minimizing the sum of
- * absolute deviations plus a penalty per breakpoint (asv's model; the
- * penalty scales with the series' own noise, a robust estimate from the
- * differences of consecutive points); a breakpoint is a step when the
- * medians on its two sides differ by at least min_effect (0.05: 5%).
- * Writes the index of the first point after each step into at[] (at most
- * max) and the medians before and after into before[] / after[] (either
- * may be NULL); returns how many. n <= AB_HISTORY_WINDOW. */
-int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *before,
-                    double *after, int max);
+/* Step detection (steps.h) looks at the last this-many runs of a series. */
+#define AB_HISTORY_WINDOW AB_STEPS_WINDOW
 
 typedef struct ab_history ab_history;
 

@@ -1,0 +1,24 @@
+/*
+ * steps.h — steps in a series of timings: where a benchmark got slower or
+ * faster over its runs, told apart from the series' own noise. Used by the
+ * results history (history.c) after every add; no storage here.
+ */
+#ifndef AB_STEPS_H
+#define AB_STEPS_H
+
+/* The longest series looked at. */
+#define AB_STEPS_WINDOW 256
+
+/* Steps in a series y[0..n) (positive values in time order): the series is
+ * fitted with a piecewise-constant function of log y, minimizing the sum of
+ * absolute deviations plus a penalty per breakpoint (asv's model; the
+ * penalty scales with the series' own noise, a robust estimate from the
+ * differences of consecutive points); a breakpoint is a step when the
+ * medians on its two sides differ by at least min_effect (0.05: 5%).
+ * Writes the index of the first point after each step into at[] (at most
+ * max) and the medians before and after into before[] / after[] (either
+ * may be NULL); returns how many. n <= AB_STEPS_WINDOW. */
+int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *before,
+                    double *after, int max);
+
+#endif /* AB_STEPS_H */

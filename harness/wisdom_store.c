@@ -1,0 +1,70 @@
+/*
+ * wisdom_store.c — writing the wisdom file so that concurrent writers keep
+ * each other's records (wisdom_store.h). The file format is the library's
+ * (kernels/wisdom.c).
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "wisdom_store.h"
+
+int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t note_len,
+                    char *err, size_t len)
+{
+    char dir[PATH_MAX], lock_path[PATH_MAX + 8];
+    if (note_len)
+        note[0] = '\0';
+    snprintf(dir, sizeof dir, "%s", path);
+    if (ab_mkdirs(dirname(dir), err, len) != 0)
+        return -1;
+    snprintf(lock_path, sizeof lock_path, "%.*s.lock", PATH_MAX - 1, path);
+    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+        snprintf(err, len, "cannot lock %.400s", lock_path);
+        if (lock >= 0)
+            close(lock);
+        return -1;
+    }
+    attn_wisdom *w = malloc(sizeof *w);
+    int rc = -1;
+    char why[200];
+    if (!w) {
+        snprintf(err, len, "out of memory");
+    } else {
+        int r = attn_wisdom_read(path, w, why, sizeof why);
+        if (r == -1) {
+            char kept[PATH_MAX + 16];
+            snprintf(kept, sizeof kept, "%.*s.damaged", PATH_MAX - 1, path);
+            rename(path, kept);
+            snprintf(note, note_len, "%.400s was not valid wisdom (%s); kept as %.400s, starting a "
+                     "new file", path, why, kept);
+            memset(w, 0, sizeof *w);
+        }
+        rc = 0;
+        for (int i = 0; i < add->n && rc == 0; i++) {
+            const char *key = "";
+            for (int m = 0; m < add->n_machines; m++)
+                if (add->machine_hash[m] == add->rec[i].machine)
+                    key = add->machine_key[m];
+            if (attn_wisdom_put(w, &add->rec[i], key) != 0) {
+                snprintf(err, len, "the wisdom file is full");
+                rc = -1;
+            }
+        }
+        ab_atomic_file af;
+        if (rc == 0 && (ab_atomic_open(&af, path, err, len) != 0 || attn_wisdom_write(af.f, w) != 0
+                        || ab_atomic_commit(&af, 0, err, len) != 0))
+            rc = -1;
+    }
+    free(w);
+    flock(lock, LOCK_UN);
+    close(lock);
+    return rc;
+}

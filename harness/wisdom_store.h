@@ -1,0 +1,25 @@
+/*
+ * wisdom_store.h — merging records into the wisdom file (`attnbench tune`,
+ * its --import).
+ *
+ * Under an exclusive lock on "<file>.lock" the file is read again, the new
+ * records are merged in (replacing those of the same machine and bucket),
+ * and the result is written atomically (atomic_file.h) — so concurrent
+ * tuners keep each other's records, and a crash leaves the old file or the
+ * new one. A damaged file is not merged into: it is kept as
+ * "<file>.damaged" and a new file is started.
+ */
+#ifndef AB_WISDOM_STORE_H
+#define AB_WISDOM_STORE_H
+
+#include <stddef.h>
+
+#include "wisdom.h"
+
+/* Merges add into the wisdom at path (its directory created if needed).
+ * note: empty, or a line saying that a damaged file was set aside. 0, or -1
+ * with a reason in err (the file then unchanged). */
+int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t note_len,
+                    char *err, size_t len);
+
+#endif /* AB_WISDOM_STORE_H */
