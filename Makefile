@@ -135,7 +135,7 @@ $(BUILD)/obj/kernels/%.o: kernels/%.c
 # The wisdom's machine key names the build flags (a different build may tune
 # differently).
 $(BUILD)/obj/kernels/wisdom.o: LIBFLAGS += -DATTN_BUILD_OPTFLAGS='"$(strip $(OPTFLAGS) $(CFLAGS))"'
-# ISA folders: their flags, and only theirs (DESIGN.md habit 3).
+# ISA folders: their flags, and only theirs (docs/adding-a-kernel.md).
 $(BUILD)/obj/kernels/avx2/%.o: kernels/avx2/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(AVX2_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -221,20 +221,20 @@ bench: all
 	$(CLI_BIN) run --suite default --kernel all --json-dir results
 
 # The tuner on the buckets of `make bench`, within 9 minutes of search (the
-# checks and the writing fit in the 10 the README promises).
+# checks and the writing fit in a tenth minute: make tune stays under 10).
 tune: all
 	$(CLI_BIN) tune --suite default --level measure --budget 540
 
 # How close the tuner's pick comes to an exhaustive search of its
 # neighbourhood, in real time on this machine (a benchmark, not a test: the
-# README quotes it). The wisdom goes to a scratch file.
+# docs/tuning.md quotes it). The wisdom goes to a scratch file.
 tune-eval: all
 	$(CLI_BIN) tune --threads 1 --level measure --evaluate --wisdom $(BUILD)/tune-eval.wisdom \
 	  --shape 'op=sdpa,B=1,H=4,L=128,Dh=32,mask=causal;op=mha,B=1,L=128,D=256,H=4'
 
 # attnbench's auto kernel and PyTorch 1.13 (reports/pytorch_anchor.py) on
 # the `anchors` suite, one thread each, with the memory a call adds; then
-# the side-by-side table (README).
+# the side-by-side table (docs/performance.md).
 bench-anchors: all
 	@mkdir -p results
 	$(CLI_BIN) run --suite anchors --kernel auto --threads 1 --memory \

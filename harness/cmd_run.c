@@ -277,7 +277,7 @@ int ab_cmd_run(int argc, char **argv)
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
         { "op", AB_FLAG_STRING, &op_name, "OP", AB_OP_LIST ": filters the suite, default op of --shape", 0, 0 },
-        { "shape", AB_FLAG_STRING, &shape_text, "SPEC", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
+        { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
         { "suite", AB_FLAG_STRING, &suite_name, "NAME", "a suite of `attnbench list --suites` (default: default)", 0, 0 },
         { "threads", AB_FLAG_STRING, &threads_text, "N", "threads, one per core (default: all cores); a list N1,N2 runs each", 0, 0 },
         { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark, at least (default 7; exactly, with --precision 0)", 1, AB_MAX_REPS },
@@ -299,7 +299,7 @@ int ab_cmd_run(int argc, char **argv)
     };
     int rc = ab_cli_command(
         "run",
-        "attnbench run [--kernel K|all] [--op OP] [--shape SPEC|--suite NAME] [--threads N[,N2..]]\n"
+        "attnbench run [--kernel K|all] [--op OP] [--shape SHAPES|--suite NAME] [--threads N[,N2..]]\n"
         "                     [--repetitions R] [--precision P] [--max-time S] [--min-time S]\n"
         "                     [--counters LIST] [--json FILE] [--json-dir DIR] [--csv FILE]",
         "Times kernels on shapes. Per shape, every kernel at every thread count is warmed up\n"

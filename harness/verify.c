@@ -1,4 +1,4 @@
-/* verify.c — SPEC §4's correctness bound. */
+/* verify.c — api.md §4's correctness bound. */
 #include <math.h>
 
 #include "verify.h"

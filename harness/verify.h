@@ -1,5 +1,5 @@
 /*
- * verify.h — SPEC §4's correctness bound, in one place for the tests,
+ * verify.h — api.md §4's correctness bound, in one place for the tests,
  * `attnbench check` and the tuner.
  *
  * A kernel's output y passes against the oracle's y_ref when

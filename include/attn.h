@@ -3,8 +3,8 @@
  *
  * Scaled dot-product attention, multi-head attention and a transformer encoder
  * layer in fp32 for inference, computed by interchangeable CPU kernels chosen at
- * run time. The contract is ../shared/SPEC.md §1–§2; this header is its exact C
- * form plus version macros and documentation.
+ * run time. The contract is docs/api.md (§1–§2, §7); this header is its exact
+ * C form plus version macros and documentation.
  *
  * Conventions that hold for every call:
  *  - Tensors are row-major and contiguous; inputs may be at any address.

@@ -2,7 +2,7 @@
 """pytorch_anchor.py — PyTorch 1.13 timed on attnbench's shapes, written as
 attnbench's JSON, so both can be compared and merged by the same tools.
 
-    /usr/bin/python3 reports/pytorch_anchor.py [--suite NAME | --shape SPEC ...] [--op OP]
+    /usr/bin/python3 reports/pytorch_anchor.py [--suite NAME | --shape SHAPES ...] [--op OP]
         [--threads N[,N2..]] [--repetitions R] [--min-time S] [--max-call-time S]
         [--memory] [--json FILE] [--attnbench PATH]
     /usr/bin/python3 reports/pytorch_anchor.py --self-test
@@ -15,7 +15,7 @@ Example:
 
 Shapes. `--suite NAME` (default: default) takes the suite's shapes from
 `build/attnbench list --suites`, so the lists never drift from harness/suites.c;
-`--shape SPEC` (repeatable, ';' separates several) takes attnbench's syntax,
+`--shape SHAPES` (repeatable, ';' separates several) takes attnbench's syntax,
 e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal',
 'op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br',
 'op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=pre,act=gelu,mask=padding',
@@ -1236,7 +1236,7 @@ def parse_args(argv):
                description="PyTorch 1.13 on attnbench's shapes, written as attnbench's JSON "
                            "(kernel 'pytorch'). See the docstring for the details.")
     p.add_argument("--suite", metavar="NAME", help="an attnbench suite (default: default)")
-    p.add_argument("--shape", metavar="SPEC", action="append",
+    p.add_argument("--shape", metavar="SHAPES", action="append",
                    help="attnbench shape(s), e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal'; "
                         "';' separates several; repeatable")
     p.add_argument("--op", metavar="OP", help=f"{', '.join(OPS)}: filters the suite, "
@@ -1392,7 +1392,7 @@ def main(argv):
     ctx = build_context(probes[max(threads)], args, max(threads), pinned, pct_isa, workers)
     if ctx["blas_is_reference"]:
         print(f"note: PyTorch's GEMMs run on the reference (netlib) BLAS {ctx['blas_library']}; "
-              "install libopenblas0-pthread for a meaningful anchor (ANCHORS.md used OpenBLAS)")
+              "install libopenblas0-pthread for a meaningful anchor (the anchors in docs/performance.md used OpenBLAS)")
     for t in ctx["threads_seen"]:
         if t["torch_num_threads"] != t["threads"]:
             print(f"note: asked for {t['threads']} threads, torch uses {t['torch_num_threads']}")

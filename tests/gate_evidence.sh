@@ -6,7 +6,7 @@
 #   * N times with a 10% slowdown injected into one kernel of the new side
 #     (ATTNBENCH_INJECT_SLOWDOWN, cycling over the kernels this machine
 #     runs): the gate must fire every time, on that kernel.
-# Prints one line per run and a tally (the README quotes it); exit 1 when a
+# Prints one line per run and a tally (docs/regression-tracking.md quotes it); exit 1 when a
 # run went the wrong way. Takes about a minute per run.
 # usage: tests/gate_evidence.sh [N] [COMMIT] [gate.sh options...]
 set -euo pipefail

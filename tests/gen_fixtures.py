@@ -5,7 +5,7 @@ Usage:  /usr/bin/python3 tests/gen_fixtures.py [OUTDIR] [--seed002]
         (OUTDIR defaults to tests/fixtures; `make fixtures` runs this.)
 
 Writes one text file per case, OUTDIR/<op>_<case>.fix, in the format read by
-tests/fixture.c (see SPEC.md sections 1 and 2 for the semantics and layouts):
+tests/fixture.c (see docs/api.md sections 1 and 2 for the semantics and layouts):
 
     # comment lines (top only)
     op sdpa|mha|encoder|decoder
@@ -19,7 +19,7 @@ tests/fixture.c (see SPEC.md sections 1 and 2 for the semantics and layouts):
 Every input is drawn as a float32 tensor; the reference is computed in float64
 from those exact float32 values with PyTorch modules:
   * sdpa    -- torch.softmax(q @ k^T * scale + bias, masked_fill(~allowed, -inf)) @ v,
-               rows whose keys are all masked replaced by zeros (SPEC 1.1);
+               rows whose keys are all masked replaced by zeros (api.md §1.1);
   * mha     -- torch.nn.MultiheadAttention(batch_first=True, float64);
   * encoder -- torch.nn.TransformerEncoderLayer(dropout=0, batch_first=True, float64), eval();
   * decoder -- torch.nn.TransformerDecoderLayer(dropout=0, batch_first=True, float64), eval(),
@@ -130,7 +130,7 @@ def d64(t):
 # --------------------------------------------------------------------------- masks
 
 class Mask:
-    """Mask parts as in SPEC 1.4. keep/bias have shape [Lq][Lk] or [B][Lq][Lk]."""
+    """Mask parts as in api.md §1.4. keep/bias have shape [Lq][Lk] or [B][Lq][Lk]."""
 
     def __init__(self, causal=False, key_padding=None, keep=None, bias=None):
         self.causal = causal                # False, True (top-left) or "br" (bottom-right)
@@ -242,7 +242,7 @@ def fix_rows(mask, B, Lq, Lk):
 # --------------------------------------------------------------------------- SDPA
 
 def sdpa_ref(q, k, v, scale, mask):
-    """SPEC 1.1 reference in float64. q [B][H][Lq][Dh], k/v [B][Hkv][Lk][Dh]: with
+    """api.md §1.1 reference in float64. q [B][H][Lq][Dh], k/v [B][Hkv][Lk][Dh]: with
     grouped heads (contract 0.2) each key/value head serves H / Hkv query heads,
     k.repeat_interleave(H // Hkv, dim=1)."""
     B, H, Lq, Dh = q.shape

@@ -1,5 +1,5 @@
 /*
- * test_api.c — the rules of the front door (SPEC §2): status texts, the
+ * test_api.c — the rules of the front door (api.md §2): status texts, the
  * kernel registry, context creation and kernel selection (auto, by name, by
  * ATTN_KERNEL), and workspace reuse across calls.
  */

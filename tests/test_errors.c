@@ -1,5 +1,5 @@
 /*
- * test_errors.c — every bad input of SPEC §2 gets its status and leaves the
+ * test_errors.c — every bad input of api.md §2 gets its status and leaves the
  * output untouched, for every runnable kernel.
  *
  * Each case starts from a valid call (checked to succeed first) and breaks one

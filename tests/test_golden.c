@@ -1,6 +1,6 @@
 /*
- * test_golden.c — the illustrated worked example of seed 002
- * (../shared/seeds/002_*.txt): three 4-wide inputs, the given key, query and
+ * test_golden.c — the illustrated worked example of self-attention (the
+ * project's seed 002: Alammar-style, step by step): three 4-wide inputs, the given key, query and
  * value weights ([in][out], used as x @ W), scale 1.0, one head.
  *
  * Expected output, derived by hand. The seed gives
@@ -83,7 +83,7 @@ void test_golden(void)
         attn_sdpa_shape s = { 1, 1, 3, 3, 3, 1.0f, 0, 0 };
         float out[3][3];
         CHECK_STATUS(attn_sdpa(ctx, &s, &q[0][0], &k[0][0], &v[0][0], NULL, &out[0][0]), ATTN_OK);
-        /* SPEC §4 SDPA bound: 2e-5·max(1, max|V|) with max|V| = 8. */
+        /* api.md §4 SDPA bound: 2e-5·max(1, max|V|) with max|V| = 8. */
         double err = max_error(&out[0][0], 3);
         CHECK(err <= 2e-5 * 8, "max error %.3g", err);
 

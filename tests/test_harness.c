@@ -1,6 +1,6 @@
 /*
  * test_harness.c — unit tests of the benchmark harness: statistics on known
- * samples, the FLOP formulas against hand-computed counts (ANCHORS.md),
+ * samples, the FLOP formulas against hand-computed counts (docs/api.md §8),
  * shapes, flag parsing, kernel selection (forced, unsupported, ATTN_KERNEL),
  * the correctness bound, and the JSON/CSV writers (parsed back by an
  * independent parser, every Google Benchmark field present).
@@ -80,7 +80,7 @@ static void test_flops(void)
 {
     ab_shape s;
     char err[256];
-    t_case("flops: the ANCHORS.md formulas, computed by hand");
+    t_case("flops: the formulas of api.md §8, computed by hand");
     /* MHA, D 768, L 128: 8·128·768² + 4·128²·768 = 603979776 + 50331648. */
     CHECK(ab_shape_parse("B=1,L=128,D=768,H=12", AB_OP_MHA, &s, err, sizeof err) == 0, "%s", err);
     CHECK(ab_shape_flops(&s) == 654311424.0, "mha %.0f", ab_shape_flops(&s));
@@ -389,7 +389,7 @@ static void test_select(void)
 
 static void test_verify(void)
 {
-    t_case("verify: SPEC §4 bounds, NaN fails");
+    t_case("verify: api.md §4 bounds, NaN fails");
     float ref[3] = { 10.0f, -2.0f, 0.5f }, y[3];
     memcpy(y, ref, sizeof y);
     ab_verdict v = ab_verify(AB_OP_MHA, y, ref, 3, 0);

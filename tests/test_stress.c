@@ -59,7 +59,7 @@ static size_t width_of(const ab_shape *s)
 }
 
 /* Checks kernel kn on w: the non-finite outputs are exactly those marked in
- * bad (NULL: none), and the finite ones agree with naive's within SPEC §4
+ * bad (NULL: none), and the finite ones agree with naive's within api.md §4
  * (naive runs the same check against the same pattern). */
 static void check_against_naive(const char *kn, const ab_workload *w, const unsigned char *bad)
 {

@@ -1,6 +1,6 @@
 /*
  * test_threads.c — every kernel that uses threads gives, with 2 and 3
- * threads, the results it gives with 1 (SPEC §2: within §4's bound; the
+ * threads, the results it gives with 1 (api.md §2: within §4's bound; the
  * portable kernels are in fact bitwise equal, which is checked too, since
  * each output element is reduced by one thread in a fixed order).
  */
