@@ -111,8 +111,13 @@ ifeq ($(ARCH),aarch64)
 LIB_SRCS += $(wildcard kernels/neon/*.c)
 endif
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-# Sources named *_avx2.c / *_avx512.c are built only for x86-64, with their flags.
-HARNESS_SRCS := $(filter-out harness/main.c,$(wildcard harness/*.c))
+# The harness, a folder per concern (docs/architecture.md): cli/ (the commands),
+# measure/ (timing, peaks, topology, workloads, suites, the tuner's search),
+# store/ (result files, history, wisdom) and analysis/ (statistics, compare,
+# steps, the summary). Sources named *_avx2.c / *_avx512.c are built only for
+# x86-64, with their flags.
+HARNESS_DIRS := harness/cli harness/measure harness/store harness/analysis
+HARNESS_SRCS := $(filter-out harness/cli/main.c,$(wildcard $(addsuffix /*.c,$(HARNESS_DIRS))))
 ifneq ($(ARCH),x86_64)
 HARNESS_SRCS := $(filter-out %_avx2.c %_avx512.c,$(HARNESS_SRCS))
 endif
@@ -143,7 +148,7 @@ $(BUILD)/obj/kernels/avx512/%.o: kernels/avx512/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(AVX512_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-HARNESS_FLAGS = $(BASEFLAGS) -Ikernels -Iharness -I$(BUILD)/gen $(HARNESS_DEFS)
+HARNESS_FLAGS = $(BASEFLAGS) -Ikernels $(addprefix -I,$(HARNESS_DIRS)) -I$(BUILD)/gen $(HARNESS_DEFS)
 
 # What the binary was built from, recorded in every benchmark's context. The
 # header is rewritten only when its content changes, so a new commit rebuilds
@@ -159,7 +164,7 @@ $(BUILD_INFO): FORCE
 	  '#define ATTN_BUILD_FLAGS "$(strip $(OPTFLAGS) $(CFLAGS))"' \
 	  '#define ATTN_BUILD_TYPE "$(if $(filter 1,$(SAN)),sanitize,release)"' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
-$(BUILD)/obj/harness/machine.o: $(BUILD_INFO)
+$(BUILD)/obj/harness/measure/machine.o: $(BUILD_INFO)
 $(BUILD)/obj/harness/%.o: harness/%.c
 	@mkdir -p $(@D)
 	$(CC) $(HARNESS_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -185,7 +190,7 @@ $(HARNESS_LIB): $(HARNESS_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(CLI_BIN): $(BUILD)/obj/harness/main.o $(HARNESS_LIB) $(STATIC_LIB)
+$(CLI_BIN): $(BUILD)/obj/harness/cli/main.o $(HARNESS_LIB) $(STATIC_LIB)
 	$(CC) $(SANFLAGS) $(LDFLAGS) $^ -o $@ $(HARNESS_LIBS) $(LDLIBS)
 
 $(TEST_BIN): $(TEST_OBJS) $(HARNESS_LIB) $(STATIC_LIB)
@@ -306,7 +311,7 @@ fuzz-build:
 	  OPTFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN)" \
 	  $(FUZZ_BUILD)/libattn.a $(FUZZ_BUILD)/libharness.a
 	for t in $(FUZZ_TARGETS); do \
-	  clang $(BASEFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Ikernels -Iharness \
+	  clang $(BASEFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Ikernels $(addprefix -I,$(HARNESS_DIRS)) \
 	    -I$(FUZZ_BUILD)/gen $(HARNESS_DEFS) fuzz/fuzz_$$t.c $(FUZZ_BUILD)/libharness.a \
 	    $(FUZZ_BUILD)/libattn.a -o $(FUZZ_BUILD)/fuzz_$$t $(HARNESS_LIBS) $(LDLIBS) || exit 1; \
 	done
@@ -357,4 +362,4 @@ config:
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(HARNESS_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/obj/harness/main.d
+-include $(LIB_OBJS:.o=.d) $(HARNESS_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(BUILD)/obj/harness/cli/main.d

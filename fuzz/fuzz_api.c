@@ -4,7 +4,7 @@
  * The input picks a shape (op, sizes 1..8 or so, mask kind, encoder
  * options, cross-attention, scale), a thread count and a data seed; every
  * runnable kernel must then agree with naive within api.md §4 (the bound of
- * harness/verify.c). A second part breaks one argument of the same call
+ * harness/measure/verify.c). A second part breaks one argument of the same call
  * (a size of 0 or -1, a product that overflows, D % H != 0, a NULL data
  * pointer, a NaN scale or eps, an unknown activation, key/value heads that
  * do not divide H, a capacity below Lk, a causal value that is no alignment, a decoder call

@@ -3,8 +3,8 @@
  *
  * The input is an argument vector (arguments separated by NUL bytes). It
  * goes through the flag parser with a table of every flag kind
- * (harness/cli.c), the --shape parser (harness/suites.c), the --kernel
- * selection (harness/select.c) and `attnbench list` and `compare` (which
+ * (harness/cli/cli.c), the --shape parser (harness/measure/suites.c), the --kernel
+ * selection (harness/measure/select.c) and `attnbench list` and `compare` (which
  * only parse and read files: compare may name fuzz-a.json and fuzz-b.json,
  * written at the first call, so that it reaches its statistics). Commands
  * that benchmark are left out: their cost grows with the sizes asked for.

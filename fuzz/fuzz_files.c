@@ -5,8 +5,8 @@
  *   0  the wisdom (kernels/wisdom.c): parsed; what parses must write back
  *      and parse again to the same records (a round trip);
  *   1  benchmark JSON, as `compare`, `history add` and the report read it
- *      (harness/bench_file.c): loaded; what loads is compared with itself
- *      (harness/compare.c) and added to an in-memory history, then shown.
+ *      (harness/store/bench_file.c): loaded; what loads is compared with itself
+ *      (harness/analysis/compare.c) and added to an in-memory history, then shown.
  * Readers may refuse a file; they must not crash, leak or hang.
  */
 #include <stdint.h>

@@ -163,7 +163,7 @@ typedef void (*attn_layernorm_fn)(const attn_exec *ex, size_t m, int d, const fl
                                   const float *gamma, const float *beta, float eps, float *y);
 
 /* Where a kernel's loops go from whole tiles to a tail or from one path to
- * another, for the shapes that must straddle each (harness/suites.c:
+ * another, for the shapes that must straddle each (harness/measure/suites.c:
  * ab_edge_shapes, run by `attnbench check` and tests/test_params.c, as
  * XNNPACK re-expands each micro-kernel's tile into its tests). Sizes that
  * are parameters (mc, kc, nc, bq, bk, stream_from, decode_rows) are read

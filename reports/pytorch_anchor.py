@@ -14,7 +14,7 @@ Example:
         --json results/anchors-pytorch.json
 
 Shapes. `--suite NAME` (default: default) takes the suite's shapes from
-`build/attnbench list --suites`, so the lists never drift from harness/suites.c;
+`build/attnbench list --suites`, so the lists never drift from harness/measure/suites.c;
 `--shape SHAPES` (repeatable, ';' separates several) takes attnbench's syntax,
 e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal',
 'op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br',
@@ -25,7 +25,7 @@ e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal',
 defaults P 128, N 128, layers 1, M = P; no L, Lq, Lk, cross or scale).
 The parser, the shape label, and the FLOP and byte counts below are
 transcriptions of ab_shape_parse, ab_shape_label, ab_shape_flops and
-ab_shape_bytes (harness/suites.c). Every suite shape read from attnbench is
+ab_shape_bytes (harness/measure/suites.c). Every suite shape read from attnbench is
 checked against them (canonical text round-trips, GFLOP equal), and the run
 stops if they disagree. Run names are attnbench's:
 `<op>/pytorch/<shape label>/threads:<n>`.
@@ -75,7 +75,7 @@ Workloads (fp32, torch.no_grad, modules in eval mode):
            --self-test (check_generate) compares the loop with the same weights
            as a stack of nn.TransformerDecoderLayer called on the whole sequence
            (causal tgt_mask, memory_key_padding_mask): max |difference| <= 1e-4.
-Inputs are uniform like harness/workload.c's (x, memory, Q, K, V in [-1, 1);
+Inputs are uniform like harness/measure/workload.c's (x, memory, Q, K, V in [-1, 1);
 weights and biases ±1/√D, W_ff2 ±1/√F; LayerNorm γ 1±0.2, β ±0.2), from torch's
 generator, not attnbench's splitmix64: same ranges, not the same numbers.
 Masks (all of attnbench's kinds; the decoder and generate take none or padding):
@@ -107,7 +107,7 @@ OMP_PROC_BIND=close, OMP_PLACES=cores. The context records, per thread count,
 what torch reports and how many OS threads the process really had after timing.
 Default: all cores, as attnbench.
 
-Timing mirrors harness/bench.c: one warm-up call; iterations calibrated (×1.2
+Timing mirrors harness/measure/bench.c: one warm-up call; iterations calibrated (×1.2
 min-time / t, at most ×10 a step) until one batch lasts min-time (default 0.2 s);
 R repetitions (default 9) of that many iterations, wall time by
 time.perf_counter (CLOCK_MONOTONIC), CPU time of all threads by
@@ -174,7 +174,7 @@ class UsageError(Exception):
     """Bad arguments: reported on stderr, exit status 2, nothing written."""
 
 
-# ---- Shapes: a transcription of harness/suites.c --------------------------------
+# ---- Shapes: a transcription of harness/measure/suites.c --------------------------------
 
 @dataclass
 class Shape:
@@ -488,7 +488,7 @@ def read_suites(binary):
             s = parse_shape(text)
             if shape_format(s) != text or "%.3g" % (shape_flops(s) / 1e9) != gflop:
                 raise RuntimeError(
-                    f"this script's copy of harness/suites.c has drifted: '{text}' ({gflop} GFLOP) "
+                    f"this script's copy of harness/measure/suites.c has drifted: '{text}' ({gflop} GFLOP) "
                     f"reads back as '{shape_format(s)}' ({shape_flops(s) / 1e9:.3g} GFLOP)")
             current.append(text)
     if not suites:
@@ -683,7 +683,7 @@ def make_workload(torch, s, parts=None):
     def filled(shape, center, amp):            # uniform in [center − amp, center + amp)
         return (torch.rand(shape, generator=g) * 2.0 - 1.0) * amp + center
 
-    # The mask's parts (harness/workload.c make_mask).
+    # The mask's parts (harness/measure/workload.c make_mask).
     causal = causal_kind(s)
     real = None                                 # [B][Lk], True = a real token (decoder: memory)
     if s.mask in ("padding", "padall", "all"):
@@ -932,7 +932,7 @@ def run_benchmark(shape, threads, cpus, args):
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
-    if "OMP_PROC_BIND" not in os.environ:       # attnbench's pinning (harness/main.c)
+    if "OMP_PROC_BIND" not in os.environ:       # attnbench's pinning (harness/cli/main.c)
         env["OMP_PROC_BIND"] = "close"
         env.setdefault("OMP_PLACES", "cores")
     r, w = os.pipe()

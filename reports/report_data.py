@@ -5,13 +5,13 @@ cannot be used is named on stderr and skipped; the report never crashes on
 one):
 
   * benchmark JSON in Google Benchmark's schema, as `attnbench run --json`
-    (harness/report.c) and reports/pytorch_anchor.py write it, with, from
+    (harness/store/report.c) and reports/pytorch_anchor.py write it, with, from
     newer attnbench, its "summary" (the best kernel per op, shape and thread
     count: BenchFile.summary), the read-only bandwidth and the peaks' errors
     (Peaks.read, Peaks.error, Result.peak_error); a failed benchmark
     (error_occurred) is listed in BenchFile.failed, never read as a time;
   * the tuner's wisdom file (kernels/wisdom.c, attn_wisdom_write);
-  * the results history, an SQLite database (harness/history.h).
+  * the results history, an SQLite database (harness/store/history.h).
 
 Machines are kept apart everywhere: every result carries the Machine it was
 measured on, and the figures draw one machine per figure. A file without a
@@ -43,7 +43,7 @@ def warn(msg, page=True):
 
 
 # Fields of a benchmark entry that are not counters (Google Benchmark's own and
-# attnbench's, harness/report.c); every other numeric field is a counter
+# attnbench's, harness/store/report.c); every other numeric field is a counter
 # (PAPI/perf events such as perf::TASK-CLOCK, or another program's).
 ENTRY_FIELDS = {
     "name", "family_index", "per_family_instance_index", "run_name", "run_type",
@@ -325,7 +325,7 @@ def _summarize(bf, run_name, entries):
 
 @dataclass
 class Summary:
-    """One row of a file's "summary" (harness/summary.h): on one op, shape
+    """One row of a file's "summary" (harness/analysis/summary.h): on one op, shape
     and thread count, the fastest kernel, the runner-up and the ratio
     runner-up time / best time with its 95% interval."""
     source: "BenchFile"

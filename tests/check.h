@@ -28,17 +28,17 @@ void test_errors(void);
 void test_golden(void);
 void test_fixtures(const char *fixture_dir);
 void test_properties(void);
-void test_topology(void);   /* harness/topology.c */
-void test_counters(void);   /* harness/counters.c */
+void test_topology(void);   /* harness/measure/topology.c */
+void test_counters(void);   /* harness/measure/counters.c */
 void test_harness(void);    /* statistics, FLOPs, flags, selection, reports */
 void test_vmath(void);      /* kernels/vmath.h error bounds */
 void test_threads(void);    /* every parallel kernel: results independent of the thread count */
 void test_einsum(void);     /* kernels/einsum engine */
 void test_params(void);     /* kernel parameters: API, and correctness at odd tile sizes */
 void test_wisdom(void);     /* kernels/wisdom.c: the tuning store */
-void test_compare(void);    /* harness/compare.c: the statistics of attnbench compare */
-void test_tune(void);       /* harness/tune.c: the search against a cost model */
-void test_history(void);    /* harness/history.c: step detection and the database */
+void test_compare(void);    /* harness/analysis/compare.c: the statistics of attnbench compare */
+void test_tune(void);       /* harness/measure/tune.c: the search against a cost model */
+void test_history(void);    /* harness/store/history.c: step detection and the database */
 void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, denormals, L = 65536 */
 void test_concurrency(void); /* several contexts used from several threads at once */
 

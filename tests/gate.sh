@@ -25,7 +25,7 @@
 #   --base-bin PATH  an already built base attnbench instead
 #   --new-bin PATH   the new attnbench (default build/attnbench, built by make)
 #   --inject K:F     test hook: the NEW side runs kernel K F slower
-#                    (ATTNBENCH_INJECT_SLOWDOWN, harness/bench.c)
+#                    (ATTNBENCH_INJECT_SLOWDOWN, harness/measure/bench.c)
 # Exit status: 0 no regression, 1 a regression, 2 unusable setup. A base
 # that cannot be had (no such commit, a shallow clone, or a commit older
 # than the gate) is reported and skipped with status 0.

@@ -1,5 +1,5 @@
 /*
- * test_counters.c — harness/counters.c: event availability, passes, and
+ * test_counters.c — harness/measure/counters.c: event availability, passes, and
  * counts checked against independent measures (process and thread CPU
  * time, pages touched, sleeps), for the calling thread and for a team of
  * threads that exists before counting starts, as an OpenMP team does.

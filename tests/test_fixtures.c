@@ -3,7 +3,7 @@
  * inputs and output 64-byte aligned and then 4 bytes past alignment.
  *
  * The expected values were computed by PyTorch in float64 from the same fp32
- * inputs (tests/gen_fixtures.py); the bound is api.md §4's (harness/verify.h).
+ * inputs (tests/gen_fixtures.py); the bound is api.md §4's (harness/measure/verify.h).
  */
 #include <dirent.h>
 #include <math.h>

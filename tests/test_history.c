@@ -1,5 +1,5 @@
 /*
- * test_history.c — harness/history.c: the step detector on series whose
+ * test_history.c — harness/store/history.c: the step detector on series whose
  * steps are known (flat noise, one outlier, a step, two steps, a drift
  * below the minimum effect), and the database: runs added in date order
  * from JSON files the test writes, a repeated file skipped, the step

@@ -1,5 +1,5 @@
 /*
- * test_topology.c — harness/topology.c: hwloc's path on synthetic and XML
+ * test_topology.c — harness/measure/topology.c: hwloc's path on synthetic and XML
  * topologies (multi-socket, SMT, several L3s, hybrid) with answers worked out
  * by hand from their descriptions, the fallback, the load on this machine,
  * and thread binding.
