@@ -11,6 +11,7 @@
  * max_err, level, time of tuning.
  */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,17 +323,28 @@ int attn_wisdom_write(FILE *f, const attn_wisdom *w)
     return ferror(f) ? -1 : 0;
 }
 
+int attn_cache_dir(char *buf, size_t len)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && *xdg)
+        n = snprintf(buf, len, "%s/attnbench", xdg);
+    else if (home && *home)
+        n = snprintf(buf, len, "%s/.cache/attnbench", home);
+    else
+        return -1;
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
 int attn_wisdom_default_path(char *buf, size_t len)
 {
-    const char *env = getenv("ATTN_WISDOM"), *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
+    const char *env = getenv("ATTN_WISDOM");
+    char dir[PATH_MAX];
     int n;
     if (env && *env)
         n = snprintf(buf, len, "%s", env);
-    else if (xdg && *xdg)
-        n = snprintf(buf, len, "%s/attnbench/wisdom", xdg);
-    else if (home && *home)
-        n = snprintf(buf, len, "%s/.cache/attnbench/wisdom", home);
+    else if (attn_cache_dir(dir, sizeof dir) == 0)
+        n = snprintf(buf, len, "%s/wisdom", dir);
     else
         return -1;
     return n > 0 && (size_t)n < len ? 0 : -1;

@@ -65,6 +65,10 @@ typedef struct attn_wisdom {
 void attn_machine_key(char *buf, size_t len);
 void attn_machine_hardware_key(char *buf, size_t len);
 uint64_t attn_machine_hash(const char *key);
+/* attnbench's cache directory, where the wisdom and the measured peaks live
+ * by default: $XDG_CACHE_HOME/attnbench, else $HOME/.cache/attnbench. 0, or
+ * -1 when neither variable is set or the path does not fit in len. */
+int attn_cache_dir(char *buf, size_t len);
 
 void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,
                     const attn_mask *mask, int threads);

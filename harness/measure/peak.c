@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "kernel.h"
 #include "peak.h"
+#include "wisdom.h"
 #include "stats.h"
 #include "timer.h"
 
@@ -441,37 +442,29 @@ static int cpu_ticks(unsigned long long *steal, unsigned long long *total)
 
 /* ---- The cache ------------------------------------------------------------------------ */
 
-/* Everything the figures depend on: a change in any part re-measures. */
-static void machine_key(const ab_topology *t, const ab_machine *m, char *key, size_t len)
+/* Everything the figures depend on: the machine's key (the one the wisdom
+ * and the results are labelled by: CPU identity, usable features, caches,
+ * CPU count), the peak loops' version and the build; a change in any part
+ * re-measures. */
+static void machine_key(char *key, size_t len)
 {
-    snprintf(key, len, "v%d|%s|%s|%d.%d.%d|usable=%#x|cores=%d|L1=%zu|L2=%zu|L3=%zu|%s|%s",
-             PEAK_BENCH_VERSION, m->vendor, m->model, m->family, m->model_id, m->stepping,
-             m->usable, t->cores, ab_topology_cache_size(t, 1), ab_topology_cache_size(t, 2),
-             ab_topology_cache_size(t, 3), ab_build_compiler(), ab_build_type());
+    attn_machine_hardware_key(key, len);
+    size_t used = strnlen(key, len);
+    if (used + 1 < len)
+        snprintf(key + used, len - used, " peaks=v%d compiler=%s build=%s", PEAK_BENCH_VERSION,
+                 ab_build_compiler(), ab_build_type());
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
-
+/* $ATTNBENCH_CACHE_DIR (the tests point it at a scratch directory), else
+ * attnbench's cache directory. */
 static int cache_dir(char *out, size_t len)
 {
-    const char *d = getenv("ATTNBENCH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
-               *home = getenv("HOME");
-    int n;
-    if (d && *d)
-        n = snprintf(out, len, "%s", d);
-    else if (x && *x)
-        n = snprintf(out, len, "%s/attnbench", x);
-    else if (home && *home)
-        n = snprintf(out, len, "%s/.cache/attnbench", home);
-    else
-        return -1;
-    return (n > 0 && (size_t)n < len) ? 0 : -1;
+    const char *d = getenv("ATTNBENCH_CACHE_DIR");
+    if (d && *d) {
+        int n = snprintf(out, len, "%s", d);
+        return n > 0 && (size_t)n < len ? 0 : -1;
+    }
+    return attn_cache_dir(out, len);
 }
 
 /* A positive, finite figure. */
@@ -724,11 +717,11 @@ int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int ref
     char key[768], dir[400], why[600];
     memset(p, 0, sizeof *p);
     note[0] = '\0';
-    machine_key(t, m, key, sizeof key);
+    machine_key(key, sizeof key);
     int have_dir = cache_dir(dir, sizeof dir) == 0;
     if (have_dir)
         snprintf(p->cache_path, sizeof p->cache_path, "%s/peaks-%016llx.txt", dir,
-                 (unsigned long long)fnv1a(key));
+                 (unsigned long long)attn_machine_hash(key));
 
     if (have_dir && !refresh) {
         if (cache_read(p->cache_path, key, p, why, sizeof why) == 0) {
