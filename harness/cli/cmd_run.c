@@ -264,7 +264,67 @@ static int render(int csv, const ab_run_context *c, const ab_result *r, int n, c
     return fclose(f) == 0 ? 0 : -1;
 }
 
-int ab_cmd_run(int argc, char **argv)
+/* What a run is to do, from its flags: the kernels, shapes and thread counts,
+ * the parameter settings, how to time (bench.h) and where to write; and the
+ * machine it runs on. */
+typedef struct run_plan {
+    const attn_kernel *kernels[64];
+    int nk;
+    ab_shape shapes[MAX_SHAPES];
+    int ns;
+    int thread_counts[MAX_THREAD_COUNTS], nt, threads;   /* threads: the largest count */
+    param_setting settings[MAX_PARAMS];
+    int n_settings;
+    int want_auto, memory, refresh, no_peaks;
+    ab_bench_opts o;
+    const char *json, *json_dir, *csv;
+    char event_buf[1024];
+    ab_counters *counters;
+    ab_machine machine;
+    ab_topology topo;
+} run_plan;
+
+/* What it did: a result per benchmark timed (or failed), and the facts the
+ * report needs. */
+typedef struct run_outcome {
+    ab_result *results;
+    int n, failed, pinned, n_skipped;
+    char skipped[8192];
+    uint64_t seed;
+    ab_peaks peaks;
+    int have_peaks;
+} run_outcome;
+
+/* Checks every --param against the selected kernels: a name none has, or
+ * a value out of a kernel's range, is a usage error. */
+static int check_settings(const run_plan *p, char *err, size_t len)
+{
+    for (int i = 0; i < p->n_settings; i++) {
+        int known = 0;
+        for (int ki = 0; ki < p->nk; ki++)
+            for (int j = 0; j < p->kernels[ki]->n_params; j++) {
+                const attn_param *kp = &p->kernels[ki]->params[j];
+                if (strcmp(kp->name, p->settings[i].name) != 0)
+                    continue;
+                known = 1;
+                if (p->settings[i].value < kp->min || p->settings[i].value > kp->max) {
+                    snprintf(err, len, "--param %s=%d: %s takes %d..%d", kp->name,
+                             p->settings[i].value, p->kernels[ki]->name, kp->min, kp->max);
+                    return -1;
+                }
+            }
+        if (!known) {
+            snprintf(err, len, "--param %s: none of the kernels has it (attnbench list)",
+                     p->settings[i].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Parses the flags into p and loads the machine. -1 when the run is to go
+ * on, else the exit status (the message printed). */
+static int plan_of(int argc, char **argv, run_plan *p)
 {
     const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
@@ -330,51 +390,26 @@ int ab_cmd_run(int argc, char **argv)
         fprintf(stderr, "attnbench run: give --json or --json-dir, not both\n");
         return AB_EXIT_USAGE;
     }
-    const attn_kernel *kernels[64];
-    int nk = ab_select_kernels(kernel, getenv("ATTN_KERNEL"), kernels, 64, err, sizeof err);
-    if (nk < 0) {
+    p->nk = ab_select_kernels(kernel, getenv("ATTN_KERNEL"), p->kernels, 64, err, sizeof err);
+    if (p->nk < 0) {
         fprintf(stderr, "attnbench run: %s\n", err);
         return AB_EXIT_USAGE;
     }
-    param_setting settings[MAX_PARAMS];
-    int n_settings = 0;
     if (params_text) {
-        n_settings = parse_params(params_text, settings, MAX_PARAMS, err, sizeof err);
-        if (n_settings < 0) {
+        p->n_settings = parse_params(params_text, p->settings, MAX_PARAMS, err, sizeof err);
+        if (p->n_settings < 0 || check_settings(p, err, sizeof err) != 0) {
             fprintf(stderr, "attnbench run: %s\n", err);
             return AB_EXIT_USAGE;
         }
-        for (int i = 0; i < n_settings; i++) {
-            int known = 0;
-            for (int ki = 0; ki < nk; ki++)
-                for (int j = 0; j < kernels[ki]->n_params; j++) {
-                    const attn_param *kp = &kernels[ki]->params[j];
-                    if (strcmp(kp->name, settings[i].name) != 0)
-                        continue;
-                    known = 1;
-                    if (settings[i].value < kp->min || settings[i].value > kp->max) {
-                        fprintf(stderr, "attnbench run: --param %s=%d: %s takes %d..%d\n",
-                                kp->name, settings[i].value, kernels[ki]->name, kp->min, kp->max);
-                        return AB_EXIT_USAGE;
-                    }
-                }
-            if (!known) {
-                fprintf(stderr, "attnbench run: --param %s: none of the kernels has it "
-                        "(attnbench list)\n", settings[i].name);
-                return AB_EXIT_USAGE;
-            }
-        }
     }
-    int want_auto = kernel && strcmp(kernel, "auto") == 0, wisdom_warned = 0;
+    p->want_auto = kernel && strcmp(kernel, "auto") == 0;
     /* Named kernels are timed on every shape; "all" skips very slow calls. */
     if (max_call < 0.0)
         max_call = !kernel || strcmp(kernel, "all") == 0 ? 0.5 : 0.0;
 
-    ab_shape shapes[MAX_SHAPES];
-    int ns = 0;
     if (shape_text) {
-        ns = parse_shapes(shape_text, op, shapes, MAX_SHAPES, err, sizeof err);
-        if (ns < 0) {
+        p->ns = parse_shapes(shape_text, op, p->shapes, MAX_SHAPES, err, sizeof err);
+        if (p->ns < 0) {
             fprintf(stderr, "attnbench run: %s\n", err);
             return AB_EXIT_USAGE;
         }
@@ -387,9 +422,9 @@ int ab_cmd_run(int argc, char **argv)
             fprintf(stderr, "%s)\n", ab_check_suite()->name);
             return AB_EXIT_USAGE;
         }
-        for (int i = 0; i < suite->n_shapes && ns < MAX_SHAPES; i++)
+        for (int i = 0; i < suite->n_shapes && p->ns < MAX_SHAPES; i++)
             if (!op_name || suite->shapes[i].op == op)
-                shapes[ns++] = suite->shapes[i];
+                p->shapes[p->ns++] = suite->shapes[i];
         if (min_time < 0.0 && suite->min_time > 0.0)
             min_time = suite->min_time;
         if (max_time < 0.0 && suite->max_time > 0.0)
@@ -407,145 +442,152 @@ int ab_cmd_run(int argc, char **argv)
         return AB_EXIT_USAGE;
     }
 
-    ab_counters *counters = NULL;
-    char event_buf[1024];
     if (counters_text) {
         const char *names[MAX_EVENT_NAMES];
-        snprintf(event_buf, sizeof event_buf, "%s", counters_text);
-        int ne = split_events(event_buf, names, MAX_EVENT_NAMES, err, sizeof err);
+        snprintf(p->event_buf, sizeof p->event_buf, "%s", counters_text);
+        int ne = split_events(p->event_buf, names, MAX_EVENT_NAMES, err, sizeof err);
         if (ne <= 0) {
             fprintf(stderr, "attnbench run: %s\n", ne < 0 ? err : "--counters: no event given");
             return AB_EXIT_USAGE;
         }
-        counters = ab_counters_open(names, ne);
-        if (!counters) {
+        p->counters = ab_counters_open(names, ne);
+        if (!p->counters) {
             fprintf(stderr, "attnbench run: out of memory\n");
             return AB_EXIT_FAIL;
         }
         for (int e = 0; e < ne; e++)
-            if (ab_counters_unavailable(counters, e))
+            if (ab_counters_unavailable(p->counters, e))
                 fprintf(stderr, "attnbench run: counter %s unavailable: %s; continuing without it\n",
-                        ab_counters_name(counters, e), ab_counters_unavailable(counters, e));
-        if (ab_counters_passes(counters) > 1)
+                        ab_counters_name(p->counters, e), ab_counters_unavailable(p->counters, e));
+        if (ab_counters_passes(p->counters) > 1)
             fprintf(stderr, "attnbench run: the counters need %d passes; each repetition runs "
-                    "once per pass (no multiplexing)\n", ab_counters_passes(counters));
+                    "once per pass (no multiplexing)\n", ab_counters_passes(p->counters));
     }
 
-    ab_machine machine;
-    ab_topology topo;
-    ab_machine_load(&machine);
-    if (ab_topology_load(&topo, err, sizeof err) != 0) {
+    ab_machine_load(&p->machine);
+    if (ab_topology_load(&p->topo, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench run: topology unavailable (%s); threads are not pinned\n", err);
-        memset(&topo, 0, sizeof topo);
-        topo.cores = topo.pus = 1;
+        memset(&p->topo, 0, sizeof p->topo);
+        p->topo.cores = p->topo.pus = 1;
     }
-    int thread_counts[MAX_THREAD_COUNTS], nt = 1, threads = 0;
-    thread_counts[0] = topo.cores > 0 ? topo.cores : 1;
+    p->nt = 1;
+    p->thread_counts[0] = p->topo.cores > 0 ? p->topo.cores : 1;
     if (threads_text)
-        nt = parse_threads(threads_text, thread_counts, MAX_THREAD_COUNTS, err, sizeof err);
-    for (int ti = 0; ti < nt; ti++) {
-        if (topo.n_caches && thread_counts[ti] > topo.cores) {
+        p->nt = parse_threads(threads_text, p->thread_counts, MAX_THREAD_COUNTS, err, sizeof err);
+    for (int ti = 0; ti < p->nt; ti++) {
+        if (p->topo.n_caches && p->thread_counts[ti] > p->topo.cores) {
             snprintf(err, sizeof err, "--threads %d: this process may use %d cores",
-                     thread_counts[ti], topo.cores);
-            nt = -1;
+                     p->thread_counts[ti], p->topo.cores);
+            p->nt = -1;
         }
-        threads = nt > 0 && thread_counts[ti] > threads ? thread_counts[ti] : threads;
+        p->threads = p->nt > 0 && p->thread_counts[ti] > p->threads ? p->thread_counts[ti]
+                                                                     : p->threads;
     }
-    if (nt < 0) {
+    if (p->nt < 0) {
         fprintf(stderr, "attnbench run: %s\n", err);
-        ab_counters_close(counters);
         return AB_EXIT_USAGE;
     }
+    p->memory = memory;
+    p->refresh = refresh;
+    p->no_peaks = no_peaks;
+    p->json = json;
+    p->json_dir = json_dir;
+    p->csv = csv;
+    p->o = (ab_bench_opts){ .min_time = min_time, .iterations = iterations, .repetitions = reps,
+                            .max_repetitions = max_reps, .precision = precision,
+                            .unstable_above = unstable_above, .max_time = max_time,
+                            .counters = p->counters, .max_call_time = max_call };
+    return -1;
+}
 
-    ab_peaks peaks;
+/* Times p: the peaks, then one shape at a time — its inputs once, then
+ * every kernel at every thread count on them, side by side (bench.h). 0, or
+ * AB_EXIT_FAIL when out of memory. */
+static int execute(const run_plan *p, run_outcome *out)
+{
+    const ab_topology *topo = &p->topo;
     char note[600] = "";
-    if (!refresh && !no_peaks && isatty(2))
+    if (!p->refresh && !p->no_peaks && isatty(2))
         fprintf(stderr, "attnbench run: reading (or once measuring) the machine peaks...\r");
-    int have_peaks = !no_peaks
-                     && ab_peaks_get(&peaks, &topo, &machine, refresh, 1, note, sizeof note) == 0;
+    out->have_peaks = !p->no_peaks
+                      && ab_peaks_get(&out->peaks, topo, &p->machine, p->refresh, 1, note,
+                                      sizeof note) == 0;
     if (note[0])
         fprintf(stderr, "attnbench run: %s\n", note);
+    const ab_peaks *peaks = out->have_peaks ? &out->peaks : NULL;
 
-    ab_result *results = calloc((size_t)(nk * ns * nt), sizeof *results);
+    const int nk = p->nk, ns = p->ns, nt = p->nt;
+    out->results = calloc((size_t)(nk * ns * nt), sizeof *out->results);
     ab_bench_member *members = calloc((size_t)(nk * nt), sizeof *members);
-    if (!results || !members) {
+    if (!out->results || !members) {
         fprintf(stderr, "attnbench run: out of memory\n");
-        free(results);
         free(members);
-        ab_counters_close(counters);
         return AB_EXIT_FAIL;
     }
     /* Pinned: the calling thread by the harness, the kernels' OpenMP threads
      * by the runtime (main.c sets OMP_PROC_BIND unless the user did). */
     const char *bind = getenv("OMP_PROC_BIND");
-    int n = 0, failed = 0, n_skipped = 0;
-    char skipped[8192] = "";
-    int pinned = bind && strcmp(bind, "false") != 0 && strcmp(bind, "FALSE") != 0;
-    size_t l3 = ab_topology_cache_size(&topo, 3);
+    out->pinned = bind && strcmp(bind, "false") != 0 && strcmp(bind, "FALSE") != 0;
     /* The order of every round is shuffled from this seed (recorded in the JSON). */
-    uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32), rng = seed;
+    out->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    uint64_t rng = out->seed;
+    int wisdom_warned = 0, n = 0;
     ab_progress progress;
     ab_progress_init(&progress, nk * ns * nt);
-    ab_bench_opts o = { .min_time = min_time, .iterations = iterations, .repetitions = reps,
-                        .max_repetitions = max_reps, .precision = precision,
-                        .unstable_above = unstable_above,
-                        .max_time = max_time, .counters = counters, .max_call_time = max_call };
-    /* One shape at a time: its inputs once, then every kernel at every thread
-     * count on them, side by side (bench.h). */
     for (int si = 0; si < ns; si++) {
-        const ab_shape *s = &shapes[si];
+        const ab_shape *s = &p->shapes[si];
         ab_workload w;
         int first = n, nm = 0;
         int have_inputs = ab_workload_init(&w, s, SEED, 0) == 0;
-        float *out = have_inputs ? ab_alloc_floats(w.out_len, 0) : NULL;
+        float *buf = have_inputs ? ab_alloc_floats(w.out_len, 0) : NULL;
         for (int ki = 0; ki < nk; ki++) {
             for (int ti = 0; ti < nt; ti++) {
+                const attn_kernel *k = p->kernels[ki];
                 /* A single-threaded kernel runs, is reported and is held to the
                  * peak as 1 thread, once whatever the thread counts asked. */
-                if (!kernels[ki]->parallel && ti > 0)
+                if (!k->parallel && ti > 0)
                     continue;
-                int n_threads = kernels[ki]->parallel ? thread_counts[ti] : 1;
-                ab_result *r = &results[n++];
-                snprintf(r->kernel, sizeof r->kernel, "%s", kernels[ki]->name);
+                int n_threads = k->parallel ? p->thread_counts[ti] : 1;
+                ab_result *r = &out->results[n++];
+                snprintf(r->kernel, sizeof r->kernel, "%s", k->name);
                 r->shape = *s;
                 r->threads = n_threads;
-                set_ceilings(r, ab_isa_of_requirements(kernels[ki]->requires),
-                             have_peaks ? &peaks : NULL);
+                set_ceilings(r, ab_isa_of_requirements(k->requires), peaks);
                 ab_run_name(r->kernel, s, r->threads, r->run_name, sizeof r->run_name);
 
                 /* The context's threads inherit the N-core mask; then this
                  * thread takes core 0 for itself. */
                 char perr[256];
-                if (topo.n_caches && ab_bind_cores(&topo, n_threads, perr, sizeof perr) < 0)
-                    pinned = 0;
+                if (topo->n_caches && ab_bind_cores(topo, n_threads, perr, sizeof perr) < 0)
+                    out->pinned = 0;
                 attn_ctx *ctx = NULL;
                 /* --kernel auto: an auto context, which may run a tuned kernel. */
-                const char *ctx_name = want_auto ? "auto" : kernels[ki]->name;
-                attn_status st = attn_ctx_create(&ctx, ctx_name, n_threads);
-                if (st == ATTN_OK && want_auto && !wisdom_warned
+                attn_status st = attn_ctx_create(&ctx, p->want_auto ? "auto" : k->name, n_threads);
+                if (st == ATTN_OK && p->want_auto && !wisdom_warned
                     && strncmp(attn_ctx_wisdom_status(ctx), "ignored", 7) == 0) {
                     /* One line, once: the library itself never prints. */
                     fprintf(stderr, "attnbench run: wisdom %s; auto uses CPU features\n",
                             attn_ctx_wisdom_status(ctx));
                     wisdom_warned = 1;
                 }
-                if (topo.n_caches && ab_pin_to_core(&topo, 0, perr, sizeof perr) != 0)
-                    pinned = 0;
+                if (topo->n_caches && ab_pin_to_core(topo, 0, perr, sizeof perr) != 0)
+                    out->pinned = 0;
                 ab_progress_show(&progress, n - 1, r->run_name, "(warm-up)");
                 int prc = -1;
                 if (st != ATTN_OK)
                     snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
                 else if (!have_inputs)
                     snprintf(r->error, sizeof r->error, "out of memory for the inputs");
-                else if (!out)
+                else if (!buf)
                     snprintf(r->error, sizeof r->error, "out of memory for the output");
-                else if (apply_params(ctx, settings, n_settings, r->error, sizeof r->error) == 0)
-                    prc = ab_bench_prepare(ctx, &w, &o, r, out);
+                else if (apply_params(ctx, p->settings, p->n_settings, r->error,
+                                      sizeof r->error) == 0)
+                    prc = ab_bench_prepare(ctx, &w, &p->o, r, buf);
                 if (prc == 1) {
-                    size_t used = strlen(skipped);
-                    snprintf(skipped + used, sizeof skipped - used, "%s  %s (%.2g s)",
-                             n_skipped ? "\n" : "", r->run_name, r->real[0]);
-                    n_skipped++;
+                    size_t used = strlen(out->skipped);
+                    snprintf(out->skipped + used, sizeof out->skipped - used, "%s  %s (%.2g s)",
+                             out->n_skipped ? "\n" : "", r->run_name, r->real[0]);
+                    out->n_skipped++;
                 }
                 if (prc == 0) {
                     members[nm].ctx = ctx;
@@ -553,84 +595,96 @@ int ab_cmd_run(int argc, char **argv)
                 } else {
                     attn_ctx_destroy(ctx);
                     if (prc == 1)
-                        memset(&results[--n], 0, sizeof *r);
+                        memset(&out->results[--n], 0, sizeof *r);
                     else
-                        failed++;
+                        out->failed++;
                 }
             }
         }
         progress_arg pa = { &progress, first, members, nm };
-        if (nm > 0 && ab_bench_rounds(members, nm, &w, &o, &rng, show_progress, &pa) != 0) {
+        if (nm > 0 && ab_bench_rounds(members, nm, &w, &p->o, &rng, show_progress, &pa) != 0) {
             fprintf(stderr, "attnbench run: out of memory\n");
-            failed++;
+            out->failed++;
         }
         for (int i = 0; i < nm; i++) {
             ab_result *r = members[i].r;
-            failed += r->error[0] != 0;
-            note_choice(members[i].ctx, r, have_peaks ? &peaks : NULL);
-            if (memory && !r->error[0])
-                r->extra_rss = call_memory(want_auto ? "auto" : r->kernel, r->threads, settings,
-                                           n_settings, &w);
+            out->failed += r->error[0] != 0;
+            note_choice(members[i].ctx, r, peaks);
+            if (p->memory && !r->error[0])
+                r->extra_rss = call_memory(p->want_auto ? "auto" : r->kernel, r->threads,
+                                           p->settings, p->n_settings, &w);
             attn_ctx_destroy(members[i].ctx);
         }
-        ab_free(out);
+        ab_free(buf);
         if (have_inputs)
             ab_workload_free(&w);
     }
     ab_progress_clear(&progress);
+    out->n = n;
+    free(members);
+    return 0;
+}
 
+/* Prints the table, the notes and the answer, and writes the files. 0, or
+ * 1 when a file could not be written. */
+static int publish_outcome(const run_plan *p, const run_outcome *out)
+{
+    const ab_result *results = out->results;
+    const int n = out->n;
+    const ab_peaks *peaks = out->have_peaks ? &out->peaks : NULL;
     ab_report_table(stdout, results, n);
     ab_summary *summary = calloc((size_t)(n > 0 ? n : 1), sizeof *summary);
     int n_summary = summary ? ab_summarize(results, n, summary, n) : 0;
-    ab_report_unstable(stdout, results, n, unstable_above, max_time, machine.loadavg,
-                       have_peaks ? &peaks : NULL);
-    if (n_skipped)
+    ab_report_unstable(stdout, results, n, p->o.unstable_above, p->o.max_time, p->machine.loadavg,
+                       peaks);
+    if (out->n_skipped)
         printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
-               "(--kernel K) to time %s:\n%s\n", n_skipped, n_skipped == 1 ? "" : "s", max_call,
-               n_skipped == 1 ? "it" : "them", skipped);
-    if (want_auto) {
+               "(--kernel K) to time %s:\n%s\n", out->n_skipped, out->n_skipped == 1 ? "" : "s",
+               p->o.max_call_time, out->n_skipped == 1 ? "it" : "them", out->skipped);
+    if (p->want_auto) {
         int tuned = 0;
         for (int i = 0; i < n; i++)
             tuned += strcmp(results[i].chosen_by, "wisdom") == 0;
         printf("note: --kernel auto: %d of %d benchmarks ran the kernel the wisdom chose, the "
                "others the CPU-feature default (attnbench info lists the wisdom)\n", tuned, n);
     }
-    for (int e = 0; counters && e < ab_counters_count(counters); e++)
-        if (ab_counters_scope(counters, e))
+    for (int e = 0; p->counters && e < ab_counters_count(p->counters); e++)
+        if (ab_counters_scope(p->counters, e))
             printf("note: counter %s counts %s (values per iteration in the JSON and CSV)\n",
-                   ab_counters_name(counters, e), ab_counters_scope(counters, e));
-    if (!pinned)
+                   ab_counters_name(p->counters, e), ab_counters_scope(p->counters, e));
+    if (!out->pinned)
         printf("note: threads could not be pinned to cores\n");
-    if (machine.emulated[0])
+    if (p->machine.emulated[0])
         printf("note: EMULATED (%s): these timings say nothing about the target CPU\n",
-               machine.emulated);
-    if (have_peaks) {
-        printf("peaks: %s (%s", peaks.from_cache ? "cached" : "measured now", peaks.measured_at);
-        if (peaks.from_cache)
+               p->machine.emulated);
+    if (peaks) {
+        printf("peaks: %s (%s", peaks->from_cache ? "cached" : "measured now", peaks->measured_at);
+        if (peaks->from_cache)
             printf("; checked now: the FMA loop runs at %.3fx / %.3fx of it at 1 / %d threads",
-                   peaks.check_ratio[0], peaks.check_ratio[1], peaks.max_threads);
+                   peaks->check_ratio[0], peaks->check_ratio[1], peaks->max_threads);
         printf("); %% of peak is against the kernel's ISA at the threads it uses\n");
     }
     ab_report_answer(stdout, summary, n_summary);
 
     ab_run_context ctxinfo = {
-        .machine = &machine, .topology = &topo, .peaks = have_peaks ? &peaks : NULL,
-        .counters = counters, .executable = "attnbench", .threads = threads,
-        .pinned = pinned, .min_time = min_time, .repetitions = reps,
-        .max_repetitions = max_reps, .precision = precision, .max_time = max_time,
-        .unstable_above = unstable_above,
-        .seed = seed, .l3_bytes = l3, .summary = summary, .n_summary = n_summary,
+        .machine = &p->machine, .topology = &p->topo, .peaks = peaks, .counters = p->counters,
+        .executable = "attnbench", .threads = p->threads, .pinned = out->pinned,
+        .min_time = p->o.min_time, .repetitions = p->o.repetitions,
+        .max_repetitions = p->o.max_repetitions, .precision = p->o.precision,
+        .max_time = p->o.max_time, .unstable_above = p->o.unstable_above, .seed = out->seed,
+        .l3_bytes = ab_topology_cache_size(&p->topo, 3), .summary = summary,
+        .n_summary = n_summary,
     };
     int io_failed = 0;
     for (int fmt = 0; fmt < 2; fmt++) {
-        const char *path = fmt == 0 ? (json ? json : json_dir) : csv;
+        const char *path = fmt == 0 ? (p->json ? p->json : p->json_dir) : p->csv;
         if (!path)
             continue;
-        char *data = NULL, written[PATH_MAX];
+        char *data = NULL, written[PATH_MAX], err[512];
         size_t size = 0;
         snprintf(err, sizeof err, "out of memory rendering the report");
         if (render(fmt == 1, &ctxinfo, results, n, &data, &size) != 0
-            || publish(data, size, path, fmt == 0 && json_dir, written, sizeof written, err,
+            || publish(data, size, path, fmt == 0 && p->json_dir, written, sizeof written, err,
                        sizeof err) != 0) {
             fprintf(stderr, "attnbench run: %s\n", err);
             io_failed = 1;
@@ -640,8 +694,27 @@ int ab_cmd_run(int argc, char **argv)
         free(data);
     }
     free(summary);
-    free(members);
-    free(results);
-    ab_counters_close(counters);
-    return (failed || io_failed) ? AB_EXIT_FAIL : AB_EXIT_OK;
+    return io_failed;
+}
+
+/* parse and plan → execute → publish. */
+int ab_cmd_run(int argc, char **argv)
+{
+    run_plan *p = calloc(1, sizeof *p);
+    run_outcome *out = calloc(1, sizeof *out);
+    int rc = !p || !out ? AB_EXIT_FAIL : plan_of(argc, argv, p);
+    if (rc < 0) {
+        rc = execute(p, out);
+        if (rc == 0)
+            rc = publish_outcome(p, out) || out->failed ? AB_EXIT_FAIL : AB_EXIT_OK;
+    }
+    if (!p || !out)
+        fprintf(stderr, "attnbench run: out of memory\n");
+    if (p)
+        ab_counters_close(p->counters);
+    if (out)
+        free(out->results);
+    free(p);
+    free(out);
+    return rc;
 }
