@@ -38,7 +38,7 @@ void test_params(void);     /* kernel parameters: API, and correctness at odd ti
 void test_wisdom(void);     /* kernels/wisdom.c: the tuning store */
 void test_compare(void);    /* harness/analysis/compare.c: the statistics of attnbench compare */
 void test_tune(void);       /* harness/measure/tune.c: the search against a cost model */
-void test_history(void);    /* harness/store/history.c: step detection and the database */
+void test_history(void);    /* harness/analysis/steps.c, harness/store/history.c: steps and the database */
 void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, denormals, L = 65536 */
 void test_concurrency(void); /* several contexts used from several threads at once */
 
@@ -66,5 +66,8 @@ int t_kernels(const char **names, int max);
 struct ab_workload;
 int t_workload(struct ab_workload *w, const char *shape, uint64_t seed, size_t misalign,
                char *err, size_t err_len);
+/* w's op run by kernel with threads threads, into a new buffer (ab_free
+ * it); NULL, with a failed CHECK, when the call fails. */
+float *t_run_kernel(const char *kernel, int threads, const struct ab_workload *w);
 
 #endif /* ATTN_TEST_CHECK_H */

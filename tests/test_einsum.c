@@ -474,22 +474,6 @@ static void test_invalid(void)
 
 /* ---- The kernels: SDPA over several query chunks ---------------------------------- */
 
-static float *run_kernel(const char *kernel, int threads, const ab_workload *w)
-{
-    attn_ctx *ctx = NULL;
-    float *out = ab_alloc_floats(w->out_len, 0);
-    attn_status st = attn_ctx_create(&ctx, kernel, threads);
-    if (st == ATTN_OK && out)
-        st = ab_workload_run(ctx, w, out);
-    CHECK(st == ATTN_OK && out, "%s with %d threads: %s", kernel, threads, attn_strerror(st));
-    attn_ctx_destroy(ctx);
-    if (st != ATTN_OK) {
-        ab_free(out);
-        return NULL;
-    }
-    return out;
-}
-
 static void test_kernel_chunks(void)
 {
     /* sdpa.c keeps 65536 scores per (batch, head): with Lk of 1100-2100 a
@@ -509,14 +493,14 @@ static void test_kernel_chunks(void)
             CHECK(0, "setup: %s", err);
             continue;
         }
-        float *ref = run_kernel("naive", 1, &w);
+        float *ref = t_run_kernel("naive", 1, &w);
         for (int i = 0; ref && i < attn_registry_count(); i++) {
             const attn_kernel *k = attn_registry_get(i);
             if (strncmp(k->name, "einsum-", 7) != 0)
                 continue;
             t_case("einsum kernels: %s in several query chunks [%s], 1 and 3 threads", shapes[s],
                    k->name);
-            float *one = run_kernel(k->name, 1, &w), *three = run_kernel(k->name, 3, &w);
+            float *one = t_run_kernel(k->name, 1, &w), *three = t_run_kernel(k->name, 3, &w);
             if (one && three) {
                 ab_verdict v = ab_verify(w.shape.op, one, ref, w.out_len, w.max_abs_v);
                 CHECK(v.ok, "error %.3g, bound %.3g", v.max_err, v.tol);

@@ -22,22 +22,6 @@ static const char *const shapes[] = {
     "op=encoder,B=1,L=67,D=64,H=4,F=160,norm=post,act=relu,mask=none",
 };
 
-static float *run(const char *kernel, int threads, const ab_workload *w)
-{
-    attn_ctx *ctx = NULL;
-    float *out = ab_alloc_floats(w->out_len, 0);
-    attn_status st = attn_ctx_create(&ctx, kernel, threads);
-    if (st == ATTN_OK && out)
-        st = ab_workload_run(ctx, w, out);
-    CHECK(st == ATTN_OK && out, "%s with %d threads: %s", kernel, threads, attn_strerror(st));
-    attn_ctx_destroy(ctx);
-    if (st != ATTN_OK) {
-        ab_free(out);
-        return NULL;
-    }
-    return out;
-}
-
 void test_threads(void)
 {
     for (int i = 0; i < attn_registry_count(); i++) {
@@ -52,9 +36,9 @@ void test_threads(void)
                 CHECK(0, "setup: %s", err);
                 continue;
             }
-            float *one = run(k->name, 1, &w);
+            float *one = t_run_kernel(k->name, 1, &w);
             for (int t = 2; one && t <= 3; t++) {
-                float *many = run(k->name, t, &w);
+                float *many = t_run_kernel(k->name, t, &w);
                 if (!many)
                     continue;
                 ab_verdict v = ab_verify(w.shape.op, many, one, w.out_len, w.max_abs_v);

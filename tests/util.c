@@ -84,6 +84,22 @@ int t_workload(ab_workload *w, const char *shape, uint64_t seed, size_t misalign
     return 0;
 }
 
+float *t_run_kernel(const char *kernel, int threads, const ab_workload *w)
+{
+    attn_ctx *ctx = NULL;
+    float *out = ab_alloc_floats(w->out_len, 0);
+    attn_status st = attn_ctx_create(&ctx, kernel, threads);
+    if (st == ATTN_OK && out)
+        st = ab_workload_run(ctx, w, out);
+    CHECK(st == ATTN_OK && out, "%s with %d threads: %s", kernel, threads, attn_strerror(st));
+    attn_ctx_destroy(ctx);
+    if (st != ATTN_OK) {
+        ab_free(out);
+        return NULL;
+    }
+    return out;
+}
+
 int t_kernels(const char **names, int max)
 {
     static int reported;

@@ -263,6 +263,19 @@ typedef struct pmu_probe {
 } pmu_probe;
 
 #ifdef __linux__
+/* A disabled counter of event config of type, the hypervisor excluded. */
+static struct perf_event_attr perf_attr_of(unsigned type, unsigned long long config)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = type;
+    attr.config = config;
+    attr.disabled = 1;
+    attr.exclude_hv = 1;
+    return attr;
+}
+
 /* perf_event_open of attr for thread tid (0: the calling thread) on any
  * CPU, alone in its group, close-on-exec; -1 with errno. */
 static int perf_open_attr(struct perf_event_attr *attr, pid_t tid)
@@ -284,14 +297,8 @@ static void probe_pmu(pmu_probe *p)
 {
     p->paranoid = read_paranoid();
 #ifdef __linux__
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.config = PERF_COUNT_HW_CPU_CYCLES;
-    attr.disabled = 1;
+    struct perf_event_attr attr = perf_attr_of(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
     attr.exclude_kernel = 1;  /* what perf_event_paranoid=2 still allows */
-    attr.exclude_hv = 1;
     int fd = perf_open_attr(&attr, 0 /* this thread */);
     if (fd >= 0) {
         close((int)fd);
@@ -504,18 +511,12 @@ static const char *kernel_only_what(int sw)
  * calling thread), inherited by the threads it creates; -1 with errno. */
 static int perf_open_sw(unsigned long long config, pid_t tid, int exclude_kernel)
 {
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = config;
-    attr.disabled = 1;
+    struct perf_event_attr attr = perf_attr_of(PERF_TYPE_SOFTWARE, config);
     /* Threads created while counting (or between a stop and the next start)
      * are counted through the counter of the thread that created them; the
      * kernel adds their counts to it, even after they exit. */
     attr.inherit = 1;
     attr.exclude_kernel = exclude_kernel ? 1 : 0;
-    attr.exclude_hv = 1;
     return perf_open_attr(&attr, tid);
 }
 

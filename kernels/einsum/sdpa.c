@@ -197,6 +197,20 @@ static void copy_out(float *dst, attn_strides st, const float *src, int batch, i
         }
 }
 
+/* K or V copied to [B][Hkv][Lk][Dh] (transposed: [B][Hkv][Dh][Lk]); st gets
+ * the copy's strides per role. Returns the copy. */
+static const float *copy_kv(float *dst, const float *src, attn_strides src_st, int B, int Hkv,
+                            int Lk, int Dh, int transposed, int threads, ptrdiff_t *st)
+{
+    copy_in(dst, src, src_st, B, Hkv, Lk, Dh, transposed, threads);
+    const ptrdiff_t hk = (ptrdiff_t)Lk * Dh;
+    st[R_B] = Hkv * hk;
+    st[R_H] = hk;
+    st[R_K] = transposed ? 1 : Dh;
+    st[R_D] = transposed ? Lk : 1;
+    return dst;
+}
+
 /* ---- SDPA ------------------------------------------------------------------------- */
 
 void attn_sdpa__einsum(const attn_exec *ex, const attn_sdpa_problem *p)
@@ -222,7 +236,7 @@ void attn_sdpa__einsum(const attn_exec *ex, const attn_sdpa_problem *p)
                                (ptrdiff_t)p->v_st.row, 1 };
     ptrdiff_t ost[R_COUNT] = { (ptrdiff_t)p->out_st.batch, (ptrdiff_t)p->out_st.head,
                                (ptrdiff_t)p->out_st.row, 0, 1 };
-    const ptrdiff_t hq = (ptrdiff_t)Lq * Dh, hk = (ptrdiff_t)Lk * Dh;
+    const ptrdiff_t hq = (ptrdiff_t)Lq * Dh;
     if (v->copy_bhld) {
         float *qc = (float *)(ws + l.q), *oc = (float *)(ws + l.o);
         copy_in(qc, p->q, p->q_st, B, H, Lq, Dh, 0, threads);
@@ -232,24 +246,12 @@ void attn_sdpa__einsum(const attn_exec *ex, const attn_sdpa_problem *p)
         qst[R_H] = ost[R_H] = hq;
         qst[R_Q] = ost[R_Q] = Dh;
     }
-    if (v->copy_bhld || v->k_transposed) {
-        float *kc = (float *)(ws + l.k);
-        copy_in(kc, p->k, p->k_st, B, Hkv, Lk, Dh, v->k_transposed, threads);
-        k = kc;
-        kst[R_B] = Hkv * hk;
-        kst[R_H] = hk;
-        kst[R_K] = v->k_transposed ? 1 : Dh;
-        kst[R_D] = v->k_transposed ? Lk : 1;
-    }
-    if (v->copy_bhld || v->v_transposed) {
-        float *vc = (float *)(ws + l.v);
-        copy_in(vc, p->v, p->v_st, B, Hkv, Lk, Dh, v->v_transposed, threads);
-        vv = vc;
-        vst[R_B] = Hkv * hk;
-        vst[R_H] = hk;
-        vst[R_K] = v->v_transposed ? 1 : Dh;
-        vst[R_D] = v->v_transposed ? Lk : 1;
-    }
+    if (v->copy_bhld || v->k_transposed)
+        k = copy_kv((float *)(ws + l.k), p->k, p->k_st, B, Hkv, Lk, Dh, v->k_transposed,
+                    threads, kst);
+    if (v->copy_bhld || v->v_transposed)
+        vv = copy_kv((float *)(ws + l.v), p->v, p->v_st, B, Hkv, Lk, Dh, v->v_transposed,
+                     threads, vst);
     /* Key/value heads are stepped by kv head: a chunk's base pointer moves to
      * the kv head of its first head; inside a chunk of a group (grouped-query
      * attention) every head reads that same one, a head stride of 0. */
