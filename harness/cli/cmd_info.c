@@ -9,11 +9,10 @@
 #include "cli.h"
 #include "commands.h"
 #include "counters.h"
-#include "kernel.h"
+#include "internal.h"
 #include "machine.h"
 #include "peak.h"
 #include "select.h"
-#include "wisdom.h"
 #include "topology.h"
 
 static void print_size(size_t bytes, char *buf, size_t len)

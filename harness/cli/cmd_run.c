@@ -19,7 +19,7 @@
 #include "progress.h"
 #include "report.h"
 #include "select.h"
-#include "wisdom.h"
+#include "internal.h"
 
 #define SEED 20261122u
 #define MAX_SHAPES 64

@@ -10,9 +10,8 @@
 #include <time.h>
 
 #include "atomic_file.h"
-#include "kernel.h"
+#include "internal.h"
 #include "peak.h"
-#include "wisdom.h"
 #include "stats.h"
 #include "timer.h"
 

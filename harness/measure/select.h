@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "kernel.h"
+#include "internal.h"
 
 /* Why k cannot run here, e.g. "needs avx512f, which this CPU lacks" or
  * "needs avx2, which the CPU has but the OS does not enable"; "" when it can. */

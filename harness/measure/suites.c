@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel.h"
+#include "internal.h"
 #include "suites.h"
 
 static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder", "decoder",

@@ -43,7 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernel.h"   /* attn_cpu_cache_size: the fallback's caches */
+#include "internal.h"   /* attn_cpu_cache_size: the fallback's caches */
 
 #ifdef ATTN_HAVE_HWLOC
 #include <hwloc.h>

@@ -20,7 +20,7 @@
 #define AB_TUNE_H
 
 #include "suites.h"
-#include "wisdom.h"
+#include "internal.h"
 
 typedef enum { AB_TUNE_ESTIMATE, AB_TUNE_MEASURE, AB_TUNE_PATIENT } ab_tune_level;
 

@@ -11,7 +11,7 @@
 #include "atomic_file.h"
 #include "history.h"
 #include "stats.h"
-#include "wisdom.h"
+#include "internal.h"
 
 /* ================================================================================ */
 #ifdef ATTN_HAVE_SQLITE

@@ -5,9 +5,8 @@
 #include <time.h>
 
 #include "json.h"
-#include "kernel.h"
+#include "internal.h"
 #include "report.h"
-#include "wisdom.h"
 
 void ab_format_time(double s, char *buf, size_t len)
 {

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "wisdom.h"
+#include "internal.h"
 
 /* Merges add into the wisdom at path (its directory created if needed).
  * note: empty, or a line saying that a damaged file was set aside. 0, or -1
