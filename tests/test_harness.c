@@ -948,9 +948,39 @@ static void test_atomic_file(void)
     rmdir(dir);
 }
 
+/* What run and tune are to run: --shape or a suite, filtered by op. */
+static void test_shapes_select(void)
+{
+    t_case("shapes_select: --shape, a suite filtered by op, an unknown suite listing the suites");
+    ab_shape s[64];
+    char err[512];
+    double times[2];
+    int n = ab_shapes_select(NULL, "B=1,H=2,L=8,Dh=4;op=mha,B=1,L=8,D=8,H=2", AB_OP_SDPA, 0, s, 64,
+                             times, err, sizeof err);
+    CHECK(n == 2 && s[0].op == AB_OP_SDPA && s[1].op == AB_OP_MHA && times[0] == 0.0,
+          "--shape: %d shapes (%s)", n, n < 0 ? err : "");
+    CHECK(ab_shapes_select(NULL, "B=1", AB_OP_SDPA, 0, s, 0, NULL, err, sizeof err) == -1,
+          "more shapes than room must be refused");
+    const ab_suite *smoke = ab_suite_find("smoke");
+    int want = 0;
+    for (int i = 0; smoke && i < smoke->n_shapes; i++)
+        want += smoke->shapes[i].op == AB_OP_MHA;
+    n = ab_shapes_select("smoke", NULL, AB_OP_MHA, 1, s, 64, times, err, sizeof err);
+    CHECK(smoke && want > 0 && n == want && times[0] == smoke->min_time
+          && times[1] == smoke->max_time, "smoke filtered to mha: %d of %d", n, want);
+    n = ab_shapes_select(NULL, NULL, AB_OP_SDPA, 0, s, 64, NULL, err, sizeof err);
+    CHECK(n == ab_suite_find("default")->n_shapes, "no suite named: the default suite");
+    CHECK(ab_shapes_select("no-such", NULL, AB_OP_SDPA, 0, s, 64, NULL, err, sizeof err) == -1,
+          "an unknown suite must be refused");
+    for (int i = 0; i < ab_suite_count(); i++)
+        CHECK(strstr(err, ab_suite_get(i)->name) != NULL, "the message lacks suite %s: %s",
+              ab_suite_get(i)->name, err);
+}
+
 void test_harness(void)
 {
     test_atomic_file();
+    test_shapes_select();
     test_stats();
     test_flops();
     test_shapes();

@@ -177,29 +177,6 @@ static void show_progress(void *arg, int member, int round)
     ab_progress_show(a->p, a->first + member, a->m[member].r->run_name, detail);
 }
 
-static int parse_shapes(const char *text, ab_op op, ab_shape *out, int max, char *err, size_t len)
-{
-    char buf[2048];
-    int n = 0;
-    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf) {
-        snprintf(err, len, "--shape: too long");
-        return -1;
-    }
-    for (char *save = NULL, *item = strtok_r(buf, ";", &save); item;
-         item = strtok_r(NULL, ";", &save)) {
-        if (n == max) {
-            snprintf(err, len, "--shape: more than %d shapes", max);
-            return -1;
-        }
-        if (ab_shape_parse(item, op, &out[n], err, len) != 0)
-            return -1;
-        n++;
-    }
-    if (n == 0)
-        snprintf(err, len, "--shape: no shape given");
-    return n ? n : -1;
-}
-
 static int split_events(char *list, const char **names, int max, char *err, size_t len)
 {
     int n = 0;
@@ -407,29 +384,17 @@ static int plan_of(int argc, char **argv, run_plan *p)
     if (max_call < 0.0)
         max_call = !kernel || strcmp(kernel, "all") == 0 ? 0.5 : 0.0;
 
-    if (shape_text) {
-        p->ns = parse_shapes(shape_text, op, p->shapes, MAX_SHAPES, err, sizeof err);
-        if (p->ns < 0) {
-            fprintf(stderr, "attnbench run: %s\n", err);
-            return AB_EXIT_USAGE;
-        }
-    } else {
-        const ab_suite *suite = ab_suite_find(suite_name ? suite_name : "default");
-        if (!suite) {
-            fprintf(stderr, "attnbench run: --suite: unknown suite '%s' (", suite_name);
-            for (int i = 0; i < ab_suite_count(); i++)
-                fprintf(stderr, "%s, ", ab_suite_get(i)->name);
-            fprintf(stderr, "%s)\n", ab_check_suite()->name);
-            return AB_EXIT_USAGE;
-        }
-        for (int i = 0; i < suite->n_shapes && p->ns < MAX_SHAPES; i++)
-            if (!op_name || suite->shapes[i].op == op)
-                p->shapes[p->ns++] = suite->shapes[i];
-        if (min_time < 0.0 && suite->min_time > 0.0)
-            min_time = suite->min_time;
-        if (max_time < 0.0 && suite->max_time > 0.0)
-            max_time = suite->max_time;
+    double suite_times[2];
+    p->ns = ab_shapes_select(suite_name, shape_text, op, op_name != NULL, p->shapes, MAX_SHAPES,
+                             suite_times, err, sizeof err);
+    if (p->ns < 0) {
+        fprintf(stderr, "attnbench run: %s\n", err);
+        return AB_EXIT_USAGE;
     }
+    if (min_time < 0.0 && suite_times[0] > 0.0)
+        min_time = suite_times[0];
+    if (max_time < 0.0 && suite_times[1] > 0.0)
+        max_time = suite_times[1];
     min_time = min_time < 0.0 ? AB_DEFAULT_MIN_TIME : min_time;
     /* --iterations fixes the work of a repetition (instruction counts), and
      * then the number of repetitions too, unless a precision is asked. */

@@ -141,24 +141,11 @@ int ab_cmd_tune(int argc, char **argv)
         return AB_EXIT_USAGE;
     }
     ab_shape shapes[MAX_SHAPES];
-    int ns = 0;
-    if (shape_text) {
-        char buf[2048];
-        snprintf(buf, sizeof buf, "%s", shape_text);
-        for (char *save = NULL, *item = strtok_r(buf, ";", &save); item && ns < MAX_SHAPES;
-             item = strtok_r(NULL, ";", &save))
-            if (ab_shape_parse(item, AB_OP_SDPA, &shapes[ns++], err, sizeof err) != 0) {
-                fprintf(stderr, "attnbench tune: --shape: %s\n", err);
-                return AB_EXIT_USAGE;
-            }
-    } else {
-        const ab_suite *suite = ab_suite_find(suite_name ? suite_name : "default");
-        if (!suite) {
-            fprintf(stderr, "attnbench tune: --suite: unknown suite '%s'\n", suite_name);
-            return AB_EXIT_USAGE;
-        }
-        for (int i = 0; i < suite->n_shapes && ns < MAX_SHAPES; i++)
-            shapes[ns++] = suite->shapes[i];
+    int ns = ab_shapes_select(suite_name, shape_text, AB_OP_SDPA, 0, shapes, MAX_SHAPES, NULL, err,
+                              sizeof err);
+    if (ns < 0) {
+        fprintf(stderr, "attnbench tune: %s\n", err);
+        return AB_EXIT_USAGE;
     }
     if (threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);

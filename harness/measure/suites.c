@@ -636,6 +636,51 @@ const ab_suite *ab_suite_get(int i)
     return (i >= 0 && i < ab_suite_count()) ? &suites[i] : NULL;
 }
 
+int ab_shapes_select(const char *suite_name, const char *shape_text, ab_op op, int filter_op,
+                     ab_shape *out, int max, double suite_times[2], char *err, size_t len)
+{
+    int n = 0;
+    if (suite_times)
+        suite_times[0] = suite_times[1] = 0.0;
+    if (shape_text) {
+        char buf[2048];
+        if (snprintf(buf, sizeof buf, "%s", shape_text) >= (int)sizeof buf) {
+            snprintf(err, len, "--shape: too long");
+            return -1;
+        }
+        for (char *save = NULL, *item = strtok_r(buf, ";", &save); item;
+             item = strtok_r(NULL, ";", &save)) {
+            if (n == max) {
+                snprintf(err, len, "--shape: more than %d shapes", max);
+                return -1;
+            }
+            if (ab_shape_parse(item, op, &out[n], err, len) != 0)
+                return -1;
+            n++;
+        }
+        if (n == 0)
+            snprintf(err, len, "--shape: no shape given");
+        return n ? n : -1;
+    }
+    const ab_suite *suite = ab_suite_find(suite_name ? suite_name : "default");
+    if (!suite) {
+        size_t used = (size_t)snprintf(err, len, "--suite: unknown suite '%s' (", suite_name);
+        for (int i = 0; i < ab_suite_count() && used < len; i++)
+            used += (size_t)snprintf(err + used, len - used, "%s, ", ab_suite_get(i)->name);
+        if (used < len)
+            snprintf(err + used, len - used, "%s)", ab_check_suite()->name);
+        return -1;
+    }
+    for (int i = 0; i < suite->n_shapes && n < max; i++)
+        if (!filter_op || suite->shapes[i].op == op)
+            out[n++] = suite->shapes[i];
+    if (suite_times) {
+        suite_times[0] = suite->min_time;
+        suite_times[1] = suite->max_time;
+    }
+    return n;
+}
+
 const ab_suite *ab_check_suite(void)
 {
     return &check_suite;
