@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "json.h"
 #include "json_parse.h"
+#include "plan.h"
 #include "report.h"
 #include "select.h"
 #include "stats.h"
@@ -977,10 +978,41 @@ static void test_shapes_select(void)
               ab_suite_get(i)->name, err);
 }
 
+/* run's and tune's common plan: threads default to the cores this process
+ * may use, a list is kept in order, bad counts are refused. */
+static void test_plan(void)
+{
+    t_case("plan: the thread counts of run and tune");
+    ab_plan *p = malloc(sizeof *p);
+    char err[512];
+    if (!p) {
+        CHECK(0, "out of memory");
+        return;
+    }
+    CHECK(ab_plan_make(p, "smoke", NULL, AB_OP_SDPA, 0, NULL, err, sizeof err) == 0
+          && p->nt == 1 && p->thread_counts[0] == p->topo.cores && p->max_threads == p->topo.cores
+          && p->ns == ab_suite_find("smoke")->n_shapes, "the default: %d counts, first %d, "
+          "cores %d (%s)", p->nt, p->thread_counts[0], p->topo.cores, err);
+    CHECK(ab_plan_make(p, NULL, "B=1,H=1,L=4,Dh=2", AB_OP_SDPA, 0, "1,1", err, sizeof err) == 0
+          && p->nt == 2 && p->max_threads == 1 && p->ns == 1, "--threads 1,1: %d counts", p->nt);
+    static const char *const bad[] = { "0", "x", "1,", "-2", "4097" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(ab_plan_make(p, NULL, NULL, AB_OP_SDPA, 0, bad[i], err, sizeof err) == -1,
+              "--threads %s must be refused", bad[i]);
+    char many[32];
+    int cores = p->topo.cores;
+    snprintf(many, sizeof many, "%d", cores + 1);
+    CHECK(ab_plan_make(p, NULL, NULL, AB_OP_SDPA, 0, many, err, sizeof err) == -1
+          && strstr(err, "may use"), "--threads %s (more than the %d cores) must be refused: %s",
+          many, cores, err);
+    free(p);
+}
+
 void test_harness(void)
 {
     test_atomic_file();
     test_shapes_select();
+    test_plan();
     test_stats();
     test_flops();
     test_shapes();

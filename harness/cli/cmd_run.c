@@ -16,15 +16,14 @@
 #include "cli.h"
 #include "commands.h"
 #include "memory.h"
+#include "plan.h"
 #include "progress.h"
 #include "report.h"
 #include "select.h"
 #include "internal.h"
 
 #define SEED 20261122u
-#define MAX_SHAPES 64
 #define MAX_EVENT_NAMES AB_MAX_EVENTS
-#define MAX_THREAD_COUNTS 16
 
 #define MAX_PARAMS 16
 
@@ -137,28 +136,6 @@ static double call_memory(const char *kernel, int threads, const param_setting *
 }
 
 /* "--threads 2" or "--threads 1,2,4" → counts[]; each in [1, 4096]. */
-static int parse_threads(const char *text, int *counts, int max, char *err, size_t len)
-{
-    int n = 0;
-    const char *p = text;
-    for (;;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > 4096 || (*end && *end != ',')) {
-            snprintf(err, len, "--threads: '%s' is not a count (1..4096) or a list of them", text);
-            return -1;
-        }
-        if (n == max) {
-            snprintf(err, len, "--threads: more than %d counts", max);
-            return -1;
-        }
-        counts[n++] = (int)v;
-        if (!*end)
-            return n;
-        p = end + 1;
-    }
-}
-
 typedef struct progress_arg {
     const ab_progress *p;
     int first;                     /* the index of the group's first benchmark */
@@ -245,11 +222,9 @@ static int render(int csv, const ab_run_context *c, const ab_result *r, int n, c
  * the parameter settings, how to time (bench.h) and where to write; and the
  * machine it runs on. */
 typedef struct run_plan {
+    ab_plan plan;                  /* shapes, thread counts, machine (plan.h) */
     const attn_kernel *kernels[64];
     int nk;
-    ab_shape shapes[MAX_SHAPES];
-    int ns;
-    int thread_counts[MAX_THREAD_COUNTS], nt, threads;   /* threads: the largest count */
     param_setting settings[MAX_PARAMS];
     int n_settings;
     int want_auto, memory, refresh, no_peaks;
@@ -257,8 +232,6 @@ typedef struct run_plan {
     const char *json, *json_dir, *csv;
     char event_buf[1024];
     ab_counters *counters;
-    ab_machine machine;
-    ab_topology topo;
 } run_plan;
 
 /* What it did: a result per benchmark timed (or failed), and the facts the
@@ -384,17 +357,18 @@ static int plan_of(int argc, char **argv, run_plan *p)
     if (max_call < 0.0)
         max_call = !kernel || strcmp(kernel, "all") == 0 ? 0.5 : 0.0;
 
-    double suite_times[2];
-    p->ns = ab_shapes_select(suite_name, shape_text, op, op_name != NULL, p->shapes, MAX_SHAPES,
-                             suite_times, err, sizeof err);
-    if (p->ns < 0) {
+    if (ab_plan_make(&p->plan, suite_name, shape_text, op, op_name != NULL, threads_text, err,
+                     sizeof err) != 0) {
         fprintf(stderr, "attnbench run: %s\n", err);
         return AB_EXIT_USAGE;
     }
-    if (min_time < 0.0 && suite_times[0] > 0.0)
-        min_time = suite_times[0];
-    if (max_time < 0.0 && suite_times[1] > 0.0)
-        max_time = suite_times[1];
+    if (!p->plan.have_topology)
+        fprintf(stderr, "attnbench run: topology unavailable (%s); threads are not pinned\n",
+                p->plan.topology_error);
+    if (min_time < 0.0 && p->plan.suite_times[0] > 0.0)
+        min_time = p->plan.suite_times[0];
+    if (max_time < 0.0 && p->plan.suite_times[1] > 0.0)
+        max_time = p->plan.suite_times[1];
     min_time = min_time < 0.0 ? AB_DEFAULT_MIN_TIME : min_time;
     /* --iterations fixes the work of a repetition (instruction counts), and
      * then the number of repetitions too, unless a precision is asked. */
@@ -429,29 +403,6 @@ static int plan_of(int argc, char **argv, run_plan *p)
                     "once per pass (no multiplexing)\n", ab_counters_passes(p->counters));
     }
 
-    ab_machine_load(&p->machine);
-    if (ab_topology_load(&p->topo, err, sizeof err) != 0) {
-        fprintf(stderr, "attnbench run: topology unavailable (%s); threads are not pinned\n", err);
-        memset(&p->topo, 0, sizeof p->topo);
-        p->topo.cores = p->topo.pus = 1;
-    }
-    p->nt = 1;
-    p->thread_counts[0] = p->topo.cores > 0 ? p->topo.cores : 1;
-    if (threads_text)
-        p->nt = parse_threads(threads_text, p->thread_counts, MAX_THREAD_COUNTS, err, sizeof err);
-    for (int ti = 0; ti < p->nt; ti++) {
-        if (p->topo.n_caches && p->thread_counts[ti] > p->topo.cores) {
-            snprintf(err, sizeof err, "--threads %d: this process may use %d cores",
-                     p->thread_counts[ti], p->topo.cores);
-            p->nt = -1;
-        }
-        p->threads = p->nt > 0 && p->thread_counts[ti] > p->threads ? p->thread_counts[ti]
-                                                                     : p->threads;
-    }
-    if (p->nt < 0) {
-        fprintf(stderr, "attnbench run: %s\n", err);
-        return AB_EXIT_USAGE;
-    }
     p->memory = memory;
     p->refresh = refresh;
     p->no_peaks = no_peaks;
@@ -470,18 +421,18 @@ static int plan_of(int argc, char **argv, run_plan *p)
  * AB_EXIT_FAIL when out of memory. */
 static int execute(const run_plan *p, run_outcome *out)
 {
-    const ab_topology *topo = &p->topo;
+    const ab_topology *topo = &p->plan.topo;
     char note[600] = "";
     if (!p->refresh && !p->no_peaks && isatty(2))
         fprintf(stderr, "attnbench run: reading (or once measuring) the machine peaks...\r");
     out->have_peaks = !p->no_peaks
-                      && ab_peaks_get(&out->peaks, topo, &p->machine, p->refresh, 1, note,
+                      && ab_peaks_get(&out->peaks, topo, &p->plan.machine, p->refresh, 1, note,
                                       sizeof note) == 0;
     if (note[0])
         fprintf(stderr, "attnbench run: %s\n", note);
     const ab_peaks *peaks = out->have_peaks ? &out->peaks : NULL;
 
-    const int nk = p->nk, ns = p->ns, nt = p->nt;
+    const int nk = p->nk, ns = p->plan.ns, nt = p->plan.nt;
     out->results = calloc((size_t)(nk * ns * nt), sizeof *out->results);
     ab_bench_member *members = calloc((size_t)(nk * nt), sizeof *members);
     if (!out->results || !members) {
@@ -500,7 +451,7 @@ static int execute(const run_plan *p, run_outcome *out)
     ab_progress progress;
     ab_progress_init(&progress, nk * ns * nt);
     for (int si = 0; si < ns; si++) {
-        const ab_shape *s = &p->shapes[si];
+        const ab_shape *s = &p->plan.shapes[si];
         ab_workload w;
         int first = n, nm = 0;
         int have_inputs = ab_workload_init(&w, s, SEED, 0) == 0;
@@ -512,7 +463,7 @@ static int execute(const run_plan *p, run_outcome *out)
                  * peak as 1 thread, once whatever the thread counts asked. */
                 if (!k->parallel && ti > 0)
                     continue;
-                int n_threads = k->parallel ? p->thread_counts[ti] : 1;
+                int n_threads = k->parallel ? p->plan.thread_counts[ti] : 1;
                 ab_result *r = &out->results[n++];
                 snprintf(r->kernel, sizeof r->kernel, "%s", k->name);
                 r->shape = *s;
@@ -600,7 +551,7 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
     ab_report_table(stdout, results, n);
     ab_summary *summary = calloc((size_t)(n > 0 ? n : 1), sizeof *summary);
     int n_summary = summary ? ab_summarize(results, n, summary, n) : 0;
-    ab_report_unstable(stdout, results, n, p->o.unstable_above, p->o.max_time, p->machine.loadavg,
+    ab_report_unstable(stdout, results, n, p->o.unstable_above, p->o.max_time, p->plan.machine.loadavg,
                        peaks);
     if (out->n_skipped)
         printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
@@ -619,9 +570,9 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
                    ab_counters_name(p->counters, e), ab_counters_scope(p->counters, e));
     if (!out->pinned)
         printf("note: threads could not be pinned to cores\n");
-    if (p->machine.emulated[0])
+    if (p->plan.machine.emulated[0])
         printf("note: EMULATED (%s): these timings say nothing about the target CPU\n",
-               p->machine.emulated);
+               p->plan.machine.emulated);
     if (peaks) {
         printf("peaks: %s (%s", peaks->from_cache ? "cached" : "measured now", peaks->measured_at);
         if (peaks->from_cache)
@@ -632,12 +583,12 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
     ab_report_answer(stdout, summary, n_summary);
 
     ab_run_context ctxinfo = {
-        .machine = &p->machine, .topology = &p->topo, .peaks = peaks, .counters = p->counters,
-        .executable = "attnbench", .threads = p->threads, .pinned = out->pinned,
+        .machine = &p->plan.machine, .topology = &p->plan.topo, .peaks = peaks, .counters = p->counters,
+        .executable = "attnbench", .threads = p->plan.max_threads, .pinned = out->pinned,
         .min_time = p->o.min_time, .repetitions = p->o.repetitions,
         .max_repetitions = p->o.max_repetitions, .precision = p->o.precision,
         .max_time = p->o.max_time, .unstable_above = p->o.unstable_above, .seed = out->seed,
-        .l3_bytes = ab_topology_cache_size(&p->topo, 3), .summary = summary,
+        .l3_bytes = ab_topology_cache_size(&p->plan.topo, 3), .summary = summary,
         .n_summary = n_summary,
     };
     int io_failed = 0;

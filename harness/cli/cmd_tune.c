@@ -15,10 +15,10 @@
 #include "cli.h"
 #include "commands.h"
 #include "timer.h"
+#include "plan.h"
 #include "tune.h"
 #include "wisdom_store.h"
 
-#define MAX_SHAPES 64
 
 /* ab_wisdom_merge, saying on stderr when a damaged file was set aside. */
 static int merge(const char *path, const attn_wisdom *add, char *err, size_t len)
@@ -63,14 +63,15 @@ int ab_cmd_tune(int argc, char **argv)
 {
     const char *suite_name = NULL, *shape_text = NULL, *level_name = "measure", *wisdom = NULL;
     const char *export_path = NULL, *import_path = NULL;
-    int threads = 0, rounds = 7, evaluate = 0, n_pos;
+    const char *threads_text = NULL;
+    int rounds = 7, evaluate = 0, n_pos;
     double budget = 600, min_time = 0.05;
     const ab_flag flags[] = {
         { "suite", AB_FLAG_STRING, &suite_name, "NAME", "tune every bucket of a suite (default: default)", 0, 0 },
         { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "tune the buckets of these shapes instead (';' separates)", 0, 0 },
         { "level", AB_FLAG_STRING, &level_name, "L", "estimate, measure (default) or patient", 0, 0 },
         { "budget", AB_FLAG_DOUBLE, &budget, "S", "seconds for the whole search; the best so far is kept (default 600)", 1, 1e6 },
-        { "threads", AB_FLAG_INT, &threads, "N", "thread count to tune for (default: all cores)", 1, 4096 },
+        { "threads", AB_FLAG_STRING, &threads_text, "N", "thread count(s) to tune for, N or N1,N2 (default: all cores, as run)", 0, 0 },
         { "rounds", AB_FLAG_INT, &rounds, "R", "interleaved timing rounds per comparison (default 7)", 3, 64 },
         { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds per timed batch (default 0.05)", 1e-4, 10 },
         { "wisdom", AB_FLAG_STRING, &wisdom, "FILE", "the wisdom file (default: $ATTN_WISDOM, else ~/.cache/attnbench/wisdom)", 0, 0 },
@@ -81,7 +82,7 @@ int ab_cmd_tune(int argc, char **argv)
     int rc = ab_cli_command(
         "tune",
         "attnbench tune [--suite NAME | --shape SHAPES] [--level estimate|measure|patient]\n"
-        "                      [--budget S] [--threads N] [--wisdom FILE] [--evaluate]\n"
+        "                      [--budget S] [--threads N[,N2..]] [--wisdom FILE] [--evaluate]\n"
         "                      [--export FILE | --import FILE]",
         "For each bucket (op, length up to a power of 2, head width, mask kind, threads) of the\n"
         "shapes: checks every kernel (and parameter variant) against naive on a reduced shape,\n"
@@ -140,18 +141,17 @@ int ab_cmd_tune(int argc, char **argv)
         fprintf(stderr, "attnbench tune: give --shape or --suite, not both\n");
         return AB_EXIT_USAGE;
     }
-    ab_shape shapes[MAX_SHAPES];
-    int ns = ab_shapes_select(suite_name, shape_text, AB_OP_SDPA, 0, shapes, MAX_SHAPES, NULL, err,
-                              sizeof err);
-    if (ns < 0) {
+    ab_plan *plan = malloc(sizeof *plan);
+    if (!plan) {
+        fprintf(stderr, "attnbench tune: out of memory\n");
+        return AB_EXIT_FAIL;
+    }
+    if (ab_plan_make(plan, suite_name, shape_text, AB_OP_SDPA, 0, threads_text, err,
+                     sizeof err) != 0) {
         fprintf(stderr, "attnbench tune: %s\n", err);
+        free(plan);
         return AB_EXIT_USAGE;
     }
-    if (threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = n > 0 ? (int)n : 1;
-    }
-    o.threads = threads;
     double start = ab_now();
     o.deadline = start + budget;
 
@@ -161,17 +161,20 @@ int ab_cmd_tune(int argc, char **argv)
     attn_wisdom *found = calloc(1, sizeof *found);
     if (!found) {
         fprintf(stderr, "attnbench tune: out of memory\n");
+        free(plan);
         return AB_EXIT_FAIL;
     }
     printf("%-36s %-8s %-44s %10s %10s %8s %s\n", "bucket", "kernel", "parameters", "tuned",
            "default", "speedup", "max err");
     int failed = 0;
-    for (int i = 0; i < ns; i++) {
+    for (int t = 0; t < plan->nt * plan->ns; t++) {
+        const ab_shape *shape = &plan->shapes[t % plan->ns];
         attn_wisdom_record rec;
         ab_tune_result res;
         attn_bucket bk;
+        o.threads = plan->thread_counts[t / plan->ns];
         /* One shape per bucket: the first that stands for it. */
-        ab_tune_bucket(&shapes[i], threads, &bk);
+        ab_tune_bucket(shape, o.threads, &bk);
         int seen = 0;
         for (int j = 0; j < found->n; j++)
             seen |= attn_bucket_equal(&found->rec[j].bucket, &bk);
@@ -186,7 +189,7 @@ int ab_cmd_tune(int argc, char **argv)
         tune_progress tp = { bucket, o.deadline };
         o.progress = show_progress;
         o.progress_arg = &tp;
-        int st = ab_tune_shape(&shapes[i], &o, &res);
+        int st = ab_tune_shape(shape, &o, &res);
         if (isatty(2))
             fprintf(stderr, "\r\033[K");
         if (st != 0) {
@@ -194,7 +197,7 @@ int ab_cmd_tune(int argc, char **argv)
             failed++;
             continue;
         }
-        ab_tune_record(&res, &shapes[i], &o, me, &rec);
+        ab_tune_record(&res, shape, &o, me, &rec);
         attn_wisdom_put(found, &rec, key);
         char params[160] = "-";
         size_t used = 0;
@@ -212,7 +215,7 @@ int ab_cmd_tune(int argc, char **argv)
                speedup, rec.max_err, res.out_of_time ? "  (out of time: best so far)" : "");
         ab_candidate winner;
         int n_ex = 0;
-        if (evaluate && ab_tune_evaluate(&shapes[i], &o, &res.best, &winner, &n_ex) == 0) {
+        if (evaluate && ab_tune_evaluate(shape, &o, &res.best, &winner, &n_ex) == 0) {
             double ratio = res.best.median / winner.median;
             printf("%-36s exhaustive search (%d candidates): best %s at %.3g ms; the pick at "
                    "%.3g ms is %.3fx its time%s\n", "", n_ex, winner.kernel->name,
@@ -228,5 +231,6 @@ int ab_cmd_tune(int argc, char **argv)
     else if (found->n)
         printf("wrote %d records to %s (%.0f s)\n", found->n, path, ab_now() - start);
     free(found);
+    free(plan);
     return st != 0 || failed ? AB_EXIT_FAIL : AB_EXIT_OK;
 }
