@@ -172,6 +172,19 @@ const blk_arch *blk_arch_portable(void);
 void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p);
 size_t attn_gemm_scratch__blocked(const attn_exec *ex, size_t m, int n, int k);
 void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p);
+
+/* The tiled attention (sdpa.c) with the products of a kernel's choice:
+ * product computes C = alpha·A·op(B) of g (no epilogue) on the calling
+ * thread, with pack_floats of packing space. bq query rows per task; the
+ * decode path (the SIMD kernels', for the portable target) when the rows
+ * per key/value head are at most decode_rows. */
+typedef struct blk_sdpa_plan {
+    int bq, decode_rows, prefetch;
+    void (*product)(const blk_gemm *g, const int *params, float *pack);
+    size_t pack_floats;
+} blk_sdpa_plan;
+void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_plan *sp);
+size_t blk_sdpa_scratch(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_plan *sp);
 size_t attn_sdpa_scratch__blocked(const attn_exec *ex, const attn_sdpa_problem *p);
 
 #endif /* ATTN_BLOCKED_H */

@@ -1,8 +1,9 @@
 /*
- * sdpa.c — the blocked kernel's attention: for each (batch, head, block of
+ * sdpa.c — the tiled attention of the blocked kernel (and of the openblas
+ * kernel, which brings its own products): for each (batch, head, block of
  * bq query rows), S = (scale·Q)·Kᵀ over the keys the block can see, masked
- * row softmax in place, then O = P·V, all with the blocked GEMM on the
- * thread's own buffers. The scale is folded into Q while it is packed, and a
+ * row softmax in place, then O = P·V, on the thread's own buffers; blocked
+ * computes both products with its GEMM. The scale is folded into Q while it is packed, and a
  * causal block stops at the last key its last row can see.
  *
  * S is bq × Lk floats per thread: bq is chosen so that it stays in L2 for
@@ -19,45 +20,41 @@
 #include "../simd/decode_impl.h"
 #include "blocked.h"
 
-/* Per thread: the score block, then the GEMM packing space. */
-static size_t thread_floats(const attn_sdpa_problem *p, const int *params, size_t *s_floats)
+/* Per thread: the score block (bq × Lk), then pack floats. */
+static size_t thread_floats(const attn_sdpa_problem *p, int bq, size_t pack, size_t *s_floats)
 {
-    int bq = params[BLK_BQ], widest = p->kv_len > p->head_dim ? p->kv_len : p->head_dim;
     size_t s = (size_t)bq * (size_t)p->kv_len;
-    /* QKᵀ packs k = Dh deep, n = keys wide; P·V packs k = keys deep, n = Dh wide:
-     * the pack for (widest, widest) covers both. */
-    size_t pack = blk_pack_floats(blk_arch_portable(), params, (size_t)bq, widest, widest);
     *s_floats = (s + 15) / 16 * 16;   /* keep the pack 64-byte aligned */
     return *s_floats + pack;
 }
 
-size_t attn_sdpa_scratch__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
+size_t blk_sdpa_scratch(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_plan *sp)
 {
-    const int n_threads = ex->n_threads, *params = ex->params;
-    int rows = sdpa_decode_rows__portable(p, params[BLK_DECODE_ROWS]);
+    int rows = sdpa_decode_rows__portable(p, sp->decode_rows);
     if (rows > 0) {
         sdpa_decode_plan d;
-        return sdpa_decode_plan_of__portable(p, rows, n_threads, &d) ? d.total * sizeof(float)
-                                                                      : SIZE_MAX;
+        return sdpa_decode_plan_of__portable(p, rows, ex->n_threads, &d) ? d.total * sizeof(float)
+                                                                          : SIZE_MAX;
     }
     size_t s_floats, bytes = sizeof(float);
-    size_t floats = thread_floats(p, params, &s_floats);
-    if (!attn_mul_checked(&bytes, floats, SIZE_MAX) || !attn_mul_checked(&bytes, (size_t)n_threads, SIZE_MAX))
+    size_t floats = thread_floats(p, sp->bq, sp->pack_floats, &s_floats);
+    if (!attn_mul_checked(&bytes, floats, SIZE_MAX)
+        || !attn_mul_checked(&bytes, (size_t)ex->n_threads, SIZE_MAX))
         return SIZE_MAX;
     return bytes;
 }
 
-void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
+void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_plan *sp)
 {
-    int decode_rows = sdpa_decode_rows__portable(p, ex->params[BLK_DECODE_ROWS]);
+    int decode_rows = sdpa_decode_rows__portable(p, sp->decode_rows);
     if (decode_rows > 0) {
-        sdpa_decode__portable(ex, p, decode_rows, ex->params[BLK_PREFETCH]);
+        sdpa_decode__portable(ex, p, decode_rows, sp->prefetch);
         return;
     }
-    const int bq = ex->params[BLK_BQ], dh = p->head_dim;
+    const int bq = sp->bq, dh = p->head_dim;
     const int q_blocks = (p->q_len + bq - 1) / bq;
     const long tasks = (long)p->batch * p->n_heads * q_blocks;
-    size_t s_floats, per_thread = thread_floats(p, ex->params, &s_floats);
+    size_t s_floats, per_thread = thread_floats(p, bq, sp->pack_floats, &s_floats);
 
     /* Tasks differ in cost under a causal mask: hand them out dynamically.
      * Which thread runs a task does not change its result. */
@@ -87,7 +84,7 @@ void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
             .b = k, .ldb = p->k_st.row, .b_is_nk = 1, .c = s, .ldc = (size_t)keys,
             .act = ATTN_ACT_NONE,
         };
-        blk_gemm_range(blk_arch_portable(), &qk, 0, (size_t)rows, 0, keys, ex->params, pack);
+        sp->product(&qk, ex->params, pack);
 
         for (int i = 0; i < rows; i++) {
             float *row = s + (size_t)i * keys;
@@ -103,6 +100,39 @@ void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
             .b = v, .ldb = p->v_st.row, .b_is_nk = 0, .c = out, .ldc = p->out_st.row,
             .act = ATTN_ACT_NONE,
         };
-        blk_gemm_range(blk_arch_portable(), &pv, 0, (size_t)rows, 0, dh, ex->params, pack);
+        sp->product(&pv, ex->params, pack);
     }
+}
+
+/* ---- The blocked kernel's own: its GEMM for both products ---------------------- */
+
+static void blocked_product(const blk_gemm *g, const int *params, float *pack)
+{
+    blk_gemm_range(blk_arch_portable(), g, 0, g->m, 0, g->n, params, pack);
+}
+
+static blk_sdpa_plan blocked_plan(const attn_sdpa_problem *p, const int *params)
+{
+    int widest = p->kv_len > p->head_dim ? p->kv_len : p->head_dim;
+    /* QKᵀ packs k = Dh deep, n = keys wide; P·V packs k = keys deep, n = Dh
+     * wide: the pack for (widest, widest) covers both. */
+    blk_sdpa_plan sp = {
+        .bq = params[BLK_BQ], .decode_rows = params[BLK_DECODE_ROWS],
+        .prefetch = params[BLK_PREFETCH], .product = blocked_product,
+        .pack_floats = blk_pack_floats(blk_arch_portable(), params, (size_t)params[BLK_BQ],
+                                       widest, widest),
+    };
+    return sp;
+}
+
+size_t attn_sdpa_scratch__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
+{
+    blk_sdpa_plan sp = blocked_plan(p, ex->params);
+    return blk_sdpa_scratch(ex, p, &sp);
+}
+
+void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p)
+{
+    blk_sdpa_plan sp = blocked_plan(p, ex->params);
+    blk_sdpa(ex, p, &sp);
 }
