@@ -22,7 +22,8 @@
 #
 # hwloc, PAPI and SQLite (the results history) are optional: found with
 # pkg-config, disabled with HWLOC=0 / PAPI=0 / SQLITE=0. The library itself
-# depends on none of them.
+# depends on none of them. OpenBLAS, when pkg-config finds it (OPENBLAS=0
+# turns it off), adds the `openblas` kernel, and the library then links it.
 
 # Cross builds: `make CROSS=aarch64-linux-gnu-` uses that toolchain and
 # builds into build/aarch64-linux-gnu (hwloc / PAPI only if a pkg-config for
@@ -101,6 +102,18 @@ VECFLAGS := $(shell $(CC) -fvect-cost-model=dynamic -Werror -E -x c /dev/null >/
 LIBFLAGS  := $(BASEFLAGS) $(VECFLAGS) -fopenmp -fvisibility=hidden -DATTN_BUILDING_LIBRARY
 LDLIBS    := -fopenmp -lm -pthread
 
+# Library-backed kernels (kernels/openblas): built when their library is found.
+ifneq ($(OPENBLAS),0)
+HAVE_OPENBLAS := $(shell $(PKG_CONFIG) --exists openblas 2>/dev/null && echo 1)
+endif
+LIB_DEPS :=
+ifeq ($(HAVE_OPENBLAS),1)
+LIBFLAGS += -DATTN_HAVE_OPENBLAS
+OPENBLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags openblas)
+LIB_DEPS += $(shell $(PKG_CONFIG) --libs openblas)
+endif
+LDLIBS := $(LIB_DEPS) $(LDLIBS)
+
 # Portable kernel folders; ISA folders are added below with their flags.
 LIB_SRCS := $(wildcard kernels/*.c kernels/naive/*.c kernels/blocked/*.c kernels/einsum/*.c \
               kernels/simd/*.c)
@@ -109,6 +122,9 @@ LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c)
 endif
 ifeq ($(ARCH),aarch64)
 LIB_SRCS += $(wildcard kernels/neon/*.c)
+endif
+ifeq ($(HAVE_OPENBLAS),1)
+LIB_SRCS += $(wildcard kernels/openblas/*.c)
 endif
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # The harness, a folder per concern (docs/architecture.md): cli/ (the commands),
@@ -144,6 +160,9 @@ $(BUILD)/obj/kernels/wisdom.o: LIBFLAGS += -DATTN_BUILD_OPTFLAGS='"$(strip $(OPT
 $(BUILD)/obj/kernels/avx2/%.o: kernels/avx2/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(AVX2_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/kernels/openblas/%.o: kernels/openblas/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIBFLAGS) $(OPENBLAS_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/obj/kernels/avx512/%.o: kernels/avx512/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(AVX512_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -328,7 +347,7 @@ $(BUILD)/attn.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: attn' 'Description: attnbench attention and transformer encoder kernels' \
 	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lattn' \
-	  'Libs.private: -fopenmp -lm -pthread' > $@
+	  'Libs.private: $(strip $(LIB_DEPS) -fopenmp -lm -pthread)' > $@
 
 install: $(STATIC_LIB) $(SHARED_LIB) $(BUILD)/attn.pc
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
@@ -357,7 +376,7 @@ check-install:
 
 config:
 	@echo "CC=$(CC) BUILD=$(BUILD) VERSION=$(VERSION)"
-	@echo "hwloc: $(if $(HAVE_HWLOC),yes,no)  PAPI: $(if $(HAVE_PAPI),yes,no)  SQLite: $(if $(HAVE_SQLITE),yes,no)"
+	@echo "hwloc: $(if $(HAVE_HWLOC),yes,no)  PAPI: $(if $(HAVE_PAPI),yes,no)  SQLite: $(if $(HAVE_SQLITE),yes,no)  OpenBLAS: $(if $(HAVE_OPENBLAS),yes,no)"
 
 clean:
 	rm -rf build

@@ -189,6 +189,10 @@ typedef struct attn_kernel {
     unsigned requires;                 /* ATTN_CPU_* bits that must be usable */
     int parallel;                      /* 1: uses the context's threads; 0: one thread */
     int gemm_parts;                    /* 1: gemm takes w_parts (fused QKV projection) */
+    /* 1: the kernel chooses its instruction set at run time itself (a
+     * library such as OpenBLAS), whatever requires says: its % of peak is
+     * held to the widest ISA this machine runs. */
+    int own_isa_dispatch;
     const attn_param *params;          /* n_params tunables, or NULL */
     int n_params;
     /* Fills the default value of each param for this machine (from

@@ -9,16 +9,23 @@
         .name = kname, .description = "(built for another architecture)",                          \
         .unavailable = "not built for this architecture", .requires = bits,                       \
     };
+#define ATTN_KERNEL_NOT_BUILT(sym, kname, why)                                                     \
+    static const attn_kernel attn_kernel__##sym = {                                                \
+        .name = kname, .description = "(not built)", .unavailable = why,                          \
+    };
 #include "kernels.def"
 #undef ATTN_KERNEL_ROW
 #undef ATTN_KERNEL_ABSENT
+#undef ATTN_KERNEL_NOT_BUILT
 
 static const attn_kernel *const registry[] = {
 #define ATTN_KERNEL_ROW(sym) &attn_kernel__##sym,
 #define ATTN_KERNEL_ABSENT(sym, kname, bits) &attn_kernel__##sym,
+#define ATTN_KERNEL_NOT_BUILT(sym, kname, why) &attn_kernel__##sym,
 #include "kernels.def"
 #undef ATTN_KERNEL_ROW
 #undef ATTN_KERNEL_ABSENT
+#undef ATTN_KERNEL_NOT_BUILT
 };
 
 int attn_registry_count(void)

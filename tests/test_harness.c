@@ -379,9 +379,10 @@ static void test_select(void)
         const attn_kernel *r = attn_registry_get(i);
         if (attn_registry_runnable(r))
             continue;
-        /* Built here but missing a feature: names it; a placeholder row of
-         * another architecture's kernel: says so. */
-        const char *why = r->unavailable ? "not built for this architecture" : "needs";
+        /* Built here but missing a feature: names it; a placeholder row (of
+         * another architecture's kernel, or of a library not found): gives
+         * its reason. */
+        const char *why = r->unavailable ? r->unavailable : "needs";
         CHECK(ab_select_kernels(r->name, NULL, k, 64, err, sizeof err) == -1
               && strstr(err, "cannot run here") && strstr(err, why),
               "registered %s: '%s'", r->name, err);

@@ -103,7 +103,7 @@ static void note_choice(const attn_ctx *ctx, ab_result *r, const ab_peaks *peaks
         return;
     const attn_kernel *k = attn_registry_find(ran);
     snprintf(r->kernel, sizeof r->kernel, "%s", ran);
-    set_ceilings(r, ab_isa_of_requirements(k ? k->requires : 0), peaks);
+    set_ceilings(r, ab_isa_of_kernel(k), peaks);
     ab_run_name(r->kernel, &r->shape, r->threads, r->run_name, sizeof r->run_name);
 }
 
@@ -468,7 +468,7 @@ static int execute(const run_plan *p, run_outcome *out)
                 snprintf(r->kernel, sizeof r->kernel, "%s", k->name);
                 r->shape = *s;
                 r->threads = n_threads;
-                set_ceilings(r, ab_isa_of_requirements(k->requires), peaks);
+                set_ceilings(r, ab_isa_of_kernel(k), peaks);
                 ab_run_name(r->kernel, s, r->threads, r->run_name, sizeof r->run_name);
 
                 /* The context's threads inherit the N-core mask; then this

@@ -123,6 +123,16 @@ int ab_isa_available(ab_isa isa)
     }
 }
 
+ab_isa ab_isa_of_kernel(const attn_kernel *k)
+{
+    if (!k)
+        return AB_ISA_BASELINE;
+    if (k->own_isa_dispatch)
+        return ab_isa_available(AB_ISA_AVX512) ? AB_ISA_AVX512
+             : ab_isa_available(AB_ISA_AVX2) ? AB_ISA_AVX2 : AB_ISA_BASELINE;
+    return ab_isa_of_requirements(k->requires);
+}
+
 ab_isa ab_isa_of_requirements(unsigned requires)
 {
     if (requires & (ATTN_REQUIRES_AVX512 | ATTN_CPU_AVX512BF16))

@@ -24,6 +24,10 @@ const char *ab_isa_name(ab_isa isa);
 int ab_isa_available(ab_isa isa);
 /* The widest ISA among ATTN_CPU_* requirement bits (a kernel's ISA). */
 ab_isa ab_isa_of_requirements(unsigned requires);
+/* The ISA whose peak kernel k is held to: its requirements', or, for a
+ * kernel that dispatches itself (a library), the widest this machine runs. */
+struct attn_kernel;
+ab_isa ab_isa_of_kernel(const struct attn_kernel *k);
 
 #define AB_PEAK_MAX_THREADS 64
 
