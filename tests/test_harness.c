@@ -972,6 +972,8 @@ static void test_shapes_select(void)
           && times[1] == smoke->max_time, "smoke filtered to mha: %d of %d", n, want);
     n = ab_shapes_select(NULL, NULL, AB_OP_SDPA, 0, s, 64, NULL, err, sizeof err);
     CHECK(n == ab_suite_find("default")->n_shapes, "no suite named: the default suite");
+    CHECK(ab_shapes_select("smoke", "B=1", AB_OP_SDPA, 0, s, 64, NULL, err, sizeof err) == -1
+          && strstr(err, "not both"), "--shape and --suite together must be refused");
     CHECK(ab_shapes_select("no-such", NULL, AB_OP_SDPA, 0, s, 64, NULL, err, sizeof err) == -1,
           "an unknown suite must be refused");
     for (int i = 0; i < ab_suite_count(); i++)

@@ -332,10 +332,6 @@ static int plan_of(int argc, char **argv, run_plan *p)
         fprintf(stderr, "attnbench run: --op: unknown op '%s' (" AB_OP_LIST ")\n", op_name);
         return AB_EXIT_USAGE;
     }
-    if (shape_text && suite_name) {
-        fprintf(stderr, "attnbench run: give --shape or --suite, not both\n");
-        return AB_EXIT_USAGE;
-    }
     if (json && json_dir) {
         fprintf(stderr, "attnbench run: give --json or --json-dir, not both\n");
         return AB_EXIT_USAGE;

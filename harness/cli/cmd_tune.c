@@ -137,10 +137,6 @@ int ab_cmd_tune(int argc, char **argv)
         fprintf(stderr, "attnbench tune: --level: '%s' (estimate, measure, patient)\n", level_name);
         return AB_EXIT_USAGE;
     }
-    if (shape_text && suite_name) {
-        fprintf(stderr, "attnbench tune: give --shape or --suite, not both\n");
-        return AB_EXIT_USAGE;
-    }
     ab_plan *plan = malloc(sizeof *plan);
     if (!plan) {
         fprintf(stderr, "attnbench tune: out of memory\n");

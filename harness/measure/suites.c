@@ -642,6 +642,10 @@ int ab_shapes_select(const char *suite_name, const char *shape_text, ab_op op, i
     int n = 0;
     if (suite_times)
         suite_times[0] = suite_times[1] = 0.0;
+    if (shape_text && suite_name) {
+        snprintf(err, len, "give --shape or --suite, not both");
+        return -1;
+    }
     if (shape_text) {
         char buf[2048];
         if (snprintf(buf, sizeof buf, "%s", shape_text) >= (int)sizeof buf) {

@@ -126,8 +126,8 @@ const ab_suite *ab_suite_find(const char *name);
 int ab_suite_count(void);
 const ab_suite *ab_suite_get(int i);
 /* What a command is to run (run, tune): the shapes of shape_text (';'
- * separates several; op the default op of each) or else of the suite named
- * (NULL: "default"), of op only when filter_op; at most max into out. The
+ * separates several; op the default op of each) or of the suite named
+ * (NULL: "default"; both given is an error), of op only when filter_op; at most max into out. The
  * suite's own min_time / max_time (0: none) go to *suite_times when not
  * NULL. The count, or -1 with a reason in err (an unknown suite's lists the
  * suites). */
