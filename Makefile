@@ -184,6 +184,15 @@ $(BUILD_INFO): FORCE
 	  '#define ATTN_BUILD_TYPE "$(if $(filter 1,$(SAN)),sanitize,release)"' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 $(BUILD)/obj/harness/measure/machine.o: $(BUILD_INFO)
+# Which library-backed rows kernels.def holds depends on what was found: the
+# registry is rebuilt when that changes (a stale one would name a kernel the
+# link no longer has, or leave out one it has).
+LIB_CONFIG := $(BUILD)/gen/lib_config
+$(LIB_CONFIG): FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' 'openblas=$(HAVE_OPENBLAS)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+$(BUILD)/obj/kernels/registry.o: $(LIB_CONFIG)
 $(BUILD)/obj/harness/%.o: harness/%.c
 	@mkdir -p $(@D)
 	$(CC) $(HARNESS_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
