@@ -677,8 +677,10 @@ static double cache_spread(const ab_topology *t)
 }
 
 /* The cheap check of cached figures: the widest ISA's FMA rate now, at 1
- * thread and at max_threads, over the cached rate. 1 when it ran faster
- * than the cache allows (the cache was measured under load). */
+ * thread and at max_threads, over the cached rate, and the 1-thread read
+ * bandwidth over the cached one. 1 when either ran faster than the cache
+ * allows (the cache was measured under load: a read bandwidth cached low
+ * would put a memory-bound kernel above its ceiling). */
 static int check_cached(ab_peaks *p, const ab_topology *t, char *note, size_t note_len)
 {
     ab_isa isa = widest_isa();
@@ -707,11 +709,20 @@ static int check_cached(ab_peaks *p, const ab_topology *t, char *note, size_t no
         if (p->check_ratio[k] > 0 && p->check_ratio[k] < worst)
             worst = p->check_ratio[k];
     }
+    /* A read of 4×L3 (at least 64 MiB), from memory like the measurement's
+     * 512 MiB but a quarter of its cost; the two sizes read within a few %
+     * of each other, hence the margin of 5% at least. */
+    size_t l3 = ab_topology_cache_size(t, 3), bytes = 4 * l3;
+    bytes = bytes < ((size_t)64 << 20) ? (size_t)64 << 20 : bytes;
+    double read_now = ab_measure_read(t, 1, bytes, NULL);
+    double read_ratio = p->read_gbs[1] > 0 && read_now > 0 ? read_now / p->read_gbs[1] : 0.0;
+    if (read_ratio > 1.0 + (p->read_err[1] > 0.05 ? p->read_err[1] : 0.05))
+        stale = 1;
     if (stale)
         snprintf(note, note_len, "the cached peaks (%s, load %.2f) are below what the machine "
-                 "does now (%s FMA %.3fx / %.3fx at 1 / %d threads): re-measured", p->measured_at,
-                 p->load_avg, ab_isa_name(isa), p->check_ratio[0], p->check_ratio[1],
-                 p->max_threads);
+                 "does now (%s FMA %.3fx / %.3fx at 1 / %d threads, read %.3fx at 1): "
+                 "re-measured", p->measured_at, p->load_avg, ab_isa_name(isa), p->check_ratio[0],
+                 p->check_ratio[1], p->max_threads, read_ratio);
     else if (worst < 0.9)
         snprintf(note, note_len, "the machine runs %.0f%% below its cached peak now (%s FMA at "
                  "%.3fx / %.3fx at 1 / %d threads): it is loaded, and timings will show it",
