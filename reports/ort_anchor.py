@@ -1,0 +1,988 @@
+#!/usr/bin/python3
+"""ort_anchor.py — ONNX Runtime (the npm package onnxruntime-node, CPU) timed on
+attnbench's shapes, written as attnbench's JSON under the kernel name
+"onnxruntime": a second anchor beside reports/pytorch_anchor.py.
+
+    /usr/bin/python3 reports/ort_anchor.py [--suite NAME | --shape SHAPES ...] [--op OP]
+        [--threads N[,N2..]] [--repetitions R] [--min-time S] [--max-call-time S]
+        [--memory] [--json FILE] [--attnbench PATH] [--sdpa-form FORM] [--keep-models]
+    /usr/bin/python3 reports/ort_anchor.py --self-test
+
+Needs Debian's python3-onnx and python3-numpy (run it with /usr/bin/python3), Node
+and the npm package, installed from reports/ort_anchor/package-lock.json by
+
+    npm ci --prefix reports/ort_anchor
+
+(reports/ort_anchor/.npmrc sets ignore-scripts: onnxruntime-node's postinstall
+downloads the CUDA and TensorRT providers from api.nuget.org and fails without
+them; the CPU library and the Node binding ship inside the package). Example:
+
+    /usr/bin/python3 reports/ort_anchor.py --suite anchors --threads 1 --memory \\
+        --json results/anchors-onnxruntime.json
+
+Design. This script builds one .onnx model per shape (onnx.helper; weights and
+inputs from numpy) in a temporary folder under build/ort_anchor/ (deleted after
+the run unless --keep-models), and reports/ort_anchor/time_session.js loads it
+into an InferenceSession and times `await session.run(feeds, fetches)`, printing
+the timings as JSON. Shapes, suites, run names, FLOP and byte counts, the machine
+context and peaks, the statistics, the table and the JSON entries are
+pytorch_anchor.py's functions (imported; it imports torch only inside its worker),
+so both anchors agree with attnbench by construction: see its docstring.
+
+Graphs (fp32; ORT's com.microsoft contrib ops, as its transformer optimizer
+fuses a BERT model; graph optimization level "all"):
+  encoder  post-LN (norm=post, BERT): Attention (x·Wqkv + bqkv, H heads, the mask;
+           fused QKV projection) → MatMul Wo → SkipLayerNormalization(·, x, bias bo)
+           → MatMul W1 → BiasGelu (act=gelu; FastGelu for gelu-tanh, Add + Relu for
+           relu) → MatMul W2 → SkipLayerNormalization(·, h, bias b2); eps 1e-5.
+           pre-LN (norm=pre): LayerNormalization → Attention → MatMul Wo →
+           SkipLayerNormalization(·, x, bias bo), its 4th output the residual sum h
+           (x + attention + bo) → MatMul W1 → BiasGelu → MatMul W2 → Add b2 → Add h.
+  mha      self-attention: Attention (fused QKV projection) → MatMul Wo → Add bo;
+           cross=1: MatMul Wq, MatMul Wk, MatMul Wv → MultiHeadAttention (with the
+           bias bq|bk|bv) → MatMul Wo → Add bo. An explicit scale is the ops' `scale`.
+  sdpa     Q [B][Lq][H·Dh] (ORT's layout: heads in the last axis; the output too);
+           one of three forms, chosen per shape (--sdpa-form auto, below):
+           mha  com.microsoft MultiHeadAttention, K and V [B][Lk][Hkv·Dh]. Without a
+                mask it takes MLAS's flash attention (K and V transposed to heads
+                first, then tiles sized to the L2 cache: no Lq×Lk scores); with any
+                mask the unfused path (all Lq×Lk scores, the mask added, softmax, ·V).
+                causal and causal-br with Lq = Lk: unidirectional=1; with Lq != Lk
+                (ORT's unidirectional is then neither kind: the self-test saw it) an
+                additive attention_bias [1][1][Lq][Lk]; padding: key_padding_mask
+                [B][Lk] (int32, 1 = a real key); keep, bias: attention_bias [B or
+                1][1][Lq][Lk]. Grouped-query (Hkv < H): K and V expanded to H heads
+                in the graph (Reshape, Expand, Reshape), as PyTorch's
+                repeat_interleave in its call.
+           mha-bnsh  MultiHeadAttention with K and V [B][Hkv][Lk][Dh] (attnbench's
+                layout), which ORT reads in place (its unfused path; no transpose, no
+                flash); masks as mha. Grouped-query with one query that sees every
+                key (decoding): the H/Hkv query heads of each K/V head are passed as
+                that many query rows of one head (Q [B][1][H·Dh] reshaped and
+                transposed to [B][H/Hkv][Hkv·Dh], the output back: a few KiB), so
+                the cache is read once and never copied; otherwise K, V expanded.
+           gqa  com.microsoft GroupQueryAttention (kv_num_heads = Hkv, no expansion):
+                causal bottom-right by construction, so only for causal-br, causal
+                with Lq = Lk, and none with Lq = 1. Without a cache (Lq = Lk) its
+                prompt path, present_key / present_value outputs [B][Hkv][Lk][Dh].
+                With Lk > Lq the KV cache past_key / past_value [B][Hkv][Lk][Dh]
+                holds the first Lk − Lq keys and values, the call's key and value
+                inputs are the last Lq, written into the cache in place (present_*
+                are the same buffers: ORT's past-present buffer sharing, as ORT
+                GenAI decodes; seqlens_k = Lk − 1, total_sequence_length = Lk; ORT
+                needs B = 1 when Lq > 1 with a cache). onnxruntime-node copies every
+                output into a new JavaScript buffer after each call, the shared
+                cache included, which makes this form slow for decoding here.
+           auto (measured on this machine, 1 thread): decoding (Lq = 1, every key
+                seen) mha-bnsh (Lk 4096, H 32, Hkv 8: about 2× faster than gqa);
+                causal with Lq = Lk gqa (L 2048: 119 ms against 262 ms for mha's
+                masked path); everything else mha (unmasked L 2048: flash 140 ms;
+                GQA's non-causal mode, causal=0, 178 ms).
+  decoder, generate: not built (skipped with the reason printed).
+Masks: ORT's masks add mask_filter_value (−10000) instead of −inf: the same result
+where a query sees a key. padall's all-padding batch and rows that see no key give
+ORT uniform weights, attnbench zeros (timings are unaffected; the self-test skips
+those rows). Inputs and weights are uniform in the ranges of pytorch_anchor.py
+(x, Q, K, V in [-1, 1); weights and biases ±1/√D, W2 ±1/√F; LayerNorm γ 1±0.2,
+β ±0.2), from numpy's generator seeded with attnbench's seed.
+
+Threads. Each benchmark runs in a fresh `node` process bound to the first N cores
+(one CPU each, sched_setaffinity before exec), with intraOpNumThreads = N,
+interOpNumThreads = 1 and sequential execution (ORT's own thread pool: no OpenMP;
+its default spin-waiting left on). Default: all cores, as attnbench.
+
+Timing mirrors pytorch_anchor.py and harness/measure/bench.c: one warm-up call;
+iterations calibrated (×1.2 min-time / t, at most ×10 a step) until one batch lasts
+min-time (default 0.2 s); R repetitions (default 9), wall time by process.hrtime,
+CPU time of all the process's threads by process.cpuUsage. Every output is
+preallocated once and passed to run() as a fetch (ORT writes into it; no output
+allocation per call); the JavaScript call's overhead is part of ORT's cost.
+--max-call-time S skips a benchmark whose warm-up call takes over S seconds.
+
+--memory: the peak RSS the warm-up call adds over the RSS before it (after the
+session was created and its inputs loaded; /proc/self/clear_refs 5, VmHWM): ORT's
+arena keeps what the first call needed, so a later call adds ~0. That is the call's
+working memory, its outputs excluded (preallocated) and a first call's one-time
+costs included (a MiB or two: thread stacks, code).
+
+JSON: attnbench's schema, as pytorch_anchor.py writes it (kernel "onnxruntime",
+chosen_by "named"); the context adds ort_version (the version the installed
+package reports), node_version, the execution provider, the graph forms used
+(encoder_form, mha_form, sdpa_form_<form> for each sdpa form used) and per thread
+count the threads asked for and the OS threads the node process had (Node's own
+included); PyTorch's fields (BLAS, OpenMP binding, thread variables) are left out.
+
+--self-test: every graph form against a float64 numpy reference on small shapes
+(every op, norm, act and mask kind this script builds; both MultiHeadAttention
+layouts, GQA with and without a cache, grouped-query and not): max |difference|
+<= 1e-4 on the rows that see a key, 1 thread; then auto's form choices, and one
+short timed run through the command line whose JSON is read back. Exit status: 0; 1 when a benchmark or check failed, the
+file could not be written or onnx / numpy / node / the package are missing; 2 for
+bad arguments.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import pytorch_anchor as pa  # noqa: E402  (stdlib only at import: torch is its worker's)
+
+KERNEL = "onnxruntime"
+pa.KERNEL = KERNEL                   # pa's run names, table and JSON entries name this kernel
+NODE_DIR = os.path.join(HERE, "ort_anchor")
+NODE_SCRIPT = os.path.join(NODE_DIR, "time_session.js")
+BUILD_DIR = os.path.normpath(os.path.join(HERE, os.pardir, "build", "ort_anchor"))
+MASK_FILTER = -10000.0               # ORT's mask_filter_value (default)
+LN_EPS = 1e-5
+OPSET = 17                           # LayerNormalization; ORT 1.30 reads it
+MS = "com.microsoft"
+SDPA_FORMS = ("auto", "mha", "mha-bnsh", "gqa")
+
+ENCODER_FORM = ("post-LN: Attention (fused QKV) -> MatMul -> SkipLayerNormalization -> MatMul -> "
+                "BiasGelu -> MatMul -> SkipLayerNormalization; pre-LN: LayerNormalization -> "
+                "Attention -> MatMul -> SkipLayerNormalization (+ its residual-sum output) -> "
+                "MatMul -> BiasGelu -> MatMul -> Add -> Add (com.microsoft ops, fp32)")
+MHA_FORM = ("self: Attention (fused QKV) -> MatMul -> Add; cross: MatMul x3 -> MultiHeadAttention "
+            "(bias) -> MatMul -> Add")
+SDPA_FORM_TEXT = {
+    "mha": ("com.microsoft MultiHeadAttention, Q [B][Lq][H*Dh], K, V [B][Lk][H*Dh] (MLAS flash "
+            "attention when unmasked; masks: unidirectional=1 (Lq = Lk), key_padding_mask, "
+            "attention_bias; Hkv < H: K, V expanded in the graph)"),
+    "mha-bnsh": ("com.microsoft MultiHeadAttention, Q [B][Lq][H*Dh], K, V [B][Hkv][Lk][Dh] read in "
+                 "place (unfused path); Hkv < H, one query that sees every key: the H/Hkv query "
+                 "heads of a K/V head as query rows of one head, else K, V expanded in the graph"),
+    "gqa": ("com.microsoft GroupQueryAttention (kv_num_heads = Hkv), bottom-right causal; with a "
+            "cache: past/present KV [B][Hkv][Lk][Dh] shared in place (preallocated outputs), the "
+            "last Lq keys and values fed as key/value"),
+}
+
+
+class Skip(Exception):
+    """A shape this script does not build: printed, not timed."""
+
+
+# ---- Graph building ------------------------------------------------------------
+
+@dataclass
+class Workload:
+    """One model: the graph, what to feed, what it outputs, and a float64 reference."""
+    form: str                                       # the graph, in words (JSON context)
+    short: str = ""                                 # its name in the self-test's lines
+    nodes: list = field(default_factory=list)
+    inits: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)      # (name, numpy array)
+    outputs: list = field(default_factory=list)     # (name, dims, alias input or None)
+    reference: object = None                        # () -> expected first output (float64)
+    valid_rows: object = None                       # [B][Lq] bool: rows that see a key, or None
+    _n: int = 0
+
+    def name(self, stem):
+        self._n += 1
+        return f"{stem}_{self._n}"
+
+    def init(self, stem, array):
+        from onnx import numpy_helper
+        n = self.name(stem)
+        self.inits.append(numpy_helper.from_array(array, n))
+        return n
+
+    def feed(self, name, array):
+        self.inputs.append((name, array))
+        return name
+
+    def node(self, op, ins, outs=None, domain="", **attrs):
+        from onnx import helper
+        outs = outs or [self.name(op.lower())]
+        self.nodes.append(helper.make_node(op, ins, outs, domain=domain or None, **attrs))
+        return outs[0] if len(outs) == 1 else outs
+
+    def model(self):
+        from onnx import TensorProto, helper
+        import numpy as np
+        types = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32}
+        ins = [helper.make_tensor_value_info(n, types[a.dtype], list(a.shape)) for n, a in self.inputs]
+        outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(d)) for n, d, _ in self.outputs]
+        graph = helper.make_graph(self.nodes, "attnbench", ins, outs, self.inits)
+        m = helper.make_model(graph, producer_name="attnbench ort_anchor.py",
+                              opset_imports=[helper.make_opsetid("", OPSET),
+                                             helper.make_opsetid(MS, 1)])
+        m.ir_version = 8
+        return m
+
+
+class Filler:
+    """Uniform values as pytorch_anchor.py's `filled`: center ± amp, float32."""
+
+    def __init__(self, seed):
+        import numpy as np
+        self.np, self.rng = np, np.random.default_rng(seed)
+
+    def __call__(self, shape, center=0.0, amp=1.0):
+        return ((self.rng.random(shape, dtype=self.np.float32) * 2 - 1) * amp
+                + center).astype(self.np.float32)
+
+
+def mask_parts(s, fill):
+    """pytorch_anchor.make_workload's mask parts (harness/measure/workload.c), in numpy:
+    real [B][Lk] (True = a real key) or None; keep and bias [B][Lq][Lk] (keep, bias) or
+    [Lq][Lk] (all), or None; hidden [Lq][Lk] (True = hidden by the causal mask) or None."""
+    np = fill.np
+    b, lq, lk = s.batch, s.q_len, s.kv_len
+    real = None
+    if s.mask in ("padding", "padall", "all"):
+        limit = np.array([lk - i * lk // (2 * b) for i in range(b)])
+        real = np.arange(lk)[None, :] < limit[:, None]
+        if s.mask == "padall":
+            real[b - 1] = False
+    rows = (b, lq, lk) if s.mask in ("keep", "bias") else (lq, lk)
+    keep = fill(rows) * 0.5 + 0.5 < 0.7 if s.mask in ("keep", "all") else None
+    bias = fill(rows) if s.mask in ("bias", "all") else None
+    kind = pa.causal_kind(s)
+    i, j = np.arange(lq)[:, None], np.arange(lk)[None, :]
+    hidden = (None if not kind else j > i + (lk - lq) if kind == "bottom-right" else j > i)
+    return real, keep, bias, hidden
+
+
+def reference_mask(s, parts):
+    """The additive mask [B][1][Lq][Lk] (float64, −inf where hidden) and the rows that
+    see at least one key [B][Lq]."""
+    import numpy as np
+    real, keep, bias, hidden = parts
+    b, lq, lk = s.batch, s.q_len, s.kv_len
+    m = np.zeros((b, 1, lq, lk))
+    if hidden is not None:
+        m[:, :, hidden] = -np.inf
+    if real is not None:
+        m[~real[:, None, None, :].repeat(lq, axis=2)] = -np.inf
+    if keep is not None:
+        k = keep.reshape(-1, 1, lq, lk) if keep.ndim == 3 else keep[None, None]
+        m = np.where(k, m, -np.inf)
+    if bias is not None:
+        m = m + (bias.reshape(-1, 1, lq, lk) if bias.ndim == 3 else bias[None, None])
+    return m, np.isfinite(m).any(axis=-1)[:, 0, :]
+
+
+def ort_bias(s, parts, with_causal):
+    """The attention_bias [B or 1][1][Lq][Lk] for keep / bias (and the causal mask when
+    with_causal: when unidirectional cannot express it), or None."""
+    import numpy as np
+    real, keep, bias, hidden = parts
+    lq, lk = s.q_len, s.kv_len
+    if keep is None and bias is None and not (with_causal and hidden is not None):
+        return None
+    shape = keep.shape if keep is not None else bias.shape if bias is not None else (lq, lk)
+    t = np.zeros(shape, np.float32)
+    if bias is not None:
+        t += bias
+    if keep is not None:
+        t = np.where(keep, t, MASK_FILTER).astype(np.float32)
+    if with_causal and hidden is not None:
+        t = np.where(hidden, MASK_FILTER, t).astype(np.float32)
+    return t.reshape(-1, 1, lq, lk)
+
+
+def softmax_attention(q, k, v, scale, mask):
+    """[B][H][Lq][Dh] float64: softmax(q kᵀ scale + mask) v; rows that see no key → 0."""
+    import numpy as np
+    sc = np.einsum("bhqd,bhkd->bhqk", q, k) * scale + mask
+    top = np.max(sc, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(sc - top)
+    den = e.sum(axis=-1, keepdims=True)
+    return np.einsum("bhqk,bhkd->bhqd", e / np.where(den > 0, den, 1.0), v)
+
+
+def gelu(x, act):
+    import numpy as np
+    if act == "relu":
+        return np.maximum(x, 0.0)
+    if act == "gelu-tanh":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+
+
+def layer_norm(x, g, b):
+    import numpy as np
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + LN_EPS) * g + b
+
+
+def heads(x, h):
+    """[B][L][H·Dh] → [B][H][L][Dh]."""
+    b, l, d = x.shape
+    return x.reshape(b, l, h, d // h).transpose(0, 2, 1, 3)
+
+
+def unheads(x):
+    """[B][H][L][Dh] → [B][L][H·Dh]."""
+    b, h, l, dh = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(b, l, h * dh)
+
+
+def attention_mask_inputs(w, s, parts, padding_name):
+    """The Attention / MultiHeadAttention mask inputs: (padding mask name or "",
+    attention_bias name or "", unidirectional)."""
+    import numpy as np
+    real = parts[0]
+    pad = "" if real is None else w.feed(padding_name, real.astype(np.int32))
+    # unidirectional=1 hides key j > i + Lk − Lq (bottom-right); with Lq = Lk that is
+    # both causal kinds; otherwise the causal mask goes into attention_bias.
+    uni = pa.causal_kind(s) is not None and s.q_len == s.kv_len
+    bias = ort_bias(s, parts, with_causal=not uni)
+    return pad, "" if bias is None else w.feed("attention_bias", bias), int(uni)
+
+
+def build_encoder(s, fill):
+    """op=encoder: see the docstring."""
+    import numpy as np
+    b, l, h = s.batch, s.q_len, s.heads
+    d, f = h * s.head_dim, s.d_ff
+    w = Workload(ENCODER_FORM, f"{'pre' if s.norm_first else 'post'}-LN fused")
+    wamp = 1.0 / math.sqrt(d)
+    parts = mask_parts(s, fill)
+    x = fill((b, l, d))
+    wqkv, bqkv = fill((d, 3 * d), 0, wamp), fill((3 * d,), 0, wamp)     # [in][out]
+    wo, bo = fill((d, d), 0, wamp), fill((d,), 0, wamp)
+    g1, be1, g2, be2 = fill((d,), 1, 0.2), fill((d,), 0, 0.2), fill((d,), 1, 0.2), fill((d,), 0, 0.2)
+    w1, b1 = fill((d, f), 0, wamp), fill((f,), 0, wamp)
+    w2, b2 = fill((f, d), 0, 1.0 / math.sqrt(f)), fill((d,), 0, wamp)
+
+    xin = w.feed("x", x)
+    pad, abias, uni = attention_mask_inputs(w, s, parts, "mask_index")
+    ln = dict(domain=MS, epsilon=LN_EPS)
+
+    def attention(t):
+        ins = [t, w.init("wqkv", wqkv), w.init("bqkv", bqkv), pad, "", abias]
+        while ins[-1] == "":
+            ins.pop()
+        a = w.node("Attention", ins, domain=MS, num_heads=h, unidirectional=uni)
+        return w.node("MatMul", [a, w.init("wo", wo)])
+
+    def ffn_hidden(t):
+        m = w.node("MatMul", [t, w.init("w1", w1)])
+        if s.act == "relu":
+            return w.node("Relu", [w.node("Add", [m, w.init("b1", b1)])])
+        return w.node("BiasGelu" if s.act == "gelu" else "FastGelu", [m, w.init("b1", b1)], domain=MS)
+
+    if not s.norm_first:
+        h1 = w.node("SkipLayerNormalization", [attention(xin), xin, w.init("ln1_g", g1),
+                                               w.init("ln1_b", be1), w.init("bo", bo)], **ln)
+        f2 = w.node("MatMul", [ffn_hidden(h1), w.init("w2", w2)])
+        w.node("SkipLayerNormalization", [f2, h1, w.init("ln2_g", g2), w.init("ln2_b", be2),
+                                          w.init("b2", b2)], ["y"], **ln)
+    else:
+        n1 = w.node("LayerNormalization", [xin, w.init("ln1_g", g1), w.init("ln1_b", be1)],
+                    axis=-1, epsilon=LN_EPS)
+        n2, _, _, hsum = w.node("SkipLayerNormalization",
+                                [attention(n1), xin, w.init("ln2_g", g2), w.init("ln2_b", be2),
+                                 w.init("bo", bo)],
+                                [w.name("n2"), "", "", w.name("hsum")], **ln)
+        f2 = w.node("MatMul", [ffn_hidden(n2), w.init("w2", w2)])
+        w.node("Add", [w.node("Add", [f2, w.init("b2", b2)]), hsum], ["y"])
+    w.outputs.append(("y", (b, l, d), None))
+
+    def reference():
+        mask, _ = reference_mask(s, parts)
+        xd = x.astype(np.float64)
+
+        def attn(t):
+            qkv = t @ wqkv + bqkv
+            q, k, v = (heads(qkv[..., i * d:(i + 1) * d], h) for i in range(3))
+            return unheads(softmax_attention(q, k, v, 1.0 / math.sqrt(s.head_dim), mask)) @ wo + bo
+
+        def ffn(t):
+            return gelu(t @ w1 + b1, s.act) @ w2 + b2
+        if not s.norm_first:
+            y = layer_norm(xd + attn(xd), g1, be1)
+            return layer_norm(y + ffn(y), g2, be2)
+        y = xd + attn(layer_norm(xd, g1, be1))
+        return y + ffn(layer_norm(y, g2, be2))
+    w.reference = reference
+    w.valid_rows = reference_mask(s, parts)[1]
+    return w
+
+
+def build_mha(s, fill):
+    """op=mha: see the docstring."""
+    import numpy as np
+    b, lq, lk, h = s.batch, s.q_len, s.kv_len, s.heads
+    d = h * s.head_dim
+    w = Workload(MHA_FORM, "MultiHeadAttention" if s.cross else "Attention")
+    wamp = 1.0 / math.sqrt(d)
+    parts = mask_parts(s, fill)
+    xq = fill((b, lq, d))
+    xkv = fill((b, lk, d)) if s.cross else xq
+    wqkv, bqkv = fill((d, 3 * d), 0, wamp), fill((3 * d,), 0, wamp)
+    wo, bo = fill((d, d), 0, wamp), fill((d,), 0, wamp)
+    scale = s.scale if s.scale != 0.0 else 1.0 / math.sqrt(s.head_dim)
+    extra = {"scale": s.scale} if s.scale != 0.0 else {}
+    qin = w.feed("x", xq)
+    if not s.cross:
+        pad, abias, uni = attention_mask_inputs(w, s, parts, "mask_index")
+        ins = [qin, w.init("wqkv", wqkv), w.init("bqkv", bqkv), pad, "", abias]
+        while ins[-1] == "":
+            ins.pop()
+        a = w.node("Attention", ins, domain=MS, num_heads=h, unidirectional=uni, **extra)
+    else:
+        kin = w.feed("memory", xkv)
+        pad, abias, uni = attention_mask_inputs(w, s, parts, "key_padding_mask")
+        q = w.node("MatMul", [qin, w.init("wq", np.ascontiguousarray(wqkv[:, :d]))])
+        k = w.node("MatMul", [kin, w.init("wk", np.ascontiguousarray(wqkv[:, d:2 * d]))])
+        v = w.node("MatMul", [kin, w.init("wv", np.ascontiguousarray(wqkv[:, 2 * d:]))])
+        ins = [q, k, v, w.init("bqkv", bqkv), pad, abias]
+        while ins[-1] == "":
+            ins.pop()
+        a = w.node("MultiHeadAttention", ins, domain=MS, num_heads=h, unidirectional=uni, **extra)
+    w.node("Add", [w.node("MatMul", [a, w.init("wo", wo)]), w.init("bo", bo)], ["y"])
+    w.outputs.append(("y", (b, lq, d), None))
+
+    def reference():
+        mask, _ = reference_mask(s, parts)
+        q = heads(xq.astype(np.float64) @ wqkv[:, :d] + bqkv[:d], h)
+        k = heads(xkv.astype(np.float64) @ wqkv[:, d:2 * d] + bqkv[d:2 * d], h)
+        v = heads(xkv.astype(np.float64) @ wqkv[:, 2 * d:] + bqkv[2 * d:], h)
+        return unheads(softmax_attention(q, k, v, scale, mask)) @ wo + bo
+    w.reference = reference
+    w.valid_rows = reference_mask(s, parts)[1]
+    return w
+
+
+def gqa_expressible(s):
+    """None when GroupQueryAttention computes this shape's mask (bottom-right causal),
+    else why not."""
+    if s.mask not in ("causal-br", "causal", "none"):
+        return f"mask={s.mask} (GroupQueryAttention is causal only)"
+    if s.mask == "causal" and s.q_len != s.kv_len:
+        return "top-left causal with Lq != Lk (GroupQueryAttention is bottom-right)"
+    if s.mask == "none" and s.q_len != 1:
+        return "mask=none with Lq > 1 (GroupQueryAttention is causal)"
+    if s.q_len > s.kv_len:
+        return "Lq > Lk (rows that see no key)"
+    if s.batch > 1 and 1 < s.q_len < s.kv_len:
+        return "B > 1 with Lq > 1 and a cache (ORT: sequence_length > 1 needs batch_size 1)"
+    return None
+
+
+def sees_all_keys(s):
+    """Every query sees every key (no mask, or one query under causal-br)."""
+    return s.mask == "none" or (s.mask == "causal-br" and s.q_len == 1)
+
+
+def sdpa_form(s, requested):
+    """The form used for this sdpa shape (raises Skip when the requested one cannot)."""
+    if requested in ("mha", "mha-bnsh"):
+        return requested
+    why = gqa_expressible(s)
+    if requested == "gqa":
+        if why:
+            raise Skip(f"--sdpa-form gqa: {why}")
+        return "gqa"
+    if s.q_len == 1 and sees_all_keys(s):
+        return "mha-bnsh"            # decoding: the cache read in place
+    if pa.causal_kind(s) and s.q_len == s.kv_len and not why:
+        return "gqa"                 # causal: GQA's prompt path beats the masked MHA
+    return "mha"
+
+
+def build_sdpa(s, fill, form):
+    """op=sdpa: see the docstring."""
+    import numpy as np
+    b, lq, lk, h, dh = s.batch, s.q_len, s.kv_len, s.heads, s.head_dim
+    hkv = s.kv_heads or h
+    g = h // hkv                     # query heads per K/V head (PyTorch's repeat_interleave)
+    w = Workload(SDPA_FORM_TEXT[form], {"mha": "MultiHeadAttention",
+                                        "mha-bnsh": "MultiHeadAttention, K/V BNSH",
+                                        "gqa": "GroupQueryAttention"}[form])
+    scale = s.scale if s.scale != 0.0 else 1.0 / math.sqrt(dh)
+    extra = {"scale": s.scale} if s.scale != 0.0 else {}
+    parts = mask_parts(s, fill)
+    q = fill((b, lq, h * dh))                                 # [B][Lq][H·Dh]
+    k, v = fill((b, hkv, lk, dh)), fill((b, hkv, lk, dh))     # [B][Hkv][Lk][Dh]
+    k_bsd, v_bsd = unheads(k), unheads(v)                     # [B][Lk][Hkv·Dh]
+
+    def shape(*dims):
+        return w.init("shape", np.array(dims, np.int64))
+
+    if form == "mha":                # K, V [B][Lk][H·Dh]: flash attention when unmasked
+        qin, kin, vin = w.feed("q", q), w.feed("k", k_bsd), w.feed("v", v_bsd)
+        if g > 1:
+            kin, vin = (w.node("Reshape", [w.node("Expand", [w.node("Reshape", [t, shape(b, lk, hkv, 1, dh)]),
+                                                             shape(b, lk, hkv, g, dh)]),
+                                           shape(b, lk, h * dh)]) for t in (kin, vin))
+        pad, abias, uni = attention_mask_inputs(w, s, parts, "key_padding_mask")
+        ins = [qin, kin, vin, "", pad, abias]
+        while ins[-1] == "":
+            ins.pop()
+        w.node("MultiHeadAttention", ins, ["y"], domain=MS, num_heads=h, unidirectional=uni, **extra)
+    elif form == "mha-bnsh":         # K, V [B][Hkv][Lk][Dh], read in place (no flash path)
+        qin, kin, vin = w.feed("q", q), w.feed("k", k), w.feed("v", v)
+        if g > 1 and lq == 1 and sees_all_keys(s):
+            # One query that sees every key: the g query heads of a K/V head are g
+            # query rows of one head (q [B][1][Hkv·g·Dh] → [B][g][Hkv·Dh]; the output back).
+            rows = w.node("Transpose", [w.node("Reshape", [qin, shape(b, hkv, g, dh)])], perm=[0, 2, 1, 3])
+            o = w.node("MultiHeadAttention", [w.node("Reshape", [rows, shape(b, g, hkv * dh)]), kin, vin],
+                       domain=MS, num_heads=hkv, **extra)
+            back = w.node("Transpose", [w.node("Reshape", [o, shape(b, g, hkv, dh)])], perm=[0, 2, 1, 3])
+            w.node("Reshape", [back, shape(b, 1, h * dh)], ["y"])
+        else:
+            if g > 1:
+                kin, vin = (w.node("Reshape", [w.node("Expand", [w.node("Reshape", [t, shape(b, hkv, 1, lk, dh)]),
+                                                                 shape(b, hkv, g, lk, dh)]),
+                                               shape(b, h, lk, dh)]) for t in (kin, vin))
+            pad, abias, uni = attention_mask_inputs(w, s, parts, "key_padding_mask")
+            ins = [qin, kin, vin, "", pad, abias]
+            while ins[-1] == "":
+                ins.pop()
+            w.node("MultiHeadAttention", ins, ["y"], domain=MS, num_heads=h, unidirectional=uni,
+                   **extra)
+    else:                            # gqa: the last lq keys are new, the first lk − lq cached
+        past = lk - lq
+        ins = [w.feed("q", q), w.feed("k", np.ascontiguousarray(k_bsd[:, past:])),
+               w.feed("v", np.ascontiguousarray(v_bsd[:, past:]))]
+        if past:                     # the cache [B][Hkv][Lk][Dh]; the call writes its last lq rows
+            cache_k, cache_v = np.zeros_like(k), np.zeros_like(v)
+            cache_k[:, :, :past], cache_v[:, :, :past] = k[:, :, :past], v[:, :, :past]
+            ins += [w.feed("past_key", cache_k), w.feed("past_value", cache_v)]
+        else:
+            ins += ["", ""]
+        ins += [w.feed("seqlens_k", np.full((b,), lk - 1, np.int32)),
+                w.feed("total_sequence_length", np.array(lk, np.int32))]
+        w.node("GroupQueryAttention", ins, ["y", "present_key", "present_value"], domain=MS,
+               num_heads=h, kv_num_heads=hkv, **extra)
+        w.outputs += [("present_key", (b, hkv, lk, dh), "past_key" if past else None),
+                      ("present_value", (b, hkv, lk, dh), "past_value" if past else None)]
+    w.outputs.insert(0, ("y", (b, lq, h * dh), None))
+
+    def reference():
+        mask, _ = reference_mask(s, parts)
+        kh = k.astype(np.float64).repeat(g, axis=1)
+        vh = v.astype(np.float64).repeat(g, axis=1)
+        return unheads(softmax_attention(heads(q.astype(np.float64), h), kh, vh, scale, mask))
+    w.reference = reference
+    w.valid_rows = reference_mask(s, parts)[1]
+    return w
+
+
+def build(s, sdpa_form_requested="auto"):
+    """The Workload of a shape (raises Skip)."""
+    fill = Filler(pa.SEED)
+    if s.op == "encoder":
+        return build_encoder(s, fill)
+    if s.op == "mha":
+        return build_mha(s, fill)
+    if s.op == "sdpa":
+        return build_sdpa(s, fill, sdpa_form(s, sdpa_form_requested))
+    raise Skip(f"op={s.op}: no ONNX Runtime graph in this script (encoder, mha and sdpa only)")
+
+
+def write_job(w, folder, threads, args, mode="time"):
+    """The model, its inputs and the job for time_session.js, in folder; the job's path."""
+    import numpy as np
+    import onnx
+    os.makedirs(folder, exist_ok=True)
+    model = os.path.join(folder, "model.onnx")
+    onnx.save(w.model(), model)
+    inputs = []
+    for name, a in w.inputs:
+        path = os.path.join(folder, f"in_{name}.bin")
+        a.tofile(path)
+        inputs.append({"name": name, "type": {np.dtype(np.float32): "float32",
+                                              np.dtype(np.int32): "int32"}[a.dtype],
+                       "dims": list(a.shape), "file": path})
+    outputs = [{"name": n, "type": "float32", "dims": list(d), **({"alias": a} if a else {}),
+                **({"file": os.path.join(folder, f"out_{n}.bin")} if mode == "run" else {})}
+               for n, d, a in w.outputs]
+    job = {"model": model, "threads": threads, "inputs": inputs, "outputs": outputs,
+           "mode": mode, "runs": 2, "min_time": args.min_time if args else 0,
+           "repetitions": args.repetitions if args else 0,
+           "max_call_time": args.max_call_time if args else 0,
+           "memory": bool(args and args.memory)}
+    if args and args.keep_models:
+        job["optimized_model"] = os.path.join(folder, "optimized.onnx")
+    path = os.path.join(folder, "job.json")
+    with open(path, "w") as f:
+        json.dump(job, f)
+    return path
+
+
+def run_node(job_path, cpus):
+    """Runs time_session.js on a job in a fresh node bound to cpus; its JSON result."""
+    node = shutil.which("node")
+    if not node:
+        return {"status": "error", "error": "node not found (install Node.js 18 or later)"}
+    try:
+        p = subprocess.run([node, NODE_SCRIPT, job_path], capture_output=True, text=True,
+                           cwd=NODE_DIR, preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+    except OSError as e:
+        return {"status": "error", "error": f"cannot start node: {e.strerror or e}"}
+    lines = p.stdout.strip().splitlines()
+    try:
+        res = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        why = (f"killed by signal {-p.returncode}" + (" (out of memory?)" if p.returncode == -9 else "")
+               if p.returncode < 0 else f"exited with status {p.returncode}")
+        err = p.stderr.strip().splitlines()
+        res = {"status": "error", "error": f"node {why}" + (f": {err[-1][:200]}" if err else "")}
+    res["affinity"] = True
+    return res
+
+
+def package_missing():
+    """Why the npm package is not usable, or None."""
+    if not os.path.isfile(os.path.join(NODE_DIR, "node_modules", "onnxruntime-node", "package.json")):
+        return ("onnxruntime-node is not installed: npm ci --prefix reports/ort_anchor "
+                "(its .npmrc skips the GPU download)")
+    if not shutil.which("node"):
+        return "node not found (install Node.js 18 or later)"
+    return None
+
+
+def modules_missing():
+    import importlib.util
+    missing = [m for m in ("numpy", "onnx") if importlib.util.find_spec(m) is None]
+    return (f"{', '.join(missing)} not importable by {sys.executable}; install Debian's "
+            "python3-onnx (and python3-numpy) and run this with /usr/bin/python3") if missing else None
+
+
+# ---- Self-test -------------------------------------------------------------------
+
+SELF_TEST_SHAPES = [
+    # encoder: both norms, every act, every mask kind the Attention op takes
+    ("op=encoder,B=2,L=17,D=32,H=4,F=64,norm=post,act=gelu,mask=none", "auto"),
+    ("op=encoder,B=2,L=17,D=32,H=4,F=64,norm=pre,act=gelu,mask=none", "auto"),
+    ("op=encoder,B=1,L=9,D=24,H=3,F=40,norm=post,act=gelu-tanh,mask=causal", "auto"),
+    ("op=encoder,B=2,L=5,D=12,H=3,F=20,norm=pre,act=relu,mask=padding", "auto"),
+    ("op=encoder,B=3,L=20,D=64,H=4,F=256,norm=pre,act=relu,mask=padall", "auto"),
+    ("op=encoder,B=1,L=7,D=16,H=2,F=33,norm=post,act=gelu-tanh,mask=keep", "auto"),
+    ("op=encoder,B=2,L=33,D=48,H=6,F=96,norm=post,act=gelu,mask=all", "auto"),
+    ("op=encoder,B=2,L=11,D=32,H=4,F=64,norm=pre,act=gelu,mask=bias", "auto"),
+    # mha: self and cross, masks, scale
+    ("op=mha,B=2,L=17,D=32,H=4,mask=causal", "auto"),
+    ("op=mha,B=2,Lq=9,Lk=17,D=32,H=4,cross=1,mask=padding", "auto"),
+    ("op=mha,B=1,Lq=16,Lk=33,D=64,H=4,cross=1,mask=bias", "auto"),
+    ("op=mha,B=2,L=33,D=48,H=3,mask=keep,scale=0.3", "auto"),
+    # sdpa through MultiHeadAttention: flash (no mask) and the masked path
+    ("op=sdpa,B=2,L=33,H=2,Dh=16,mask=none", "mha"),
+    ("op=sdpa,B=1,L=300,H=2,Dh=64,mask=none", "mha"),
+    ("op=sdpa,B=2,Lq=5,Lk=7,H=3,Dh=8,mask=causal", "mha"),
+    ("op=sdpa,B=2,L=33,H=2,Dh=16,mask=causal", "mha"),
+    ("op=sdpa,B=2,Lq=5,Lk=9,H=2,Dh=8,mask=causal-br", "mha"),
+    ("op=sdpa,B=2,L=17,H=2,Dh=17,mask=padding", "mha"),
+    ("op=sdpa,B=3,L=17,H=2,Dh=17,mask=padall", "mha"),
+    ("op=sdpa,B=2,Lq=17,Lk=19,H=2,Dh=17,mask=keep", "mha"),
+    ("op=sdpa,B=2,Lq=19,Lk=17,H=2,Dh=17,mask=bias", "mha"),
+    ("op=sdpa,B=2,L=33,H=2,Dh=33,mask=all", "mha"),
+    ("op=sdpa,B=2,Lq=17,Lk=33,H=6,Hkv=3,Dh=16,mask=padding", "mha"),
+    ("op=sdpa,B=1,L=65,H=12,Hkv=4,Dh=64,mask=causal,scale=0.2", "mha"),
+    ("op=sdpa,B=2,Lq=1,Lk=129,H=4,Hkv=2,Dh=64,mask=causal-br", "mha"),
+    # sdpa through MultiHeadAttention with K, V [B][Hkv][Lk][Dh]: decoding (grouped
+    # query heads as rows, or K, V expanded), masks on that path
+    ("op=sdpa,B=2,Lq=1,Lk=129,H=4,Hkv=2,Dh=64,mask=causal-br", "mha-bnsh"),
+    ("op=sdpa,B=1,Lq=1,Lk=300,H=8,Hkv=1,Dh=128,mask=none", "mha-bnsh"),
+    ("op=sdpa,B=1,Lq=1,Lk=257,H=4,Dh=64,mask=causal-br,scale=0.1", "mha-bnsh"),
+    ("op=sdpa,B=1,Lq=2,Lk=1025,H=8,Hkv=2,Dh=32,mask=causal-br", "mha-bnsh"),
+    ("op=sdpa,B=2,Lq=17,Lk=33,H=6,Hkv=3,Dh=16,mask=padding", "mha-bnsh"),
+    ("op=sdpa,B=1,L=33,H=2,Dh=33,mask=all", "mha-bnsh"),
+    ("op=sdpa,B=2,L=33,H=2,Dh=16,mask=causal", "mha-bnsh"),
+    # sdpa through GroupQueryAttention: decoding with a shared cache, a prompt
+    ("op=sdpa,B=2,Lq=1,Lk=129,H=4,Hkv=2,Dh=64,mask=causal-br", "gqa"),
+    ("op=sdpa,B=1,Lq=1,Lk=300,H=8,Hkv=1,Dh=128,mask=none", "gqa"),
+    ("op=sdpa,B=1,Lq=1,Lk=257,H=4,Dh=64,mask=causal-br", "gqa"),
+    ("op=sdpa,B=1,Lq=3,Lk=100,H=2,Dh=128,mask=causal-br", "gqa"),
+    ("op=sdpa,B=1,L=17,H=3,Dh=16,mask=causal-br", "gqa"),
+    ("op=sdpa,B=2,L=33,H=4,Hkv=2,Dh=16,mask=causal", "gqa"),
+]
+
+
+def self_test(verbose=True):
+    """Every graph form against the float64 numpy reference: max |diff| <= 1e-4 on the
+    rows that see a key. Returns 0 when all pass, 1 otherwise."""
+    import numpy as np
+    failures = 0
+    os.makedirs(BUILD_DIR, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=BUILD_DIR, prefix="self-test-") as tmp:
+        for i, (text, form) in enumerate(SELF_TEST_SHAPES):
+            s = pa.parse_shape(text)
+            try:
+                w = build(s, form)
+            except Skip as e:
+                print(f"FAIL {text}: not built: {e}")
+                failures += 1
+                continue
+            folder = os.path.join(tmp, str(i))
+            res = run_node(write_job(w, folder, 1, None, mode="run"), pa.core_cpus()[:1])
+            if res.get("status") != "ok":
+                print(f"FAIL {text} [{form}]: {res.get('error')}")
+                failures += 1
+                continue
+            name, dims, _ = w.outputs[0]
+            got = np.fromfile(os.path.join(folder, f"out_{name}.bin"), np.float32).reshape(dims)
+            want = w.reference()
+            rows = w.valid_rows.astype(bool)                 # [B][Lq]
+            err = float(np.max(np.abs(got - want)[rows])) if rows.any() else 0.0
+            ok = err <= 1e-4 and np.isfinite(got[rows]).all()
+            failures += not ok
+            if verbose or not ok:
+                print(f"{'ok  ' if ok else 'FAIL'} {text} [{w.short}]: "
+                      f"max |ort - numpy| = {err:.2g}")
+
+        def report(ok, what):
+            nonlocal failures
+            failures += not ok
+            if verbose or not ok:
+                print(f"{'ok  ' if ok else 'FAIL'} {what}")
+
+        # --sdpa-form auto's choices for the suites' shapes.
+        for text, want in (("op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br", "mha-bnsh"),
+                           ("op=sdpa,B=1,Lq=1,Lk=4096,H=32,Dh=128,mask=causal-br", "mha-bnsh"),
+                           ("op=sdpa,B=1,L=4096,H=12,Dh=64,mask=causal", "gqa"),
+                           ("op=sdpa,B=1,L=4096,H=12,Dh=64,mask=none", "mha"),
+                           ("op=sdpa,B=1,Lq=5,Lk=7,H=3,Dh=8,mask=causal", "mha")):
+            got = sdpa_form(pa.parse_shape(text), "auto")
+            report(got == want, f"--sdpa-form auto: {text} -> {got}")
+        # A timed run through the command line, its JSON read back (no attnbench:
+        # the context from Python).
+        out = os.path.join(tmp, "timed.json")
+        shapes = "op=encoder,B=1,L=8,D=16,H=2,F=32,norm=pre;op=sdpa,B=1,L=16,H=2,Dh=8,mask=causal"
+        code = main(["--shape", shapes, "--threads", "1", "--repetitions", "2", "--min-time", "0.001",
+                     "--memory", "--attnbench", os.path.join(tmp, "none"), "--json", out])
+        try:
+            with open(out) as f:
+                doc = json.load(f)
+            names = sorted({b["run_name"] for b in doc["benchmarks"]})
+            medians = [b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"]
+            ok = (code == 0 and doc["context"]["ort_version"] and len(medians) == 2
+                  and names == ["encoder/onnxruntime/B1_D16_H2_L8_F32_pre_gelu/threads:1",
+                                "sdpa/onnxruntime/B1_H2_L16_Dh8_causal/threads:1"]
+                  and all(b["real_time"] > 0 and b["kernel"] == KERNEL and "extra_rss_bytes" in b
+                          for b in medians))
+            what = f"a timed run's JSON: {names}, ONNX Runtime {doc['context']['ort_version']}"
+        except (OSError, ValueError, KeyError) as e:
+            ok, what = False, f"a timed run's JSON: {e} (exit status {code})"
+        report(ok, what)
+    print(f"ort_anchor self-test: {'all passed' if not failures else f'{failures} failed'}")
+    return 1 if failures else 0
+
+
+# ---- The command line ------------------------------------------------------------
+
+def parse_args(argv):
+    p = pa.Parser(prog="ort_anchor.py", add_help=True,
+                  description="ONNX Runtime (onnxruntime-node, CPU) on attnbench's shapes, "
+                              "written as attnbench's JSON (kernel 'onnxruntime'). See the "
+                              "docstring for the details.")
+    p.add_argument("--suite", metavar="NAME", help="an attnbench suite (default: default)")
+    p.add_argument("--shape", metavar="SHAPES", action="append",
+                   help="attnbench shape(s); ';' separates several; repeatable")
+    p.add_argument("--op", metavar="OP", help=f"{', '.join(pa.OPS)}: filters the suite, "
+                                              "default op of --shape")
+    p.add_argument("--threads", metavar="N", help="threads (default: all cores); a list N1,N2 runs each")
+    p.add_argument("--repetitions", metavar="R", default="9", help="repetitions (default 9)")
+    p.add_argument("--min-time", metavar="S", default="0.2",
+                   help="seconds each repetition lasts at least (default 0.2)")
+    p.add_argument("--max-call-time", metavar="S", default="0",
+                   help="skip a benchmark whose warm-up call takes over S seconds; 0: never (default)")
+    p.add_argument("--memory", action="store_true",
+                   help="also measure the resident memory the first call adds (extra_rss_bytes)")
+    p.add_argument("--json", metavar="FILE", help="write attnbench's JSON to FILE (atomically)")
+    p.add_argument("--attnbench", metavar="PATH", default=pa.DEFAULT_ATTNBENCH,
+                   help="the attnbench binary (default: build/attnbench beside reports/)")
+    p.add_argument("--sdpa-form", metavar="FORM", default="auto", choices=SDPA_FORMS,
+                   help="op=sdpa through mha (MultiHeadAttention), gqa (GroupQueryAttention) "
+                        "or auto (default: gqa when decoding, else mha)")
+    p.add_argument("--keep-models", action="store_true",
+                   help="keep the models (and ORT's optimized graphs) under build/ort_anchor/")
+    p.add_argument("--self-test", action="store_true",
+                   help="check every graph form against numpy on small shapes and exit: 0 passed, 1 not")
+    a = p.parse_args(argv)
+
+    def number(name, text, lo, hi, kind):
+        try:
+            v = kind(text)
+        except ValueError:
+            v = None
+        if v is None or not math.isfinite(v) or not lo <= v <= hi:
+            raise pa.UsageError(f"--{name}: '{text}' is not a{'n integer' if kind is int else ' number'} "
+                                f"in [{lo:g}, {hi:g}]")
+        return v
+    a.repetitions = number("repetitions", a.repetitions, 1, pa.MAX_REPS, int)
+    a.min_time = number("min-time", a.min_time, 1e-4, 3600, float)
+    a.max_call_time = number("max-call-time", a.max_call_time, 0, 3600, float)
+    if a.op is not None and a.op not in pa.OPS:
+        raise pa.UsageError(f"--op: unknown op '{a.op}' ({', '.join(pa.OPS)})")
+    if a.shape and a.suite:
+        raise pa.UsageError("give --shape or --suite, not both")
+    if a.json is not None:
+        d = os.path.dirname(os.path.abspath(a.json))
+        if not a.json or os.path.isdir(a.json):
+            raise pa.UsageError(f"--json: '{a.json}' is a directory, not a file")
+        if not os.path.isdir(d):
+            raise pa.UsageError(f"--json: the directory {d} does not exist")
+    return a
+
+
+def build_context(probe, args, max_threads, pinned, pct_isa, workers, forms):
+    """pytorch_anchor's context (machine, peaks, run settings) with ONNX Runtime's
+    fields in place of PyTorch's."""
+    ctx = pa.build_context(probe, args, max_threads, pinned, pct_isa, [])
+    for k in ("blas_library", "blas_is_reference", "thread_env", "sdpa_form", "mha_need_weights",
+              "extra_rss_includes_output", "omp_proc_bind", "omp_places"):
+        ctx.pop(k, None)
+    first = next((w for w in workers if w.get("ort_version")), {})
+    ctx.update(executable="ort_anchor.py", library_build_type="release",
+               ort_version=first.get("ort_version", ""), node_version=first.get("node_version", ""),
+               ort_execution_provider="CPUExecutionProvider", ort_graph_optimization="all",
+               ort_execution_mode="sequential", ort_inter_op_threads=1)
+    seen = {}
+    for w in workers:
+        if w.get("os_threads"):
+            cur = seen.setdefault(w["threads"], {"threads": w["threads"],
+                                                 "ort_intra_op_num_threads": w["threads"],
+                                                 "os_threads": 0})
+            cur["os_threads"] = max(cur["os_threads"], w["os_threads"])
+    ctx["threads_seen"] = [seen[k] for k in sorted(seen)]
+    ctx["threads_seen_note"] = "os_threads counts the node process's threads, Node's own included"
+    if "encoder" in forms:
+        ctx["encoder_form"] = ENCODER_FORM
+    if "mha" in forms:
+        ctx["mha_form"] = MHA_FORM
+    for f in sorted(forms.get("sdpa", ())):
+        ctx[f"sdpa_form_{f}"] = SDPA_FORM_TEXT[f]
+    ctx["mask_filter_value"] = MASK_FILTER
+    if args.memory:
+        ctx["extra_rss_of"] = "the warm-up call (ORT's arena keeps it), outputs preallocated"
+    return ctx
+
+
+def main(argv):
+    try:
+        args = parse_args(argv)
+        missing = modules_missing() or package_missing()
+        if args.self_test:
+            if missing:
+                print(f"ort_anchor.py: {missing}", file=sys.stderr)
+                return 1
+            return self_test()
+        cpus = pa.core_cpus()
+        threads = pa.parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
+        if args.shape:
+            shapes = []
+            for text in args.shape:
+                shapes += [pa.parse_shape(t, args.op or "sdpa") for t in filter(None, text.split(";"))]
+            if not shapes:
+                raise pa.UsageError("--shape: no shape given")
+        else:
+            suites = pa.read_suites(args.attnbench)
+            name = args.suite or "default"
+            if name not in suites:
+                raise pa.UsageError(f"--suite: unknown suite '{name}' ({', '.join(suites)})")
+            shapes = [s for s in map(pa.parse_shape, suites[name]) if not args.op or s.op == args.op]
+    except pa.UsageError as e:
+        print(f"ort_anchor.py: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"ort_anchor.py: --shape: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"ort_anchor.py: {e}", file=sys.stderr)
+        return 1
+    if missing:
+        print(f"ort_anchor.py: {missing}", file=sys.stderr)
+        return 1
+
+    probes, probe_note = {}, None
+    for n in sorted(set(threads)):
+        probes[n], why = pa.attnbench_context(args.attnbench, n)
+        probe_note = probe_note or why
+    if probe_note:
+        print(f"ort_anchor.py: no attnbench context ({probe_note}); machine fields from "
+              "Python, no peaks", file=sys.stderr)
+    pct_isa = pa.widest_isa_peak(probes[max(threads)])[0]
+
+    results, workers, skipped, not_built, forms = [], [], [], [], {}
+    total, progress = len(shapes) * len(threads), sys.stderr.isatty()
+    os.makedirs(BUILD_DIR, exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=BUILD_DIR, prefix="run-")
+    try:
+        for si, s in enumerate(shapes):
+            try:
+                w = build(s, args.sdpa_form)
+            except Skip as e:
+                not_built.append(f"  {pa.shape_format(s)}: {e}")
+                continue
+            form = w.form if s.op != "sdpa" else next(k for k, v in SDPA_FORM_TEXT.items()
+                                                      if v == w.form)
+            forms.setdefault(s.op, set()).add(form)
+            for ti, n in enumerate(threads):
+                name = pa.run_name(s, n)
+                if progress:
+                    print(f"\r\033[K[{si * len(threads) + ti + 1}/{total}] {name}", end="",
+                          file=sys.stderr, flush=True)
+                job = write_job(w, os.path.join(tmp, f"{si}-{n}"), n, args)
+                wk = run_node(job, cpus[:n])
+                wk["threads"] = n
+                workers.append(wk)
+                if wk["status"] == "skipped":
+                    skipped.append(f"  {name} ({wk['warmup']:.1f} s)")
+                    continue
+                r = {"shape": s, "threads": n, "run_name": name, "error": wk.get("error", ""),
+                     "flops": pa.shape_flops(s), "bytes": pa.shape_bytes(s),
+                     "peak": pa.widest_isa_peak(probes[n])[1] if pct_isa else 0.0,
+                     "extra_rss": wk.get("extra_rss"), "real": wk.get("real", []),
+                     "cpu": wk.get("cpu", []), "iterations": wk.get("iterations", 0)}
+                if wk["status"] == "ok":
+                    r["real_stats"], r["cpu_stats"] = pa.stats(r["real"]), pa.stats(r["cpu"])
+                    r["unstable"] = r["real_stats"]["cv"] > pa.UNSTABLE_CV
+                elif not r["error"]:
+                    r["error"] = "failed"
+                results.append(r)
+    except KeyboardInterrupt:
+        print("\nort_anchor.py: interrupted; nothing written", file=sys.stderr)
+        return 130
+    finally:
+        if progress:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        if args.keep_models:
+            print(f"models kept in {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    pa.print_table(results)
+    if not_built:
+        print(f"note: {len(not_built)} shape{'' if len(not_built) == 1 else 's'} not built:\n"
+              + "\n".join(not_built))
+    if skipped:
+        print(f"note: {len(skipped)} benchmark{'' if len(skipped) == 1 else 's'} skipped, one call "
+              f"taking over {args.max_call_time:g} s:\n" + "\n".join(skipped))
+    notes = {w.get("memory_note") for w in workers} - {None}
+    for note in sorted(notes):
+        print(f"note: --memory: {note}; extra_rss_bytes not measured")
+    pinned = all(w.get("affinity") for w in workers)
+    ctx = build_context(probes[max(threads)], args, max(threads), pinned, pct_isa, workers, forms)
+    print(f"ONNX Runtime {ctx['ort_version'] or '?'} (onnxruntime-node, CPU), Node {ctx['node_version'] or '?'}")
+    if pct_isa:
+        print(f"peaks: from attnbench ({ctx.get('peaks_measured_at', '?')}); % of peak is "
+              f"against {pct_isa} at the threads used")
+
+    failed = any(r["error"] for r in results)
+    if args.json:
+        doc = {"context": ctx, "benchmarks": [e for i, r in enumerate(results)
+                                              for e in pa.json_entries(r, i)]}
+        try:
+            pa.write_atomically(args.json, json.dumps(doc, indent=2) + "\n")
+        except OSError as e:
+            print(f"ort_anchor.py: {args.json}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.json}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
