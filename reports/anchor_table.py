@@ -1,22 +1,28 @@
 #!/usr/bin/python3
-"""anchor_table.py — attnbench beside PyTorch: one Markdown table from the JSON
-files of `attnbench run` and `reports/pytorch_anchor.py` (same schema).
+"""anchor_table.py — attnbench beside its anchors (PyTorch, ONNX Runtime): one
+Markdown table from the JSON files of `attnbench run`, `reports/pytorch_anchor.py`
+and `reports/ort_anchor.py` (same schema).
 
     /usr/bin/python3 reports/anchor_table.py FILE.json...
 
-The files' benchmarks of kernel "pytorch" are PyTorch's, the others
-attnbench's (e.g. ATTNBENCH.json PYTORCH.json, or one pair per suite).
+The files' benchmarks of kernel "pytorch" are PyTorch's, of kernel "onnxruntime"
+ONNX Runtime's (the peers), the others attnbench's (e.g. ATTNBENCH.json
+PYTORCH.json ORT.json, one set per suite, or one file per benchmark and tool;
+when a benchmark is in several files, the last one named wins).
 
-For every benchmark present in both (matched by op, shape and thread count;
-the kernel part of the run name differs), prints both medians, GFLOP/s and
-%-of-peak; for memory-bound calls (attnbench gives pct_read_bw: decoding)
-attnbench's GB/s and its fraction of the measured read bandwidth; for
-op=generate both sides' new tokens per second; the speedup (PyTorch time /
-attnbench time) and, when measured (--memory), the resident memory each
-call added. Standard library only.
+For every attnbench benchmark that some peer has too (matched by op, shape and
+thread count; the kernel part of the run name differs), prints attnbench's
+median, GFLOP/s and %-of-peak; for memory-bound calls (attnbench gives
+pct_read_bw: decoding) its GB/s and fraction of the measured read bandwidth;
+then per peer found in the files its median and GFLOP/s; for op=generate every
+side's new tokens per second; per peer the speedup (the peer's time / attnbench's
+time) and, when measured (--memory), the resident memory each call added. A peer
+without the benchmark shows –. Standard library only.
 """
 import json
 import sys
+
+PEERS = (("pytorch", "PyTorch"), ("onnxruntime", "ONNX Runtime"))   # kernel, column name
 
 
 def medians(path):
@@ -37,7 +43,9 @@ def fmt_time(ns):
 
 
 def fmt_mib(b):
-    return "–" if b.get("extra_rss_bytes") is None else f"{b['extra_rss_bytes'] / 2**20:.1f} MiB"
+    if b is None or b.get("extra_rss_bytes") is None:
+        return "–"
+    return f"{b['extra_rss_bytes'] / 2**20:.1f} MiB"
 
 
 def fmt_bandwidth(b):
@@ -46,38 +54,50 @@ def fmt_bandwidth(b):
     return "–" if pct is None else f"{b['bytes'] / b['real_time']:.1f} ({pct:.0f}%)"
 
 
-def fmt_tokens(a, p):
-    if a.get("tokens_per_second") is None or p.get("tokens_per_second") is None:
+def fmt_tokens(sides):
+    if any(b is None or b.get("tokens_per_second") is None for b in sides):
         return "–"
-    return f"{a['tokens_per_second']:.0f} / {p['tokens_per_second']:.0f}"
+    return " / ".join(f"{b['tokens_per_second']:.0f}" for b in sides)
 
 
 def main(argv):
     if len(argv) < 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        print(__doc__.strip().splitlines()[4].strip(), file=sys.stderr)
         return 2
-    ours, theirs = {}, {}
+    ours, peers = {}, {kernel: {} for kernel, _ in PEERS}
     try:
         for path in argv[1:]:
             for key, b in medians(path).items():
-                (theirs if b["kernel"] == "pytorch" else ours)[key] = b
+                peers.get(b["kernel"], ours)[key] = b
     except (OSError, ValueError, KeyError) as e:
         print(f"anchor_table: {e}", file=sys.stderr)
         return 1
-    print("| op | shape | thr | kernel | median | GFLOP/s | % peak | GB/s (% read bw) | PyTorch "
-          "| GFLOP/s | tokens/s (ours / PyTorch) | speedup | memory (ours / PyTorch) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for key in ours:
-        if key not in theirs:
+    present = [(k, name) for k, name in PEERS if peers[k]]
+    names = " / ".join(name for _, name in present)
+    head = "| op | shape | thr | kernel | median | GFLOP/s | % peak | GB/s (% read bw) "
+    for _, name in present:
+        head += f"| {name} | GFLOP/s "
+    head += f"| tokens/s (ours / {names}) "
+    for _, name in present:
+        head += "| speedup " if len(present) == 1 else f"| speedup vs {name} "
+    head += f"| memory (ours / {names}) |"
+    print(head)
+    print("|---" * head.count("| ") + "|")
+    for key, a in ours.items():
+        theirs = [peers[k].get(key) for k, _ in present]
+        if not any(theirs):
             continue
-        a, p = ours[key], theirs[key]
         pct = a.get("pct_peak")
-        print(f"| {key[0]} | {key[1]} | {key[2].split(':')[1]} | {a['kernel']} "
-              f"| {fmt_time(a['real_time'])} | {a['GFLOPS']:.1f} "
-              f"| {'–' if pct is None else f'{pct:.0f}%'} | {fmt_bandwidth(a)} "
-              f"| {fmt_time(p['real_time'])} | {p['GFLOPS']:.1f} | {fmt_tokens(a, p)} "
-              f"| **{p['real_time'] / a['real_time']:.2f}×** "
-              f"| {fmt_mib(a)} / {fmt_mib(p)} |")
+        row = (f"| {key[0]} | {key[1]} | {key[2].split(':')[1]} | {a['kernel']} "
+               f"| {fmt_time(a['real_time'])} | {a['GFLOPS']:.1f} "
+               f"| {'–' if pct is None else f'{pct:.0f}%'} | {fmt_bandwidth(a)} ")
+        for p in theirs:
+            row += "| – | – " if p is None else f"| {fmt_time(p['real_time'])} | {p['GFLOPS']:.1f} "
+        row += f"| {fmt_tokens([a] + theirs)} "
+        for p in theirs:
+            row += "| – " if p is None else f"| **{p['real_time'] / a['real_time']:.2f}×** "
+        row += f"| {' / '.join(fmt_mib(b) for b in [a] + theirs)} |"
+        print(row)
     return 0
 
 
