@@ -23,7 +23,9 @@
 # hwloc, PAPI and SQLite (the results history) are optional: found with
 # pkg-config, disabled with HWLOC=0 / PAPI=0 / SQLITE=0. The library itself
 # depends on none of them. OpenBLAS, when pkg-config finds it (OPENBLAS=0
-# turns it off), adds the `openblas` kernel, and the library then links it.
+# turns it off), adds the `openblas` kernel, and oneDNN, when a test program
+# compiles and links against it (ONEDNN=0 turns it off; Debian's libdnnl-dev
+# ships no pkg-config file), the `onednn` kernel; the library then links them.
 
 # Cross builds: `make CROSS=aarch64-linux-gnu-` uses that toolchain and
 # builds into build/aarch64-linux-gnu (hwloc / PAPI only if a pkg-config for
@@ -102,7 +104,7 @@ VECFLAGS := $(shell $(CC) -fvect-cost-model=dynamic -Werror -E -x c /dev/null >/
 LIBFLAGS  := $(BASEFLAGS) $(VECFLAGS) -fopenmp -fvisibility=hidden -DATTN_BUILDING_LIBRARY
 LDLIBS    := -fopenmp -lm -pthread
 
-# Library-backed kernels (kernels/openblas): built when their library is found.
+# Library-backed kernels (kernels/openblas, kernels/onednn): built when their library is found.
 ifneq ($(OPENBLAS),0)
 HAVE_OPENBLAS := $(shell $(PKG_CONFIG) --exists openblas 2>/dev/null && echo 1)
 endif
@@ -111,6 +113,14 @@ ifeq ($(HAVE_OPENBLAS),1)
 LIBFLAGS += -DATTN_HAVE_OPENBLAS
 OPENBLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags openblas)
 LIB_DEPS += $(shell $(PKG_CONFIG) --libs openblas)
+endif
+ifneq ($(ONEDNN),0)
+HAVE_ONEDNN := $(shell printf '\043include <dnnl.h>\nint main(void) { return dnnl_version() == 0; }\n' \
+  | $(CC) -x c - -o /dev/null -ldnnl >/dev/null 2>&1 && echo 1)
+endif
+ifeq ($(HAVE_ONEDNN),1)
+LIBFLAGS += -DATTN_HAVE_ONEDNN
+LIB_DEPS += -ldnnl
 endif
 LDLIBS := $(LIB_DEPS) $(LDLIBS)
 
@@ -125,6 +135,9 @@ LIB_SRCS += $(wildcard kernels/neon/*.c)
 endif
 ifeq ($(HAVE_OPENBLAS),1)
 LIB_SRCS += $(wildcard kernels/openblas/*.c)
+endif
+ifeq ($(HAVE_ONEDNN),1)
+LIB_SRCS += $(wildcard kernels/onednn/*.c)
 endif
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # The harness, a folder per concern (docs/architecture.md): cli/ (the commands),
@@ -190,7 +203,7 @@ $(BUILD)/obj/harness/measure/machine.o: $(BUILD_INFO)
 LIB_CONFIG := $(BUILD)/gen/lib_config
 $(LIB_CONFIG): FORCE
 	@mkdir -p $(@D)
-	@printf '%s\n' 'openblas=$(HAVE_OPENBLAS)' > $@.tmp
+	@printf '%s\n' 'openblas=$(HAVE_OPENBLAS)' 'onednn=$(HAVE_ONEDNN)' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 $(BUILD)/obj/kernels/registry.o: $(LIB_CONFIG)
 $(BUILD)/obj/harness/%.o: harness/%.c
@@ -385,7 +398,7 @@ check-install:
 
 config:
 	@echo "CC=$(CC) BUILD=$(BUILD) VERSION=$(VERSION)"
-	@echo "hwloc: $(if $(HAVE_HWLOC),yes,no)  PAPI: $(if $(HAVE_PAPI),yes,no)  SQLite: $(if $(HAVE_SQLITE),yes,no)  OpenBLAS: $(if $(HAVE_OPENBLAS),yes,no)"
+	@echo "hwloc: $(if $(HAVE_HWLOC),yes,no)  PAPI: $(if $(HAVE_PAPI),yes,no)  SQLite: $(if $(HAVE_SQLITE),yes,no)  OpenBLAS: $(if $(HAVE_OPENBLAS),yes,no)  oneDNN: $(if $(HAVE_ONEDNN),yes,no)"
 
 clean:
 	rm -rf build

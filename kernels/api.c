@@ -36,6 +36,9 @@ struct attn_ctx {
     const char *last_source;
     void *workspace;             /* grown on demand, reused across calls */
     size_t workspace_bytes;
+    /* Each registry row's state slot (attn_exec.state): the onednn
+     * kernel's primitives, for one; indexed as the registry. */
+    void **kernel_state;
 };
 
 /* ---- Status -------------------------------------------------------------- */
@@ -277,8 +280,13 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
     if (!k)
         return ATTN_ERR_UNSUPPORTED;
     attn_ctx *c = calloc(1, sizeof *c);
-    if (!c)
+    void **state = calloc((size_t)attn_registry_count(), sizeof *state);
+    if (!c || !state) {
+        free(c);
+        free(state);
         return ATTN_ERR_NO_MEMORY;
+    }
+    c->kernel_state = state;
     attn_registry_resolve(k, &c->base.kernel);
     c->base_source = source;
     c->n_threads = n_threads > 0 ? n_threads : available_cores();
@@ -310,6 +318,10 @@ void attn_ctx_destroy(attn_ctx *ctx)
 {
     if (!ctx)
         return;
+    for (int i = 0; ctx->kernel_state && i < attn_registry_count(); i++)
+        if (ctx->kernel_state[i])
+            attn_registry_get(i)->state_free(ctx->kernel_state[i]);
+    free(ctx->kernel_state);
     free(ctx->workspace);
     free(ctx->tuned);
     free(ctx->tuned_bucket);
@@ -343,7 +355,12 @@ static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
 static attn_exec exec_of(const attn_ctx *ctx, const attn_choice *c)
 {
     attn_exec ex = { ctx->n_threads, c->params, ctx->workspace, ctx->workspace_bytes,
-                     c->kernel.data };
+                     c->kernel.data, NULL };
+    for (int i = 0; i < attn_registry_count(); i++)
+        if (strcmp(attn_registry_get(i)->name, c->kernel.name) == 0) {
+            ex.state = &ctx->kernel_state[i];
+            break;
+        }
     return ex;
 }
 

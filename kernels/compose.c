@@ -157,7 +157,7 @@ static int rows_finite(const float *x, int batch, int heads, int len, int dh,
 /* The kernel's SDPA scratch, or the oracle's if larger (it may run instead). */
 static size_t sdpa_scratch(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    const attn_exec one = { 1, NULL, NULL, 0, NULL };
+    const attn_exec one = { 1, NULL, NULL, 0, NULL, NULL };
     size_t own = k->sdpa_scratch(ex, p);
     size_t oracle = attn_kernel__naive.sdpa_scratch(&one, p);
     return own > oracle ? own : oracle;

@@ -133,6 +133,12 @@ typedef struct attn_exec {
     void *scratch;
     size_t scratch_bytes;
     const void *data;                  /* the row's data, or NULL */
+    /* The kernel's slot in the calling context, for what it keeps between
+     * calls (a library's primitives, created once per shape): *state is
+     * NULL until the kernel sets it; attn_ctx_destroy hands it to the
+     * row's state_free. NULL when there is no context (tests, scratch
+     * sizing): the kernel then keeps nothing. */
+    void **state;
 } attn_exec;
 
 /* A tunable parameter of a kernel (tile sizes). */
@@ -193,6 +199,12 @@ typedef struct attn_kernel {
      * library such as OpenBLAS), whatever requires says: its % of peak is
      * held to the widest ISA this machine runs. */
     int own_isa_dispatch;
+    /* 1: its sums are split differently with the thread count (a library
+     * choosing its own reduction split, as oneDNN does), so results at two
+     * thread counts agree within the tolerance but not bitwise. 0 (the
+     * default, every kernel of attnbench's): each output element is reduced
+     * by one thread in a fixed order, whatever the count. */
+    int threads_reorder_sums;
     const attn_param *params;          /* n_params tunables, or NULL */
     int n_params;
     /* Fills the default value of each param for this machine (from
@@ -203,6 +215,9 @@ typedef struct attn_kernel {
     attn_sdpa_fn sdpa;                 /* NULL: naive's sdpa and sdpa_scratch */
     attn_sdpa_scratch_fn sdpa_scratch;
     attn_layernorm_fn layernorm;
+    /* Frees what the kernel kept in a context's state slot (attn_exec.state);
+     * NULL: it keeps nothing there. */
+    void (*state_free)(void *state);
     /* Handed to every primitive as attn_exec.data: what tells apart rows
      * that share their functions (the einsum-* family's loop orders). */
     const void *data;
