@@ -38,6 +38,11 @@ fuses a BERT model; graph optimization level "all"):
            pre-LN (norm=pre): LayerNormalization → Attention → MatMul Wo →
            SkipLayerNormalization(·, x, bias bo), its 4th output the residual sum h
            (x + attention + bo) → MatMul W1 → BiasGelu → MatMul W2 → Add b2 → Add h.
+  decoder  the encoder's chain (post- or pre-LN, the same ops) with a cross-attention
+           sublayer after the self-attention, which is Attention with unidirectional=1:
+           MatMul Wq (the stream), MatMul Wk, MatMul Wv (the memory [B][M][D]) →
+           MultiHeadAttention (bias bq|bk|bv; mask=padding: key_padding_mask [B][M],
+           the memory's last b·M/(2B) tokens) → MatMul Wo → SkipLayerNormalization.
   mha      self-attention: Attention (fused QKV projection) → MatMul Wo → Add bo;
            cross=1: MatMul Wq, MatMul Wk, MatMul Wv → MultiHeadAttention (with the
            bias bq|bk|bv) → MatMul Wo → Add bo. An explicit scale is the ops' `scale`.
@@ -78,7 +83,8 @@ fuses a BERT model; graph optimization level "all"):
                 causal with Lq = Lk gqa (L 2048: 119 ms against 262 ms for mha's
                 masked path); everything else mha (unmasked L 2048: flash 140 ms;
                 GQA's non-causal mode, causal=0, 178 ms).
-  decoder, generate: not built (skipped with the reason printed).
+  generate: not built (a cached decoding loop over several layers; skipped with
+           the reason printed).
 Masks: ORT's masks add mask_filter_value (−10000) instead of −inf: the same result
 where a query sees a key. padall's all-padding batch and rows that see no key give
 ORT uniform weights, attnbench zeros (timings are unaffected; the self-test skips
@@ -144,10 +150,16 @@ OPSET = 17                           # LayerNormalization; ORT 1.30 reads it
 MS = "com.microsoft"
 SDPA_FORMS = ("auto", "mha", "mha-bnsh", "gqa")
 
-ENCODER_FORM = ("post-LN: Attention (fused QKV) -> MatMul -> SkipLayerNormalization -> MatMul -> "
+LAYER_FORM = {
+    "encoder": ("post-LN: Attention (fused QKV) -> MatMul -> SkipLayerNormalization -> MatMul -> "
                 "BiasGelu -> MatMul -> SkipLayerNormalization; pre-LN: LayerNormalization -> "
                 "Attention -> MatMul -> SkipLayerNormalization (+ its residual-sum output) -> "
-                "MatMul -> BiasGelu -> MatMul -> Add -> Add (com.microsoft ops, fp32)")
+                "MatMul -> BiasGelu -> MatMul -> Add -> Add (com.microsoft ops, fp32)"),
+    "decoder": ("the encoder's chain with a cross-attention sublayer after the causal "
+                "self-attention (Attention, unidirectional=1): MatMul Wq, Wk, Wv -> "
+                "MultiHeadAttention (bias, memory key_padding_mask) -> MatMul -> "
+                "SkipLayerNormalization"),
+}
 MHA_FORM = ("self: Attention (fused QKV) -> MatMul -> Add; cross: MatMul x3 -> MultiHeadAttention "
             "(bias) -> MatMul -> Add")
 SDPA_FORM_TEXT = {
@@ -339,73 +351,108 @@ def attention_mask_inputs(w, s, parts, padding_name):
     return pad, "" if bias is None else w.feed("attention_bias", bias), int(uni)
 
 
-def build_encoder(s, fill):
-    """op=encoder: see the docstring."""
+def build_layer(s, fill):
+    """op=encoder and op=decoder: see the docstring. The layer is a chain of
+    sublayers (self-attention, for the decoder cross-attention, the FFN), each
+    joined to the residual stream by SkipLayerNormalization (its bias input the
+    sublayer's last bias)."""
     import numpy as np
-    b, l, h = s.batch, s.q_len, s.heads
-    d, f = h * s.head_dim, s.d_ff
-    w = Workload(ENCODER_FORM, f"{'pre' if s.norm_first else 'post'}-LN fused")
+    b, l, h, dh = s.batch, s.q_len, s.heads, s.head_dim
+    d, f = h * dh, s.d_ff
+    decoder = s.op == "decoder"
+    w = Workload(LAYER_FORM[s.op], f"{'pre' if s.norm_first else 'post'}-LN fused")
     wamp = 1.0 / math.sqrt(d)
-    parts = mask_parts(s, fill)
+    parts = mask_parts(s, fill)      # the encoder's mask; the decoder's: its memory's padding
     x = fill((b, l, d))
-    wqkv, bqkv = fill((d, 3 * d), 0, wamp), fill((3 * d,), 0, wamp)     # [in][out]
-    wo, bo = fill((d, d), 0, wamp), fill((d,), 0, wamp)
-    g1, be1, g2, be2 = fill((d,), 1, 0.2), fill((d,), 0, 0.2), fill((d,), 1, 0.2), fill((d,), 0, 0.2)
+    memory = fill((b, s.kv_len, d)) if decoder else None
+    attn_weights = [(fill((d, 3 * d), 0, wamp), fill((3 * d,), 0, wamp),      # [in][out]
+                     fill((d, d), 0, wamp), fill((d,), 0, wamp)) for _ in range(1 + decoder)]
+    norms = [(fill((d,), 1, 0.2), fill((d,), 0, 0.2)) for _ in range(2 + decoder)]
     w1, b1 = fill((d, f), 0, wamp), fill((f,), 0, wamp)
     w2, b2 = fill((f, d), 0, 1.0 / math.sqrt(f)), fill((d,), 0, wamp)
 
     xin = w.feed("x", x)
-    pad, abias, uni = attention_mask_inputs(w, s, parts, "mask_index")
+    memin = w.feed("memory", memory) if decoder else None
     ln = dict(domain=MS, epsilon=LN_EPS)
 
-    def attention(t):
+    def self_attention(t):           # Attention: the fused QKV projection
+        wqkv, bqkv, wo, _ = attn_weights[0]
+        if decoder:
+            pad, abias, uni = "", "", 1
+        else:
+            pad, abias, uni = attention_mask_inputs(w, s, parts, "mask_index")
         ins = [t, w.init("wqkv", wqkv), w.init("bqkv", bqkv), pad, "", abias]
         while ins[-1] == "":
             ins.pop()
         a = w.node("Attention", ins, domain=MS, num_heads=h, unidirectional=uni)
         return w.node("MatMul", [a, w.init("wo", wo)])
 
-    def ffn_hidden(t):
+    def cross_attention(t):          # MultiHeadAttention over the memory
+        wqkv, bqkv, wo, _ = attn_weights[1]
+        proj = [w.node("MatMul", [src, w.init(n, np.ascontiguousarray(wqkv[:, i * d:(i + 1) * d]))])
+                for i, (n, src) in enumerate((("wq", t), ("wk", memin), ("wv", memin)))]
+        real = parts[0]
+        ins = proj + [w.init("bqkv", bqkv)]
+        if real is not None:
+            ins.append(w.feed("memory_key_padding_mask", real.astype(np.int32)))
+        a = w.node("MultiHeadAttention", ins, domain=MS, num_heads=h)
+        return w.node("MatMul", [a, w.init("wo", wo)])
+
+    def feed_forward(t):
         m = w.node("MatMul", [t, w.init("w1", w1)])
         if s.act == "relu":
-            return w.node("Relu", [w.node("Add", [m, w.init("b1", b1)])])
-        return w.node("BiasGelu" if s.act == "gelu" else "FastGelu", [m, w.init("b1", b1)], domain=MS)
+            m = w.node("Relu", [w.node("Add", [m, w.init("b1", b1)])])
+        else:
+            m = w.node("BiasGelu" if s.act == "gelu" else "FastGelu", [m, w.init("b1", b1)], domain=MS)
+        return w.node("MatMul", [m, w.init("w2", w2)])
 
-    if not s.norm_first:
-        h1 = w.node("SkipLayerNormalization", [attention(xin), xin, w.init("ln1_g", g1),
-                                               w.init("ln1_b", be1), w.init("bo", bo)], **ln)
-        f2 = w.node("MatMul", [ffn_hidden(h1), w.init("w2", w2)])
-        w.node("SkipLayerNormalization", [f2, h1, w.init("ln2_g", g2), w.init("ln2_b", be2),
-                                          w.init("b2", b2)], ["y"], **ln)
-    else:
-        n1 = w.node("LayerNormalization", [xin, w.init("ln1_g", g1), w.init("ln1_b", be1)],
-                    axis=-1, epsilon=LN_EPS)
-        n2, _, _, hsum = w.node("SkipLayerNormalization",
-                                [attention(n1), xin, w.init("ln2_g", g2), w.init("ln2_b", be2),
-                                 w.init("bo", bo)],
-                                [w.name("n2"), "", "", w.name("hsum")], **ln)
-        f2 = w.node("MatMul", [ffn_hidden(n2), w.init("w2", w2)])
-        w.node("Add", [w.node("Add", [f2, w.init("b2", b2)]), hsum], ["y"])
+    subs = [(self_attention, attn_weights[0][3])]
+    if decoder:
+        subs.append((cross_attention, attn_weights[1][3]))
+    subs.append((feed_forward, b2))
+
+    if not s.norm_first:             # y = LN_i(y + sublayer_i(y))
+        y = xin
+        for i, (sub, bias) in enumerate(subs):
+            y = w.node("SkipLayerNormalization",
+                       [sub(y), y, w.init("ln_g", norms[i][0]), w.init("ln_b", norms[i][1]),
+                        w.init("bias", bias)], ["y"] if i == len(subs) - 1 else None, **ln)
+    else:                            # y = y + sublayer_i(LN_i(y)): LN_i+1 fused with the sum
+        y = xin
+        n = w.node("LayerNormalization", [xin, w.init("ln_g", norms[0][0]), w.init("ln_b", norms[0][1])],
+                   axis=-1, epsilon=LN_EPS)
+        for i, (sub, bias) in enumerate(subs):
+            out = sub(n)
+            if i == len(subs) - 1:
+                w.node("Add", [w.node("Add", [out, w.init("bias", bias)]), y], ["y"])
+            else:                    # outputs: LN_i+1(out + y + bias) and the sum itself
+                n, _, _, y = w.node("SkipLayerNormalization",
+                                    [out, y, w.init("ln_g", norms[i + 1][0]),
+                                     w.init("ln_b", norms[i + 1][1]), w.init("bias", bias)],
+                                    [w.name("normed"), "", "", w.name("residual")], **ln)
     w.outputs.append(("y", (b, l, d), None))
 
     def reference():
         mask, _ = reference_mask(s, parts)
-        xd = x.astype(np.float64)
+        causal = np.where(np.triu(np.ones((l, l), bool), 1), -np.inf, 0.0)
+        scale = 1.0 / math.sqrt(dh)
 
-        def attn(t):
-            qkv = t @ wqkv + bqkv
-            q, k, v = (heads(qkv[..., i * d:(i + 1) * d], h) for i in range(3))
-            return unheads(softmax_attention(q, k, v, 1.0 / math.sqrt(s.head_dim), mask)) @ wo + bo
+        def attention(t, src, weights, m):
+            wqkv, bqkv, wo, bo = weights
+            q, k, v = (heads(a @ wqkv[:, i * d:(i + 1) * d] + bqkv[i * d:(i + 1) * d], h)
+                       for i, a in enumerate((t, src, src)))
+            return unheads(softmax_attention(q, k, v, scale, m)) @ wo + bo
 
-        def ffn(t):
-            return gelu(t @ w1 + b1, s.act) @ w2 + b2
-        if not s.norm_first:
-            y = layer_norm(xd + attn(xd), g1, be1)
-            return layer_norm(y + ffn(y), g2, be2)
-        y = xd + attn(layer_norm(xd, g1, be1))
-        return y + ffn(layer_norm(y, g2, be2))
+        refs = [lambda t: attention(t, t, attn_weights[0], causal if decoder else mask)]
+        if decoder:
+            refs.append(lambda t: attention(t, memory.astype(np.float64), attn_weights[1], mask))
+        refs.append(lambda t: gelu(t @ w1 + b1, s.act) @ w2 + b2)
+        y = x.astype(np.float64)
+        for ref, (g, be) in zip(refs, norms):
+            y = layer_norm(y + ref(y), g, be) if not s.norm_first else y + ref(layer_norm(y, g, be))
+        return y
     w.reference = reference
-    w.valid_rows = reference_mask(s, parts)[1]
+    w.valid_rows = (np.ones((b, l), bool) if decoder else reference_mask(s, parts)[1])
     return w
 
 
@@ -573,13 +620,14 @@ def build_sdpa(s, fill, form):
 def build(s, sdpa_form_requested="auto"):
     """The Workload of a shape (raises Skip)."""
     fill = Filler(pa.SEED)
-    if s.op == "encoder":
-        return build_encoder(s, fill)
+    if s.op in ("encoder", "decoder"):
+        return build_layer(s, fill)
     if s.op == "mha":
         return build_mha(s, fill)
     if s.op == "sdpa":
         return build_sdpa(s, fill, sdpa_form(s, sdpa_form_requested))
-    raise Skip(f"op={s.op}: no ONNX Runtime graph in this script (encoder, mha and sdpa only)")
+    raise Skip(f"op={s.op}: no ONNX Runtime graph in this script (a cached decoding loop of "
+               "several layers; encoder, decoder, mha and sdpa only)")
 
 
 def write_job(w, folder, threads, args, mode="time"):
@@ -663,6 +711,12 @@ SELF_TEST_SHAPES = [
     ("op=encoder,B=1,L=7,D=16,H=2,F=33,norm=post,act=gelu-tanh,mask=keep", "auto"),
     ("op=encoder,B=2,L=33,D=48,H=6,F=96,norm=post,act=gelu,mask=all", "auto"),
     ("op=encoder,B=2,L=11,D=32,H=4,F=64,norm=pre,act=gelu,mask=bias", "auto"),
+    # decoder: causal self-attention, cross-attention over the (padded) memory
+    ("op=decoder,B=2,L=1,M=1,D=8,H=2,F=12,norm=pre,act=gelu,mask=none", "auto"),
+    ("op=decoder,B=2,L=5,M=9,D=12,H=3,F=20,norm=post,act=relu,mask=padding", "auto"),
+    ("op=decoder,B=1,L=130,M=17,D=64,H=4,F=129,norm=pre,act=gelu-tanh,mask=none", "auto"),
+    ("op=decoder,B=3,L=33,M=65,D=48,H=6,F=96,norm=post,act=gelu,mask=padding", "auto"),
+    ("op=decoder,B=4,L=9,M=12,D=32,H=4,F=64,norm=pre,act=gelu,mask=padding", "auto"),
     # mha: self and cross, masks, scale
     ("op=mha,B=2,L=17,D=32,H=4,mask=causal", "auto"),
     ("op=mha,B=2,Lq=9,Lk=17,D=32,H=4,cross=1,mask=padding", "auto"),
@@ -849,8 +903,9 @@ def build_context(probe, args, max_threads, pinned, pct_isa, workers, forms):
             cur["os_threads"] = max(cur["os_threads"], w["os_threads"])
     ctx["threads_seen"] = [seen[k] for k in sorted(seen)]
     ctx["threads_seen_note"] = "os_threads counts the node process's threads, Node's own included"
-    if "encoder" in forms:
-        ctx["encoder_form"] = ENCODER_FORM
+    for op in ("encoder", "decoder"):
+        if op in forms:
+            ctx[f"{op}_form"] = LAYER_FORM[op]
     if "mha" in forms:
         ctx["mha_form"] = MHA_FORM
     for f in sorted(forms.get("sdpa", ())):
