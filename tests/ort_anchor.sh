@@ -1,0 +1,68 @@
+#!/bin/sh
+# tests/ort_anchor.sh — the ONNX Runtime anchor (reports/ort_anchor.py):
+#   its self-test (every graph form against numpy on small shapes, auto's form
+#   choices, a short timed run whose JSON is read back); its refusals (exit
+#   status 2, nothing written); and reports/anchor_table.py reading attnbench,
+#   PyTorch and ONNX Runtime files together (one column set per peer).
+# Skipped (exit 0, with a line saying why) when the Python modules (Debian's
+# python3-onnx, python3-numpy), node or the npm package (npm ci --prefix
+# reports/ort_anchor) are missing.
+#     PYTHON=/usr/bin/python3 sh tests/ort_anchor.sh
+set -u
+cd "$(dirname "$0")/.." || exit 1
+PYTHON=${PYTHON:-/usr/bin/python3}
+
+if ! "$PYTHON" -c 'import numpy, onnx' 2>/dev/null; then
+    echo "ort_anchor: skipped (no python3-onnx / numpy for $PYTHON)"; exit 0
+fi
+if ! command -v node >/dev/null || [ ! -f reports/ort_anchor/node_modules/onnxruntime-node/package.json ]; then
+    echo "ort_anchor: skipped (no node, or no npm ci --prefix reports/ort_anchor)"; exit 0
+fi
+
+fails=0
+fail() { echo "FAIL ort_anchor: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+"$PYTHON" reports/ort_anchor.py --self-test >"$tmp/self-test.out" 2>&1 \
+    || { cat "$tmp/self-test.out"; fail "--self-test"; }
+
+# Refusals: exit status 2, no file.
+for args in "--threads 0" "--repetitions 0" "--sdpa-form flash" "--shape op=sdpa,L=0" \
+            "--suite default --shape op=sdpa" "--op nope"; do
+    # shellcheck disable=SC2086  # the arguments are split on purpose
+    "$PYTHON" reports/ort_anchor.py $args --json "$tmp/refused.json" >/dev/null 2>&1
+    code=$?
+    [ "$code" = 2 ] || fail "'$args' exited with $code, not 2"
+    [ ! -e "$tmp/refused.json" ] || fail "'$args' wrote its file"
+done
+
+# A shape without a graph is named as not built, and nothing fails.
+"$PYTHON" reports/ort_anchor.py --shape 'op=generate,P=2,N=2,M=2,D=8,H=2' --threads 1 \
+    --attnbench "$tmp/none" >"$tmp/generate.out" 2>&1 || fail "op=generate: exit status $?"
+grep -q "1 shape not built" "$tmp/generate.out" || fail "op=generate is not reported as not built"
+
+# anchor_table.py: attnbench, PyTorch and ONNX Runtime side by side. The three
+# files are one ORT run under three kernel names, so every speedup is 1.00×.
+if "$PYTHON" reports/ort_anchor.py --shape 'op=sdpa,B=1,L=16,H=2,Dh=8' --threads 1 --repetitions 2 \
+        --min-time 0.001 --attnbench "$tmp/none" --json "$tmp/ort.json" >/dev/null 2>&1; then
+    sed 's#/onnxruntime/#/avx512/#; s#"kernel": "onnxruntime"#"kernel": "avx512"#' "$tmp/ort.json" >"$tmp/ours.json"
+    sed 's#/onnxruntime/#/pytorch/#; s#"kernel": "onnxruntime"#"kernel": "pytorch"#' "$tmp/ort.json" >"$tmp/torch.json"
+    "$PYTHON" reports/anchor_table.py "$tmp/ours.json" "$tmp/torch.json" "$tmp/ort.json" >"$tmp/table.md" \
+        || fail "anchor_table.py: exit status $?"
+    grep -q "| PyTorch | GFLOP/s | ONNX Runtime | GFLOP/s |" "$tmp/table.md" \
+        || fail "anchor_table.py: no PyTorch and ONNX Runtime columns: $(head -1 "$tmp/table.md")"
+    grep -q "| sdpa | B1_H2_L16_Dh8 | 1 | avx512 |.*| \*\*1.00×\*\* | \*\*1.00×\*\* |" "$tmp/table.md" \
+        || fail "anchor_table.py: the row: $(sed -n 3p "$tmp/table.md")"
+    "$PYTHON" reports/anchor_table.py "$tmp/ours.json" "$tmp/torch.json" >"$tmp/table1.md"
+    grep -q "| PyTorch | GFLOP/s | tokens/s (ours / PyTorch) | speedup | memory (ours / PyTorch) |" \
+        "$tmp/table1.md" || fail "anchor_table.py: PyTorch alone: $(head -1 "$tmp/table1.md")"
+else
+    fail "a timed run for anchor_table.py"
+fi
+
+if [ "$fails" -eq 0 ]; then
+    echo "ort_anchor: all passed ($(tail -1 "$tmp/self-test.out"))"
+    exit 0
+fi
+exit 1
