@@ -665,11 +665,16 @@ def run_node(job_path, cpus):
     node = shutil.which("node")
     if not node:
         return {"status": "error", "error": "node not found (install Node.js 18 or later)"}
+    def pin():                       # in the child, before exec: node and all its threads
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:
+            pass                     # reported: the job's cpus_allowed differs
     try:
         p = subprocess.run([node, NODE_SCRIPT, job_path], capture_output=True, text=True,
-                           cwd=NODE_DIR, preexec_fn=lambda: os.sched_setaffinity(0, cpus))
-    except OSError as e:
-        return {"status": "error", "error": f"cannot start node: {e.strerror or e}"}
+                           cwd=NODE_DIR, preexec_fn=pin)
+    except (OSError, subprocess.SubprocessError) as e:
+        return {"status": "error", "error": f"cannot start node: {getattr(e, 'strerror', None) or e}"}
     lines = p.stdout.strip().splitlines()
     try:
         res = json.loads(lines[-1])
@@ -678,7 +683,7 @@ def run_node(job_path, cpus):
                if p.returncode < 0 else f"exited with status {p.returncode}")
         err = p.stderr.strip().splitlines()
         res = {"status": "error", "error": f"node {why}" + (f": {err[-1][:200]}" if err else "")}
-    res["affinity"] = True
+    res["affinity"] = res.get("cpus_allowed") == sorted(cpus)
     return res
 
 
@@ -899,6 +904,7 @@ def build_context(probe, args, max_threads, pinned, pct_isa, workers, forms):
         if w.get("os_threads"):
             cur = seen.setdefault(w["threads"], {"threads": w["threads"],
                                                  "ort_intra_op_num_threads": w["threads"],
+                                                 "cpus_allowed": w.get("cpus_allowed"),
                                                  "os_threads": 0})
             cur["os_threads"] = max(cur["os_threads"], w["os_threads"])
     ctx["threads_seen"] = [seen[k] for k in sorted(seen)]
@@ -1019,7 +1025,9 @@ def main(argv):
     notes = {w.get("memory_note") for w in workers} - {None}
     for note in sorted(notes):
         print(f"note: --memory: {note}; extra_rss_bytes not measured")
-    pinned = all(w.get("affinity") for w in workers)
+    pinned = all(w.get("affinity") for w in workers if w.get("status") == "ok")
+    if not pinned:
+        print("note: node could not be bound to the first N cores")
     ctx = build_context(probes[max(threads)], args, max(threads), pinned, pct_isa, workers, forms)
     print(f"ONNX Runtime {ctx['ort_version'] or '?'} (onnxruntime-node, CPU), Node {ctx['node_version'] or '?'}")
     if pct_isa:

@@ -42,6 +42,16 @@ function countOf(dims) {
   return dims.reduce((a, b) => a * b, 1);
 }
 
+// "0-2,5" → [0, 1, 2, 5]
+function cpuList(text) {
+  const cpus = [];
+  for (const part of text.split(',')) {
+    const [a, b] = part.split('-').map(Number);
+    for (let c = a; c <= (b === undefined ? a : b); c++) cpus.push(c);
+  }
+  return cpus;
+}
+
 function procStatus(field) {
   const m = fs.readFileSync('/proc/self/status', 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
   return m ? Number(m[1]) * 1024 : -1;
@@ -161,6 +171,7 @@ async function main() {
     }
     res.iterations = iters;
     res.os_threads = fs.readdirSync('/proc/self/task').length;
+    res.cpus_allowed = cpuList(fs.readFileSync('/proc/self/status', 'utf8').match(/^Cpus_allowed_list:\s*(\S+)/m)[1]);
     res.status = 'ok';
   } catch (e) {
     res.error = `${e.name || 'Error'}: ${e.message}`.split('\n')[0].slice(0, 300);
