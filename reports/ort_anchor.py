@@ -667,6 +667,7 @@ def run_node(job_path, cpus):
     node = shutil.which("node")
     if not node:
         return {"status": "error", "error": "node not found (install Node.js 18 or later)"}
+
     def pin():                       # in the child, before exec: node and all its threads
         try:
             os.sched_setaffinity(0, cpus)
