@@ -39,17 +39,32 @@
 #include "../blocked/blocked.h"
 #include "../rows.h"
 
-enum { DN_BQ, DN_N_PARAMS };
+enum { DN_PRIMITIVES, DN_BQ, DN_N_PARAMS };
 
 static const attn_param params[DN_N_PARAMS] = {
+    [DN_PRIMITIVES] = { "primitives", "1: oneDNN's primitives; 0: its dnnl_sgemm with "
+                        "attnbench's epilogue, tiled attention and LayerNorm (the fallback)",
+                        0, 1, .threshold = 1 },
     [DN_BQ] = { "bq", "attention query rows per block (scores of all heads: H x bq x Lk floats)",
                 1, 4096 },
 };
 
 static void default_params(int *v)
 {
+    v[DN_PRIMITIVES] = 1;
     /* 64 rows: at H 12, Lk 2048, the scores of a block are 6 MiB (L3). */
     v[DN_BQ] = 64;
+}
+
+/* Without params (a primitive called outside a context, in tests) the
+ * defaults apply. */
+static int param(const attn_exec *ex, int i)
+{
+    int v[DN_N_PARAMS];
+    if (ex->params)
+        return ex->params[i];
+    default_params(v);
+    return v[i];
 }
 
 /* ---- Primitives, described by value ------------------------------------------ */
@@ -359,7 +374,7 @@ static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
         args[n++] = (dn_arg){ DNNL_ARG_ATTR_MULTIPLE_POST_OP(r.act != ATTN_ACT_NONE)
                               | DNNL_ARG_SRC_1, 2, p->residual };
     int saved = threads_begin(ex);
-    if (!run(ex, &r, args, n))
+    if (!param(ex, DN_PRIMITIVES) || !run(ex, &r, args, n))
         gemm_sgemm(p);
     omp_set_num_threads(saved);
 }
@@ -383,7 +398,7 @@ static void layernorm(const attn_exec *ex, size_t m, int d, const float *x, cons
         { DNNL_ARG_SCALE, 4, gamma }, { DNNL_ARG_SHIFT, 4, beta },
     };
     int saved = threads_begin(ex);
-    if (!run(ex, &r, args, 4))
+    if (!param(ex, DN_PRIMITIVES) || !run(ex, &r, args, 4))
         attn_layernorm__portable(ex, m, d, x, gamma, beta, eps, y);
     omp_set_num_threads(saved);
 }
@@ -402,7 +417,7 @@ static void product(const blk_gemm *g, const int *unused, float *pack)
 
 static blk_sdpa_plan fallback_plan(const attn_exec *ex)
 {
-    blk_sdpa_plan sp = { .bq = ex->params ? ex->params[DN_BQ] : 64,
+    blk_sdpa_plan sp = { .bq = param(ex, DN_BQ),
                          .decode_rows = ATTN_DECODE_ROWS_DEFAULT,
                          .prefetch = ATTN_PREFETCH_DEFAULT, .product = product };
     return sp;
@@ -411,7 +426,7 @@ static blk_sdpa_plan fallback_plan(const attn_exec *ex)
 /* The rows of one block: min(bq, Lq). */
 static int block_rows(const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    int bq = ex->params ? ex->params[DN_BQ] : 64;
+    int bq = param(ex, DN_BQ);
     return bq < p->q_len ? bq : p->q_len;
 }
 
@@ -549,7 +564,7 @@ static void sdpa(const attn_exec *ex, const attn_sdpa_problem *p)
     block_recipes(ex, p, bq, full);
     if (last)
         block_recipes(ex, p, last, tail);
-    int saved = threads_begin(ex), ok = 1;
+    int saved = threads_begin(ex), ok = param(ex, DN_PRIMITIVES);
     for (int b = 0; b < p->batch && ok; b++)
         for (int q0 = 0; q0 < p->q_len && ok; q0 += bq) {
             int rows = p->q_len - q0 < bq ? p->q_len - q0 : bq;
