@@ -249,6 +249,7 @@ test: all
 	PYTHON=$(PYTHON) sh tests/test_report.sh $(CLI_BIN)
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then $(PYTHON) reports/pytorch_anchor.py --self-test; \
 	else echo "pytorch_anchor.py --self-test: skipped (no torch for $(PYTHON))"; fi
+	PYTHON=$(PYTHON) sh tests/ort_anchor.sh
 
 # AArch64 under user-mode qemu (Debian: gcc-aarch64-linux-gnu qemu-user):
 # the unit tests and `attnbench check`, with `neon` as the auto kernel.
@@ -278,16 +279,24 @@ tune-eval: all
 	$(CLI_BIN) tune --threads 1 --level measure --evaluate --wisdom $(BUILD)/tune-eval.wisdom \
 	  --shape 'op=sdpa,B=1,H=4,L=128,Dh=32,mask=causal;op=mha,B=1,L=128,D=256,H=4'
 
-# attnbench's auto kernel and PyTorch 1.13 (reports/pytorch_anchor.py) on
-# the `anchors` suite, one thread each, with the memory a call adds; then
-# the side-by-side table (docs/performance.md).
-bench-anchors: all
-	@mkdir -p results
-	$(CLI_BIN) run --suite anchors --kernel auto --threads 1 --memory \
-	  --json results/anchors-attnbench.json
-	$(PYTHON) reports/pytorch_anchor.py --suite anchors --threads 1 --memory \
-	  --json results/anchors-pytorch.json
-	$(PYTHON) reports/anchor_table.py results/anchors-attnbench.json results/anchors-pytorch.json
+# attnbench's auto kernel beside the libraries a user would otherwise pick:
+# its onednn and openblas kernels, PyTorch 1.13 (reports/pytorch_anchor.py)
+# and ONNX Runtime (reports/ort_anchor.py), interleaved shape by shape, with
+# the memory a call adds; then the side-by-side table with a speedup per
+# peer (docs/performance.md). ANCHOR_SUITES and ANCHOR_THREADS choose, e.g.
+#   make bench-anchors ANCHOR_SUITES="bert-base long decode" ANCHOR_THREADS=1,2
+ANCHOR_SUITES ?= anchors
+ANCHOR_THREADS ?= 1
+bench-anchors: all reports/ort_anchor/node_modules
+	PYTHON=$(PYTHON) sh reports/bench_anchors.sh $(CLI_BIN) "$(ANCHOR_SUITES)" $(ANCHOR_THREADS) \
+	  results/anchors
+
+# ONNX Runtime for reports/ort_anchor.py: onnxruntime-node from the lock file
+# (its .npmrc skips the postinstall, which would download CUDA providers).
+# Without npm the anchor is left out (bench_anchors.sh says so).
+reports/ort_anchor/node_modules: reports/ort_anchor/package-lock.json
+	-command -v npm >/dev/null && npm ci --prefix reports/ort_anchor --no-audit --no-fund \
+	  && touch $@
 
 # Decoding beside PyTorch: the decode suite (one query against 1k-32k
 # cached keys: GB/s against the measured read bandwidth) and the generate

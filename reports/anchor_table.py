@@ -6,7 +6,8 @@ and `reports/ort_anchor.py` (same schema).
     /usr/bin/python3 reports/anchor_table.py FILE.json...
 
 The files' benchmarks of kernel "pytorch" are PyTorch's, of kernel "onnxruntime"
-ONNX Runtime's (the peers), the others attnbench's (e.g. ATTNBENCH.json
+ONNX Runtime's, of the kernels "onednn" and "openblas" attnbench's library-backed
+kernels' (the peers), the others attnbench's own (e.g. ATTNBENCH.json
 PYTORCH.json ORT.json, one set per suite, or one file per benchmark and tool;
 when a benchmark is in several files, the last one named wins).
 
@@ -16,25 +17,30 @@ median, GFLOP/s and %-of-peak; for memory-bound calls (attnbench gives
 pct_read_bw: decoding) its GB/s and fraction of the measured read bandwidth;
 then per peer found in the files its median and GFLOP/s; for op=generate every
 side's new tokens per second; per peer the speedup (the peer's time / attnbench's
-time) and, when measured (--memory), the resident memory each call added. A peer
-without the benchmark shows –. Standard library only.
+time), with several peers the speedup over the fastest of them, and, when
+measured (--memory), the resident memory each call added. A peer without the
+benchmark shows –. Standard library only.
 """
 import json
 import sys
 
-PEERS = (("pytorch", "PyTorch"), ("onnxruntime", "ONNX Runtime"))   # kernel, column name
+# kernel, column name: the external anchors, then the library-backed kernels
+# of attnbench itself (in its own files, timed beside "auto").
+PEERS = (("pytorch", "PyTorch"), ("onnxruntime", "ONNX Runtime"), ("onednn", "oneDNN"),
+         ("openblas", "OpenBLAS"))
 
 
 def medians(path):
-    """{(op, shape label, threads): median aggregate entry} of one JSON file."""
+    """[((op, shape label, threads), median aggregate entry)] of one JSON file:
+    one per kernel (a file of `attnbench run` may hold several)."""
     with open(path) as f:
         data = json.load(f)
-    out = {}
+    out = []
     for b in data.get("benchmarks", []):
         if b.get("run_type") != "aggregate" or b.get("aggregate_name") != "median":
             continue
         op, kernel, label, threads = b["run_name"].split("/")
-        out[(op, label, threads)] = dict(b, kernel=kernel)
+        out.append(((op, label, threads), dict(b, kernel=kernel)))
     return out
 
 
@@ -67,7 +73,7 @@ def main(argv):
     ours, peers = {}, {kernel: {} for kernel, _ in PEERS}
     try:
         for path in argv[1:]:
-            for key, b in medians(path).items():
+            for key, b in medians(path):
                 peers.get(b["kernel"], ours)[key] = b
     except (OSError, ValueError, KeyError) as e:
         print(f"anchor_table: {e}", file=sys.stderr)
@@ -80,6 +86,8 @@ def main(argv):
     head += f"| tokens/s (ours / {names}) "
     for _, name in present:
         head += "| speedup " if len(present) == 1 else f"| speedup vs {name} "
+    if len(present) > 1:
+        head += "| vs the best peer "
     head += f"| memory (ours / {names}) |"
     print(head)
     print("|---" * head.count("| ") + "|")
@@ -96,6 +104,9 @@ def main(argv):
         row += f"| {fmt_tokens([a] + theirs)} "
         for p in theirs:
             row += "| – " if p is None else f"| **{p['real_time'] / a['real_time']:.2f}×** "
+        if len(present) > 1:
+            best = min(p["real_time"] for p in theirs if p is not None)
+            row += f"| **{best / a['real_time']:.2f}×** "
         row += f"| {' / '.join(fmt_mib(b) for b in [a] + theirs)} |"
         print(row)
     return 0
