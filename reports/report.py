@@ -4,9 +4,10 @@
     /usr/bin/python3 reports/report.py [--out DIR] [--history DB] [--wisdom FILE]...
                                        [FILE.json | DIR]...
 
-Reads benchmark JSON (`attnbench run --json`, reports/pytorch_anchor.py, or
-any Google Benchmark file: what it cannot use is skipped and said on
-stderr), the tuner's wisdom and the results history, and writes DIR
+Reads benchmark JSON (`attnbench run --json`, the anchors
+reports/pytorch_anchor.py and reports/ort_anchor.py, or any Google Benchmark
+file: what it cannot use is skipped and said on stderr), the tuner's wisdom
+and the results history, and writes DIR
 (default reports/out): index.html, figures/*.png and *.svg, tables/*.csv.
 The page works offline (no scripts, no external resources, relative paths).
 
@@ -20,9 +21,10 @@ The sections (reports/report_figures.py): first the answer, "On this
 machine, use …" (the best kernel per op, shape and thread count, from the
 "summary" of the results files), then the figures: GFLOP/s vs length,
 roofline, decoding GB/s against the read bandwidth (and generation's
-tokens/s), % of peak on BERT-base, speedup over PyTorch, einsum loop-order
-spread, thread scaling, tuned vs default, counters, noise, history. Each is
-drawn per machine; one without data is left out with a note.
+tokens/s), % of peak on BERT-base, speedup over each peer (PyTorch, ONNX
+Runtime, oneDNN, OpenBLAS: report_data.PEERS), einsum loop-order spread,
+thread scaling, tuned vs default, counters, noise, history. Each is drawn
+per machine; one without data is left out with a note.
 
 Needs Python 3 and matplotlib (Debian python3-matplotlib); run it with
 /usr/bin/python3, whose site packages have matplotlib.

@@ -5,7 +5,8 @@ cannot be used is named on stderr and skipped; the report never crashes on
 one):
 
   * benchmark JSON in Google Benchmark's schema, as `attnbench run --json`
-    (harness/store/report.c) and reports/pytorch_anchor.py write it, with, from
+    (harness/store/report.c), reports/pytorch_anchor.py and reports/ort_anchor.py
+    (the anchors: ANCHORS) write it, with, from
     newer attnbench, its "summary" (the best kernel per op, shape and thread
     count: BenchFile.summary), the read-only bandwidth and the peaks' errors
     (Peaks.read, Peaks.error, Result.peak_error); a failed benchmark
@@ -61,6 +62,19 @@ ENTRY_FIELDS = {
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 UNSTABLE_CV = 0.05          # older harness: CV > 5% is flagged unstable (a file
                             # without the flag is judged so here)
+
+# The peers the report measures attnbench's own kernels against, by kernel
+# name, with the name the page gives them: the speedup figure draws every
+# other kernel over each peer present. Two kinds:
+#   * ANCHORS, external programs writing the same JSON (reports/pytorch_anchor.py,
+#     reports/ort_anchor.py): their % of peak is against the ISA their context
+#     names (pct_peak_isa), they give no pct_read_bw, and every figure draws
+#     them apart from attnbench's kernels (dashed, fixed colours, last);
+#   * onednn and openblas: attnbench kernels backed by those libraries
+#     (`attnbench run` times them), ordinary kernels everywhere else.
+PEERS = {"pytorch": "PyTorch", "onnxruntime": "ONNX Runtime", "onednn": "oneDNN",
+         "openblas": "OpenBLAS"}
+ANCHORS = ("pytorch", "onnxruntime")
 
 
 def parse_date(text):
@@ -450,7 +464,8 @@ class Peaks:
     at the result's thread count. Where a result ran at the context's thread
     count, that ratio names the kernel's ISA (it equals one of the context's
     peaks); the kernel's results at other thread counts then give that ISA's
-    peak there. The PyTorch anchor names its ISA (context.pct_peak_isa)."""
+    peak there. An anchor (PyTorch, ONNX Runtime) names its ISA
+    (context.pct_peak_isa)."""
 
     def __init__(self, files):
         self.gflops = {}      # (machine id, threads) -> {isa: GFLOP/s}
@@ -474,7 +489,7 @@ class Peaks:
                     self.error[(mid, t)] = {k: number(v) for k, v in errors.items()
                                             if number(v) is not None and number(v) >= 0}
             for r in bf.results:
-                if isinstance(ctx.get("pct_peak_isa"), str) and r.kernel == "pytorch":
+                if isinstance(ctx.get("pct_peak_isa"), str) and r.kernel in ANCHORS:
                     isa_of[(mid, r.kernel)] = ctx["pct_peak_isa"]
                 elif r.peak and r.threads == t:
                     for isa, g in peaks.items():

@@ -21,12 +21,19 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from report_data import ANCHORS, PEERS
+
 OP_ORDER = {"sdpa": 0, "mha": 1, "encoder": 2, "generate": 3}
 OP_MARKER = {"sdpa": "o", "mha": "s", "encoder": "^", "generate": "D"}
 READ_BW_COLOR = "darkgoldenrod"     # the read-only bandwidth ceiling of the roofline
 PEAK_STYLE = {"avx512": "--", "avx2": "-.", "sse2": ":", "neon": "-."}
 BERT_BASE_LENGTHS = (128, 512)
 BERT_BASE_TOKENS = {"B1", "H12", "D768", "Dh64", "F3072"}    # dropped from its labels
+# The anchors (report_data.ANCHORS: external programs) keep one colour each, outside
+# the kernels' palette, and are drawn dashed: they are references, not contenders.
+ANCHOR_COLOR = {"pytorch": "black", "onnxruntime": "darkmagenta"}
+ANCHOR_LS = "--"
+ANCHOR_NAMES = " and ".join(PEERS[k] for k in ANCHORS)     # for the captions
 
 
 @dataclass
@@ -59,17 +66,27 @@ class Section:
 
 class Palette:
     """One colour per kernel for the whole report, so that a kernel looks the
-    same in every figure; PyTorch, the reference, is black."""
+    same in every figure; the anchors have their fixed ones (ANCHOR_COLOR)."""
 
     def __init__(self, kernels):
-        names = sorted(k for k in set(kernels) if k != "pytorch")
+        names = sorted(k for k in set(kernels) if k not in ANCHORS)
         # tab10, then the light tab20 tones for an eleventh kernel and on.
         cmap = [f"C{i}" for i in range(10)] + ["#aec7e8", "#ffbb78", "#98df8a", "#ff9896"]
         self.colors = {k: cmap[i % len(cmap)] for i, k in enumerate(names)}
-        self.colors["pytorch"] = "black"
+        self.colors.update({k: ANCHOR_COLOR[k] for k in ANCHORS})    # a new anchor needs one
 
     def __call__(self, kernel):
         return self.colors.get(kernel, "grey")
+
+
+def line_style(kernel):
+    """An anchor's line is dashed, a kernel's solid."""
+    return ANCHOR_LS if kernel in ANCHORS else "-"
+
+
+def anchors_last(kernel):
+    """Sort key: attnbench's kernels by name, then the anchors."""
+    return (kernel in ANCHORS, kernel)
 
 
 def fmt_time(s):
@@ -258,7 +275,8 @@ def fig_answer(bm, pal):
                   "the ratio; the whisker is the interval. Where several files of one machine "
                   "answer for the same shape and thread count, the latest file's row (by its "
                   "date) is shown, as in the other figures; the table names the file. Files "
-                  "without a summary (older attnbench, the PyTorch anchor) are not in it.",
+                  f"without a summary (older attnbench, the anchors: {ANCHOR_NAMES}) are "
+                  "not in it.",
                   open_tables=True)
     without = []
     for m in bm.machines:
@@ -332,7 +350,7 @@ def fig_answer(bm, pal):
                          + "; ".join(without))
     elif without:
         sec.notes.append("no results file has a summary (written by newer `attnbench run "
-                         "--json`; older files and the PyTorch anchor's have none)")
+                         f"--json`; older files and the anchors' ({ANCHOR_NAMES}) have none)")
     return sec
 
 
@@ -370,12 +388,12 @@ def fig_gflops_vs_length(bm, pal):
         for ax, ((_, op, t), series) in zip(axes, sorted(panels.items())):
             several = len({rest for _, rest in series}) > 1
             over = []
-            for (kernel, rest), pts in sorted(series.items()):
+            for (kernel, rest), pts in sorted(series.items(),
+                                              key=lambda kv: (anchors_last(kv[0][0]), kv[0])):
                 pts.sort(key=lambda p: p.length)
                 ax.plot([p.length for p in pts], [p.gflops for p in pts],
                         marker=OP_MARKER.get(op, "o"), color=pal(kernel),
-                        ls="--" if kernel == "pytorch" else "-",
-                        label=kernel + (f" ({rest})" if several else ""))
+                        ls=line_style(kernel), label=kernel + (f" ({rest})" if several else ""))
                 rows += [[op, t, kernel, p.label, p.length, fmt_time(p.median_s),
                           fmt(p.gflops, ".1f"), fmt(p.pct_peak, ".1f"), flag_text(p)]
                          for p in pts]
@@ -468,7 +486,7 @@ def fig_roofline(bm, pal):
             ax.set_ylabel("GFLOP/s (median)")
             ax.set_title(f"{t} thread{'s' if t > 1 else ''}", fontsize=10)
             ax.grid(alpha=0.3)
-            kernel_op_legend(ax, pal, sorted({r.kernel for r in here}),
+            kernel_op_legend(ax, pal, sorted({r.kernel for r in here}, key=anchors_last),
                              sorted({r.op for r in here}, key=lambda o: OP_ORDER.get(o, 9)),
                              extra=ax.get_legend_handles_labels()[0]
                              + ([above_peak_handle()] if over else []))
@@ -533,7 +551,7 @@ def read_bw_of(bm, m, t, rows):
     measurement at that thread count), else the context's (read_at: the
     nearest thread count measured); (None, "") when no file has one."""
     implied = sorted(r.gbps * 100.0 / r.pct_read_bw for r in rows
-                     if r.pct_read_bw and r.gbps and r.kernel != "pytorch")
+                     if r.pct_read_bw and r.gbps and r.kernel not in ANCHORS)
     if implied:
         return implied[len(implied) // 2], "from pct_read_bw"
     bw, bw_t = bm.peaks.read_at(m.id, t)
@@ -559,9 +577,9 @@ def fig_decode_bandwidth(bm, pal):
                   "Per thread count: GB/s (the bytes a call must move — K and V of the "
                   "key/value heads, q and the output — over its median time) against the "
                   "number of cached keys, one line per kernel and number of key/value heads "
-                  "(Hkv < H: grouped-query attention), PyTorch dashed. The brown line is the "
-                  "measured read-only bandwidth at that thread count (the one pct_read_bw is "
-                  "against), the grey dashed one the STREAM triad. Hollow points move less than "
+                  f"(Hkv < H: grouped-query attention), the anchors ({ANCHOR_NAMES}) dashed. "
+                  "The brown line is the measured read-only bandwidth at that thread count "
+                  "(the one pct_read_bw is against), the grey dashed one the STREAM triad. Hollow points move less than "
                   "twice the L3: they may be served from cache, can lie above the read "
                   "bandwidth, and attnbench gives them no % of read bandwidth (“–”). Under it, "
                   "where the inputs have op=generate (token-by-token generation through a "
@@ -572,7 +590,8 @@ def fig_decode_bandwidth(bm, pal):
         gen = sorted((r for r in rs if r.op == "generate"), key=shape_key)
         if not dec:
             sec.notes.append(f"{m.label}: no decoding step (op=sdpa with Lq=1: attnbench run "
-                             "--suite decode, reports/pytorch_anchor.py --suite decode)")
+                             "--suite decode, reports/pytorch_anchor.py or ort_anchor.py "
+                             "--suite decode)")
         else:
             sec.figures.append(decode_figure(sec, bm, pal, m, dec))
         if gen:
@@ -594,11 +613,11 @@ def decode_figure(sec, bm, pal, m, dec):
         several = len({rest for _, _, rest in series}) > 1
         top = []        # every value drawn: the y range
         for (kernel, hkv, rest), pts in sorted(series.items(),
-                                               key=lambda kv: (kv[0][0] == "pytorch", kv[0])):
+                                               key=lambda kv: (anchors_last(kv[0][0]), kv[0])):
             pts.sort(key=lambda p: int(p.shape["Lk"]))
             xs, ys = [int(p.shape["Lk"]) for p in pts], [p.gbps for p in pts]
             ax.plot(xs, ys, color=pal(kernel), marker=marker[hkv], ms=6,
-                    ls="--" if kernel == "pytorch" else "-",
+                    ls=line_style(kernel),
                     label=f"{kernel}, Hkv={hkv}" + (f" ({rest})" if several else ""))
             hollow = [(x, y) for x, y, p in zip(xs, ys, pts) if in_cache(p)]
             if hollow:
@@ -642,17 +661,18 @@ def decode_figure(sec, bm, pal, m, dec):
         legend_right(ax, ax.get_legend_handles_labels()[0] + extra)
         rows += [[r.op, t, r.kernel, r.label, r.shape["Lk"], decode_series_key(r)[1],
                   fmt_time(r.median_s), fmt(r.gbps, ".1f"), fmt_pct_read(r), read_bw_flags(r)]
-                 for r in sorted(here, key=lambda r: (r.kernel == "pytorch", r.kernel,
+                 for r in sorted(here, key=lambda r: (anchors_last(r.kernel),
                                                       -decode_series_key(r)[1],
                                                       int(r.shape["Lk"])))]
     with_pct = [r for r in dec if r.pct_read_bw is not None]
     cached = [r for r in dec if in_cache(r)]
     why = []
-    if any(r.kernel != "pytorch" and r.pct_read_bw is None for r in dec):
+    if any(r.kernel not in ANCHORS and r.pct_read_bw is None for r in dec):
         why.append("the call moves less than twice the L3, so attnbench does not judge it by "
                    "the memory's bandwidth")
-    if any(r.kernel == "pytorch" for r in dec):
-        why.append("PyTorch's JSON has no pct_read_bw")
+    anchors = [PEERS[k] for k in ANCHORS if any(r.kernel == k for r in dec)]
+    if anchors:
+        why.append(f"{' and '.join(anchors)}'s JSON has no pct_read_bw")
     notes.insert(0, f"{len(with_pct)} of {len(dec)} rows give a % of the read bandwidth "
                     "(pct_read_bw)" + (f"; “{NO_PCT}”: " + "; ".join(why) if why else "") + ".")
     over = [r for r in dec if above_read_bw(r)]
@@ -671,7 +691,7 @@ def decode_figure(sec, bm, pal, m, dec):
 
 def generate_figure(sec, bm, pal, m, gen):
     """op=generate: new tokens per second, a bar per kernel, shape and thread count."""
-    gen = sorted(gen, key=lambda r: (r.label, r.threads, r.kernel == "pytorch", r.kernel))
+    gen = sorted(gen, key=lambda r: (r.label, r.threads, anchors_last(r.kernel)))
     fig, axes = new_figure(1, ncols=1, width=10.0, panel_height=0.45 * len(gen) + 1.2)
     ax = axes[0]
     ys = range(len(gen))
@@ -723,9 +743,9 @@ def is_bert_base(r):
 def fig_pct_peak_bert(bm, pal):
     sec = Section("pct-peak-bert-base", "% of peak on the BERT-base shapes",
                   "Median GFLOP/s as a percentage of the measured FMA peak of the kernel's own "
-                  "ISA at its thread count (the pct_peak counter; PyTorch's is against the "
-                  "widest ISA), on the BERT-base shapes: B=1, D=768, H=12 (Dh=64), F=3072, "
-                  "L=128 and 512. A bar above 100% (plus the peak's measured error, where the "
+                  f"ISA at its thread count (the pct_peak counter; an anchor's — {ANCHOR_NAMES} "
+                  "— is against the widest ISA), on the BERT-base shapes: B=1, D=768, H=12 "
+                  "(Dh=64), F=3072, L=128 and 512. A bar above 100% (plus the peak's measured error, where the "
                   "file gives it) is hatched in red and explained under the figure.")
     for m, rs in by_machine(bm.results).items():
         pts = [r for r in rs if is_bert_base(r) and r.pct_peak is not None]
@@ -739,7 +759,7 @@ def fig_pct_peak_bert(bm, pal):
             here = {(r.op, r.label, r.kernel): r for r in pts if r.threads == t}
             groups = [(r.op, r.label) for r in sorted(here.values(), key=shape_key)]
             groups = sorted(set(groups), key=groups.index)
-            kernels = sorted({k for (_, _, k) in here})
+            kernels = sorted({k for (_, _, k) in here}, key=anchors_last)
             grouped_bars(ax, groups, kernels,
                          lambda g, k: here[g + (k,)].pct_peak if g + (k,) in here else None, pal,
                          flagged=lambda g, k: g + (k,) in here and here[g + (k,)].above_peak)
@@ -764,47 +784,77 @@ def fig_pct_peak_bert(bm, pal):
     return sec
 
 
-# ---- 4. Speedup over PyTorch -------------------------------------------------------------
+# ---- 4. Speedup over each peer -----------------------------------------------------------
 
 
-def fig_speedup_pytorch(bm, pal):
-    sec = Section("speedup-vs-pytorch", "Speedup over PyTorch",
-                  "PyTorch's median time divided by each kernel's, for the same op, shape and "
-                  "thread count on the same machine (reports/pytorch_anchor.py): above 1, the "
-                  "kernel is faster. Logarithmic axis.")
+def fig_speedup_peers(bm, pal):
+    sec = Section("speedup-vs-peers", "Speedup over each peer",
+                  "Per peer — " + ", ".join(f"{name} ({k})" for k, name in PEERS.items())
+                  + " — the peer's median time divided by each attnbench kernel's (every "
+                  "kernel that is not a peer), for the same op, shape and thread count on the "
+                  "same machine: above 1 (the black line), attnbench's kernel is faster. "
+                  f"{ANCHOR_NAMES} are external anchors (reports/pytorch_anchor.py, "
+                  "reports/ort_anchor.py); "
+                  + " and ".join(name for k, name in PEERS.items() if k not in ANCHORS)
+                  + " are attnbench kernels backed by those libraries. One figure per peer and machine, one panel per op; "
+                  "logarithmic axis.")
     for m, rs in by_machine(bm.results).items():
-        torch = {(r.op, r.label, r.threads): r for r in rs if r.kernel == "pytorch"}
-        pairs = [(r, torch[(r.op, r.label, r.threads)]) for r in rs
-                 if r.kernel != "pytorch" and (r.op, r.label, r.threads) in torch]
-        if not pairs:
-            sec.notes.append(f"{m.label}: " + ("no PyTorch results" if not torch else
-                             "no attnbench result on PyTorch's shapes and thread counts"))
-            continue
-        ops = sorted({r.op for r, _ in pairs}, key=lambda o: OP_ORDER.get(o, 9))
-        fig, axes = new_figure(len(ops), ncols=1, panel_height=3.4)
-        rows = []
-        for ax, op in zip(axes, ops):
-            mine = sorted((r for r, _ in pairs if r.op == op),
-                          key=lambda r: (r.threads, shape_key(r)))
-            here = {(r.label, r.threads, r.kernel): p.median_s / r.median_s
-                    for r, p in pairs if r.op == op}
-            groups = sorted({(r.label, r.threads) for r in mine},
-                            key=[(r.label, r.threads) for r in mine].index)
-            kernels = sorted({k for _, _, k in here})
-            grouped_bars(ax, groups, kernels, lambda g, k: here.get(g + (k,)), pal, log=True)
-            ax.set_xticklabels([f"{wrap(lab)}\n{t} thr" for lab, t in groups], fontsize=7)
-            ax.axhline(1, color="black", lw=1)
-            ax.set_ylabel("PyTorch time / kernel time")
-            ax.set_title(op, fontsize=10)
-            legend_right(ax)
-        rows = [[r.op, r.label, r.threads, r.kernel, fmt_time(r.median_s), fmt_time(p.median_s),
-                 fmt(p.median_s / r.median_s, ".2f")]
-                for r, p in sorted(pairs, key=lambda rp: shape_key(rp[0]))]
-        fig.suptitle(f"Speedup over PyTorch — {m.label}", fontsize=10)
-        sec.figures.append(Figure(f"{sec.key}-{m.id}", m.label, fig, Table(
-            ["op", "shape", "threads", "kernel", "kernel median", "PyTorch median", "speedup"],
-            rows)))
+        present = [k for k in PEERS if any(r.kernel == k for r in rs)]
+        if not present:
+            sec.notes.append(f"{m.label}: no peer results ({', '.join(PEERS.values())})")
+        for peer in present:
+            fig = speedup_figure(sec, pal, m, rs, peer)
+            if fig:
+                sec.figures.append(fig)
+            else:
+                sec.notes.append(f"{m.label}: no attnbench result on {PEERS[peer]}'s shapes "
+                                 "and thread counts")
     return sec
+
+
+def speedup_figure(sec, pal, m, rs, peer):
+    """The Figure of attnbench's kernels over one peer on machine m, or None
+    when no kernel of attnbench shares a shape and thread count with it."""
+    name = PEERS[peer]
+    theirs = {(r.op, r.label, r.threads): r for r in rs if r.kernel == peer}
+    # Peers are never drawn over each other: the figure answers how attnbench's
+    # own kernels compare, and oneDNN over PyTorch is not that.
+    pairs = [(r, theirs[(r.op, r.label, r.threads)]) for r in rs
+             if r.kernel not in PEERS and (r.op, r.label, r.threads) in theirs]
+    if not pairs:
+        return None
+    ratio_label = f"{name} time / kernel time"
+    ops = sorted({r.op for r, _ in pairs}, key=lambda o: OP_ORDER.get(o, 9))
+    # Wide enough for the tick labels of the panel with the most shapes
+    # (decode suites have 16 and more), which otherwise run into each other.
+    most = max(len({(r.op, r.label, r.threads) for r, _ in pairs if r.op == op}) for op in ops)
+    fig, axes = new_figure(len(ops), ncols=1, width=max(11.0, 1.05 * most + 2),
+                           panel_height=3.4)
+    for ax, op in zip(axes, ops):
+        mine = sorted((r for r, _ in pairs if r.op == op),
+                      key=lambda r: (r.threads, shape_key(r)))
+        here = {(r.label, r.threads, r.kernel): p.median_s / r.median_s
+                for r, p in pairs if r.op == op}
+        groups = sorted({(r.label, r.threads) for r in mine},
+                        key=[(r.label, r.threads) for r in mine].index)
+        kernels = sorted({k for _, _, k in here})
+        grouped_bars(ax, groups, kernels, lambda g, k: here.get(g + (k,)), pal, log=True)
+        ax.set_xticklabels([f"{wrap(lab)}\n{t} thr" for lab, t in groups], fontsize=7)
+        ax.axhline(1, color="black", lw=1)
+        ax.set_ylabel(ratio_label)
+        ax.set_title(f"{op}: over {name} (above 1: attnbench faster)", fontsize=10)
+        legend_right(ax)
+    rows = [[r.op, r.label, r.threads, r.kernel, name, fmt_time(r.median_s),
+             fmt_time(p.median_s), fmt(p.median_s / r.median_s, ".2f")]
+            for r, p in sorted(pairs, key=lambda rp: shape_key(rp[0]))]
+    fig.suptitle(f"Speedup over {name} — {m.label}", fontsize=10)
+    kind = ("an external anchor" if peer in ANCHORS
+            else "an attnbench kernel backed by that library")
+    return Figure(f"{sec.key}-{peer}-{m.id}", m.label, fig, Table(
+        ["op", "shape", "threads", "kernel", "peer", "kernel median", "peer median",
+         "speedup (peer / kernel)"], rows),
+        [f"Over {name} (kernel {peer}, {kind}): {ratio_label}; above 1, attnbench's "
+         "kernel is faster."])
 
 
 # ---- 5. Einsum loop orders ---------------------------------------------------------------
@@ -1181,7 +1231,7 @@ def all_sections(bm, wisdom, history):
                   + ([n.split("/")[1] for (_, n) in history.series if n.count("/") >= 1]
                      if history else []))
     for make in (fig_answer, fig_gflops_vs_length, fig_roofline, fig_decode_bandwidth,
-                 fig_pct_peak_bert, fig_speedup_pytorch, fig_einsum_spread, fig_thread_scaling):
+                 fig_pct_peak_bert, fig_speedup_peers, fig_einsum_spread, fig_thread_scaling):
         yield no_results_note(make(bm, pal), bm)
     yield fig_tuned_vs_default(wisdom, bm.machines, pal)
     yield no_results_note(fig_counters(bm, pal), bm)

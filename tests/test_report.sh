@@ -15,6 +15,12 @@
 #     (bytes / median time) and, where the JSON gives one, its % of the read
 #     bandwidth, PyTorch's rows in the same figure; the read-only bandwidth
 #     is drawn; the generate rows get a table with tokens/s;
+#   * speedup over each peer (peers.json: attnbench's avx512, onednn and
+#     openblas; PyTorch's and ONNX Runtime's anchor files): one figure and
+#     table per peer, each giving peer time / kernel time for exactly the
+#     attnbench kernels (not the peers) on the peer's shapes and thread
+#     counts; ONNX Runtime is an anchor like PyTorch (its own colour, its
+#     pct_peak_isa names the ISA of its peaks);
 #   * the answer ("On this machine, use …") comes first, drawn and written as
 #     CSV for the machine of summary-sample.json (a newer attnbench's run,
 #     with a "summary"; a third machine) and naming the best kernels of its
@@ -188,7 +194,7 @@ for ref in [s for _, s in p.imgs] + [h for h in p.links if not h.startswith("#")
 for _, src in p.imgs:
     check(src.endswith(".png") and src[:-4] + ".svg" in p.links, f"{src} has its SVG linked")
 expected = ["answer", "gflops-vs-length", "roofline", "decode-bandwidth", "pct-peak-bert-base",
-            "speedup-vs-pytorch", "einsum-spread", "thread-scaling", "tuned-vs-default",
+            "speedup-vs-peers", "einsum-spread", "thread-scaling", "tuned-vs-default",
             "counters", "noise", "history"]
 check(p.sections == expected, f"the answer and the eleven figures in order: {p.sections}")
 for key in expected:
@@ -210,9 +216,10 @@ for _, src in p.imgs:
             caption = p.captions.get(src, "")
             check(m in caption and not any(o in caption for o in machines if o != m),
                   f"{src}: its caption names machine {m} only")
-check(f"figures/speedup-vs-pytorch-{machine}.png" in [s for _, s in p.imgs]
-      and not any(synthetic in s for sec, s in p.imgs if sec == "speedup-vs-pytorch"),
-      "speedup over PyTorch on the real machine only")
+# PyTorch is the samples' only peer; the synthetic machine has no PyTorch file.
+check(sorted(s for sec, s in p.imgs if sec == "speedup-vs-peers")
+      == sorted(f"figures/speedup-vs-peers-pytorch-{m}.png" for m in (machine, newer)),
+      "speedup over PyTorch only, on the machines with PyTorch files only")
 check("SYNTHETIC TEST DATA" in page, "the synthetic machine is labelled as test data")
 if with_history:
     check("step at fake00000003" in open(os.path.join(out, f"figures/history-{machine}.svg")).read()
@@ -498,6 +505,116 @@ check(f"{len(want)} row(s) of older files superseded" in page and "the latest fi
       "the page says the latest file's rows are shown and how many were superseded")
 EOF
 tally "$TMP/later.out"
+
+# ---- Speedup over each peer --------------------------------------------------------------
+# Made here from bert-base.json and bert-base-pytorch.json (one machine):
+#   * peers.json: attnbench's avx512 rows, plus onednn (its sdpa rows only,
+#     1.5× avx512's times) and openblas (2× avx512's times): library-backed
+#     attnbench kernels, peers that are not anchors;
+#   * pytorch.json: bert-base-pytorch.json as it is;
+#   * ort.json: PyTorch's file as reports/ort_anchor.py would write it, kernel
+#     onnxruntime, its 1-thread rows only, at 0.7× PyTorch's times.
+# The peers cover different shapes and thread counts, so a dropped peer, a
+# wrong pairing or a peer drawn over another changes the tables, whose
+# expected rows and ratios are computed here from the files.
+mkdir -p "$TMP/peers"
+"$PY" - "$SAMPLES/bert-base.json" "$SAMPLES/bert-base-pytorch.json" "$TMP/peers" <<'EOF'
+import json, sys
+ours, torch, out = sys.argv[1:]
+def renamed(e, kernel, scale):
+    e = json.loads(json.dumps(e))
+    for k in ("name", "run_name"):
+        parts = e[k].split("/")
+        parts[1] = kernel
+        e[k] = "/".join(parts)
+    e["kernel"] = kernel
+    if e.get("aggregate_name") != "cv":         # a ratio: unchanged by scaling
+        for k in ("real_time", "cpu_time"):
+            e[k] *= scale
+    return e
+d = json.load(open(ours))
+mine = [e for e in d["benchmarks"] if e["kernel"] == "avx512"]
+d["benchmarks"] = (mine + [renamed(e, "onednn", 1.5) for e in mine if "op=sdpa" in e["shape"]]
+                   + [renamed(e, "openblas", 2.0) for e in mine])
+json.dump(d, open(f"{out}/peers.json", "w"))
+t = json.load(open(torch))
+json.dump(t, open(f"{out}/pytorch.json", "w"))
+t["context"]["executable"] = "ort_anchor.py"
+t["benchmarks"] = [renamed(e, "onnxruntime", 0.7) for e in t["benchmarks"]
+                   if e["run_name"].endswith("/threads:1")]
+json.dump(t, open(f"{out}/ort.json", "w"))
+EOF
+if "$PY" reports/report.py --out "$TMP/peers/out" "$TMP/peers" >/dev/null 2>"$TMP/peers.err"; then
+    ok
+else
+    bad "report.py failed on the peers' files: $(cat "$TMP/peers.err")"
+fi
+"$PY" - "$TMP/peers" >"$TMP/peers.out" <<'EOF'
+import csv, glob, json, os, re, sys
+d = sys.argv[1]
+out = os.path.join(d, "out")
+UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+NAMES = {"pytorch": "PyTorch", "onnxruntime": "ONNX Runtime", "onednn": "oneDNN",
+         "openblas": "OpenBLAS"}
+def check(cond, text):
+    print(("ok " if cond else "FAIL ") + text)
+medians, machine = {}, None       # (op, shape label, threads, kernel) -> seconds
+for f in glob.glob(os.path.join(d, "*.json")):
+    j = json.load(open(f))
+    machine = j["context"].get("machine_id") or machine
+    for e in j["benchmarks"]:
+        if e.get("aggregate_name") == "median":
+            op, kernel, label, threads = e["run_name"].split("/")
+            medians[(op, label, threads.split(":")[1], kernel)] = (
+                e["real_time"] * UNIT[e["time_unit"]])
+page = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+section = re.search(r"<section id='speedup-vs-peers'>(.*?)</section>", page, re.S)
+section = section.group(1) if section else ""
+imgs = re.findall(r"<img src='figures/([^']+)\.png'", section)
+check(sorted(imgs) == sorted(f"speedup-vs-peers-{p}-{machine}" for p in NAMES),
+      f"one speedup figure per peer, all four present: {imgs}")
+for peer, name in NAMES.items():
+    # attnbench's own kernels (not the peers) on the peer's shapes and threads.
+    want = {(op, lab, t, k): f"{medians[(op, lab, t, peer)] / s:.2f}"
+            for (op, lab, t, k), s in medians.items()
+            if k not in NAMES and (op, lab, t, peer) in medians}
+    f = os.path.join(out, f"tables/speedup-vs-peers-{peer}-{machine}.csv")
+    rows = list(csv.DictReader(open(f, encoding="utf-8"))) if os.path.isfile(f) else []
+    got = {(r["op"], r["shape"], r["threads"], r["kernel"]): r["speedup (peer / kernel)"]
+           for r in rows}
+    check(want and got == want and len(rows) == len(want)
+          and all(r["peer"] == name for r in rows),
+          f"over {name}: {len(want)} rows of attnbench's kernels, each {name}'s median / the "
+          f"kernel's ({len(rows)} rows; wrong: "
+          f"{sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))[:3]})")
+    caption = re.search(rf"<img src='figures/speedup-vs-peers-{peer}-{machine}\.png'.*?"
+                        r"<figcaption>(.*?)</figcaption>", section, re.S)
+    kind = "an external anchor" if peer in ("pytorch", "onnxruntime") else "backed by"
+    check(caption and f"Over {name} (kernel {peer}, " in caption.group(1)
+          and kind in caption.group(1) and "above 1, attnbench" in caption.group(1),
+          f"the caption of the figure over {name} names it, its kind and how to read it")
+check("time / kernel time" in section and "above 1" in section,
+      "the section says what the ratio is and which way is faster")
+# ONNX Runtime is an anchor: its fixed colour, as PyTorch has black.
+svg = os.path.join(out, f"figures/gflops-vs-length-{machine}.svg")
+check(os.path.isfile(svg) and "#8b008b" in open(svg, encoding="utf-8").read(),
+      "ONNX Runtime is drawn in its anchor colour (darkmagenta) in GFLOP/s vs length")
+EOF
+tally "$TMP/peers.out"
+
+# The anchor's ISA: ort.json alone, its context's peaks 1% off the ones its
+# pct_peak is against, so that only context.pct_peak_isa names the ISA; its
+# 1-thread rows then give that ISA's 1-thread peak (marked * on the page).
+mkdir -p "$TMP/ort-alone"
+"$PY" - "$TMP/peers/ort.json" "$TMP/ort-alone/ort.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["context"]["peak_gflops"] = {k: v * 1.01 for k, v in t["context"]["peak_gflops"].items()}
+json.dump(t, open(sys.argv[2], "w"))
+EOF
+"$PY" reports/report.py --out "$TMP/ort-alone/out" "$TMP/ort-alone/ort.json" >/dev/null 2>&1
+check "ONNX Runtime's pct_peak_isa names its ISA: its 1-thread avx512 peak is derived" \
+    'grep -Eq "1 thr: avx512 [0-9]+\*" "$TMP/ort-alone/out/index.html"'
 
 # ---- Older inputs: no summary, rows above 100% of peak, a failed benchmark ---------------
 # The older samples, plus two files made here:
