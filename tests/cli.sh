@@ -176,5 +176,17 @@ else
     bad "no peak cache with a read bandwidth in $PC"
 fi
 
+# The onednn kernel creates each primitive once per context and shape, not
+# per call: oneDNN's own verbose log (level 2 lists every creation) shows a
+# handful of creations (an encoder layer needs 8) against thousands of runs.
+if "$AB" list | awk '$1 == "onednn" && $2 == "yes" { f = 1 } END { exit !f }'; then
+    DNNL_VERBOSE=2 "$AB" run --kernel onednn --threads 1 --repetitions 3 --min-time 0.01 \
+        --shape 'op=encoder,B=2,L=17,D=32,H=4,F=64,norm=post,act=gelu,mask=padding' >"$TMP/dnnl" 2>&1
+    creates=$(grep -c '^onednn_verbose,create' "$TMP/dnnl")
+    runs=$(grep -c '^onednn_verbose,exec' "$TMP/dnnl")
+    [ "$creates" -ge 1 ] && [ "$creates" -le 16 ] && [ "$runs" -ge 100 ] && ok \
+        || bad "onednn: $creates primitives created for $runs runs (want 1-16, runs >= 100)"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

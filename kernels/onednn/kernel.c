@@ -242,7 +242,7 @@ static int call_begin(const attn_exec *ex, const dn_recipe *r, dn_call *c)
             s->next = (s->next + 1) % DN_CACHE;
             dnnl_primitive_destroy(s->prim[slot]);
         }
-        s->key[slot] = *r;
+        memcpy(&s->key[slot], r, sizeof *r);   /* bytewise, padding too: the key is compared so */
         s->prim[slot] = p;
         c->prim = p;
         c->stream = s->stream;
