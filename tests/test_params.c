@@ -191,6 +191,7 @@ static void test_edge_coverage(const attn_kernel *k)
     covers(k->name, s, n, GEMM_WIDTH, "gemm width", g->nr ? param_default(k->name, "nc", g->nr) : 0,
            -1, 1);
     covers(k->name, s, n, GEMM_ROWS, "skinny rows", g->skinny_rows, -1, 1);
+    covers(k->name, s, n, GEMM_ROWS, "stream rows", param_default(k->name, "stream_rows", 0), -1, 1);
     covers(k->name, s, n, Q_ROWS, "query rows", bq, -1, 1);
     covers(k->name, s, n, Q_ROWS, "query rows", bq > 0 ? bq + g->attn_rows : 0, -1, 1);
     covers(k->name, s, n, KEYS, "keys", g->attn_keys ? g->attn_keys : g->lanes, -1, 1);

@@ -697,9 +697,9 @@ typedef struct edges {
     attn_geometry g;
     /* Its parameters' tiles (0: it has none), mc, nc, bq and bk in whole
      * micro-tiles as the SIMD kernels round them (blocked's bq, used as it
-     * is, defaults to a multiple of its 6 rows); decode_rows -1 when it has
-     * no decode path. */
-    int mc, kc, nc, bq, bk, stream_from, decode_rows;
+     * is, defaults to a multiple of its 6 rows); decode_rows and
+     * stream_rows -1 when it has no decode path or streamed gemm. */
+    int mc, kc, nc, bq, bk, stream_from, decode_rows, stream_rows;
     int lq;               /* query rows on the tiled path, past a last query tile */
     ab_shape *out;
     int n, max, turn;     /* turn: the next mask and activation in their cycles */
@@ -806,6 +806,7 @@ int ab_edge_shapes(const attn_kernel *k, const int *params, ab_shape *out, int m
     e.bk = in_units(param_named(k, params, "bk"), g->attn_keys);
     e.stream_from = in_units(param_named(k, params, "stream_from"), 0);
     e.decode_rows = param_named(k, params, "decode_rows");
+    e.stream_rows = param_named(k, params, "stream_rows");
     /* Past the decode path (when there is one) and a whole query tile. */
     e.lq = (e.bq ? e.bq : g->attn_rows ? g->attn_rows : 2) + 1;
     if (e.lq <= e.decode_rows)
@@ -826,6 +827,13 @@ int ab_edge_shapes(const attn_kernel *k, const int *params, ab_shape *out, int m
         edge_add(&e, layer_edge(AB_OP_MHA, 1, r, g->nr + 1, 0), ALL_MASKS);
     AROUND(n, g->nr ? e.nc : 0)
         edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, g->nr, n), ALL_MASKS);
+    /* The weights streamed up to stream_rows rows, then the blocking
+     * loops: rows around it, widths and depth with tails on both paths
+     * (and Q, K and V parts not whole register tiles apart). */
+    AROUND(r, e.stream_rows > g->skinny_rows ? e.stream_rows : 0) {
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, r, g->nr + 1, 2 * g->nr + 1), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_MHA, 1, r, g->mr + 1, 0), ALL_MASKS);
+    }
     AROUND(w, g->mr ? 0 : g->lanes)
         edge_add(&e, layer_edge(AB_OP_ENCODER, 1, 3, w, 2 * g->lanes + 1), ALL_MASKS);
     /* Its skinny path (a decoding step's b rows of one token): widths and

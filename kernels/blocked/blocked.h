@@ -129,6 +129,14 @@ typedef struct blk_arch {
      * than the product. blk_gemm_threaded uses it up to skinny_rows rows. */
     void (*skinny)(const blk_gemm *g, int n0, int n1);
     int skinny_rows;
+    /* Optional: one MR×NR tile of Cᵀ = B·Aᵀ for blk_gemm_streamed (B in
+     * the [n][k] layout read where it is, the broadcast operand; A packed
+     * by pack_b as if it were B): rows j0..j0+nw of B (row i at b + i·ldb,
+     * all MR rows readable) against xt, the k × NR panel of rows t0..t0+mt
+     * of A, over the whole depth; g's epilogue applied and the tile stored
+     * transposed at rows t0.., columns j0.. of g->c. */
+    void (*kernel_stream)(int k, const float *b, size_t ldb, const float *xt, const blk_gemm *g,
+                          size_t t0, int mt, int j0, int nw);
 } blk_arch;
 
 /* The epilogue of g on the mr×nr tile of C at (i0, j0): bias, activation,
@@ -164,6 +172,14 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
 void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p);
 size_t blk_gemm_scratch(const blk_arch *arch, size_t m, int n, int k, int n_threads,
                         const int *params);
+
+/* The gemm primitive with B streamed (arch->kernel_stream): the weights
+ * are read once, where they are, never packed; A is packed once, shared by
+ * the threads, which split the weights' rows. For few rows of A (up to a
+ * few hundred), where packing the weights, 4·n·k bytes from DRAM on every
+ * call, costs a large part of the product. */
+void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p);
+size_t blk_gemm_streamed_scratch(const blk_arch *arch, size_t m, int k, int n_threads);
 
 /* The blocked kernel's own arch: plain C for the baseline ISA. */
 const blk_arch *blk_arch_portable(void);

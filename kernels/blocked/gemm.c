@@ -362,6 +362,107 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
     }
 }
 
+/* ---- B streamed ------------------------------------------------------------------------ */
+
+/* blk_gemm_streamed's scratch, in floats: A packed (its rows in NR-row
+ * panels, each k × NR), then per thread MR rows of B copied where they
+ * cannot be read in place. */
+static size_t stream_xt_floats(const blk_arch *arch, size_t m, int k)
+{
+    size_t panels = (m + (size_t)arch->nr - 1) / (size_t)arch->nr;
+    return (panels * (size_t)arch->nr * (size_t)k + 15) / 16 * 16;
+}
+
+size_t blk_gemm_streamed_scratch(const blk_arch *arch, size_t m, int k, int n_threads)
+{
+    size_t floats = (size_t)arch->mr * (size_t)k, bytes = sizeof(float);
+    if (!attn_mul_checked(&floats, (size_t)n_threads, SIZE_MAX)
+        || !attn_add_checked(&floats, stream_xt_floats(arch, m, k), SIZE_MAX)
+        || !attn_mul_checked(&bytes, floats, SIZE_MAX))
+        return SIZE_MAX;
+    return bytes;
+}
+
+/* 1 when rows j0..j0+MR of B are whole rows of one part: row i at
+ * blk_b_row(g, j0) + i·ldb. */
+static int stream_in_place(const blk_arch *arch, const blk_gemm *g, int j0)
+{
+    return j0 + arch->mr <= g->n
+        && (!g->b_parts || j0 / g->part_n == (j0 + arch->mr - 1) / g->part_n);
+}
+
+/* Rows j0..j0+nw of B as the stream kernel reads them: in place, else
+ * copied into copy (MR·k floats, rows past nw zero); *ld their stride. */
+static const float *stream_rows(const blk_arch *arch, const blk_gemm *g, int j0, int nw,
+                                float *copy, size_t *ld)
+{
+    if (stream_in_place(arch, g, j0)) {
+        *ld = g->ldb;
+        return blk_b_row(g, j0);
+    }
+    for (int i = 0; i < arch->mr; i++) {
+        float *dst = copy + (size_t)i * (size_t)g->k;
+        if (i < nw)
+            memcpy(dst, blk_b_row(g, j0 + i), (size_t)g->k * sizeof(float));
+        else
+            memset(dst, 0, (size_t)g->k * sizeof(float));
+    }
+    *ld = (size_t)g->k;
+    return copy;
+}
+
+/* Each thread packs every nt-th panel of A (pack_b: A's rows are what B's
+ * [n][k] rows are to the blocked loops), then, once all are packed, takes
+ * a run of MR-row blocks of B (C's columns), each against every panel of
+ * A over the whole depth: no depth blocks, so no partial sums. Packed A
+ * outgrows L2 from a few hundred rows (at k 3072 from 85), but it is read
+ * in sequence, and from L3 it kept up with the FMAs: depth blocks of
+ * 256-1024 were no faster at 128-512 rows (Zen 4, 1 thread). The
+ * weights' rows come from DRAM once, with no prefetching by hand: a
+ * block's MR rows are one run of memory (MR·k floats) when in place, and
+ * asking for the next block's lines while computing one was slower (by
+ * 0-4% at 128 rows, 1 thread). */
+void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
+{
+    blk_gemm g = {
+        .m = p->m, .n = p->n, .k = p->k, .a = p->x, .lda = p->ldx, .alpha = 1.0f,
+        .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .b_parts = p->w_parts,
+        .part_n = p->part_n, .c = p->y, .ldc = p->ldy,
+        .bias = p->bias, .act = p->act, .residual = p->residual,
+    };
+    /* A as pack_b sees a B of [n][k] rows. */
+    const blk_gemm ga = { .m = p->m, .n = (int)p->m, .k = p->k, .b = p->x, .ldb = p->ldx,
+                          .b_is_nk = 1, .alpha = 1.0f };
+    const int MR = arch->mr, NR = arch->nr, k = p->k;
+    const int panels = (int)((p->m + (size_t)NR - 1) / (size_t)NR);
+    const int blocks = (p->n + MR - 1) / MR;
+    float *xt = (float *)ex->scratch, *copies = xt + stream_xt_floats(arch, p->m, k);
+    const size_t panel_floats = (size_t)NR * (size_t)k;
+
+#pragma omp parallel num_threads(ex->n_threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int c = t; c < panels; c += nt) {
+            size_t t0 = (size_t)c * (size_t)NR;
+            int mt = (int)(p->m - t0 < (size_t)NR ? p->m - t0 : (size_t)NR);
+            arch->pack_b(&ga, (int)t0, mt, 0, k, xt + (size_t)c * panel_floats);
+        }
+#pragma omp barrier
+        float *copy = copies + (size_t)t * (size_t)MR * (size_t)k;
+        int b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
+        for (int b = b0; b < b1; b++) {
+            int j0 = b * MR, nw = min_int(MR, p->n - j0);
+            size_t ld;
+            const float *w = stream_rows(arch, &g, j0, nw, copy, &ld);
+            for (int c = 0; c < panels; c++) {
+                size_t t0 = (size_t)c * (size_t)NR;
+                int mt = (int)(p->m - t0 < (size_t)NR ? p->m - t0 : (size_t)NR);
+                arch->kernel_stream(k, w, ld, xt + (size_t)c * panel_floats, &g, t0, mt, j0, nw);
+            }
+        }
+    }
+}
+
 size_t attn_gemm_scratch__blocked(const attn_exec *ex, size_t m, int n, int k)
 {
     return blk_gemm_scratch(&portable, m, n, k, ex->n_threads, ex->params);

@@ -355,6 +355,62 @@ static void SIMD_NAME(gemm_kernel_unpacked)(int kb, const float *a, size_t lda,
     SIMD_NAME(gemm_tile)(kb, a, lda, b, g->c + i0 * g->ldc + j0, g->ldc, GEMM_MR, nr, first,
                          epilogue ? g : NULL, i0, j0);
 }
+
+/* One tile of Cᵀ = W·Xᵀ (blk_arch.kernel_stream): rows j0.. of W read
+ * where they are and broadcast, against the packed Xᵀ panel. Bias and
+ * activation act on the accumulators (the bias is one value per register:
+ * a row of W is a column of C); the tile is transposed through L1, and the
+ * residual added after, where it is read in C's layout. */
+static void SIMD_NAME(gemm_kernel_stream)(int k, const float *w, size_t ldw, const float *xt,
+                                          const blk_gemm *g, size_t t0, int mt, int j0, int nw)
+{
+    vf acc[GEMM_MR][GEMM_NV];
+    for (int t = 0; t < mt; t++) {
+        const float *c = g->c + (t0 + (size_t)t) * g->ldc + j0;
+        __builtin_prefetch(c, 1, 3);
+        __builtin_prefetch(c + nw - 1, 1, 3);
+    }
+    SIMD_NAME(gemm_accumulate_rows)(k, w, ldw, xt, acc);
+    float tile[GEMM_MR][GEMM_NR] __attribute__((aligned(64)));
+#pragma GCC unroll 16
+    for (int i = 0; i < GEMM_MR; i++) {
+        vf bias = vf_set1(g->bias && i < nw ? g->bias[j0 + i] : 0.0f);
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++) {
+            vf x = vf_add(acc[i][v], bias);
+            if (g->act == ATTN_ACT_GELU_ERF)
+                x = vf_gelu_erf(x);
+            else if (g->act == ATTN_ACT_GELU_TANH)
+                x = vf_gelu_tanh(x);
+            else if (g->act == ATTN_ACT_RELU)
+                x = vf_max(x, vf_zero());
+            vf_store(&tile[i][v * SIMD_LANES], x);
+        }
+    }
+    /* The transpose, 4×4 blocks at a time; then the residual, row by row
+     * of C (in L1 now). */
+    float *c = g->c + t0 * g->ldc + j0;
+    const int nw4 = nw / 4 * 4, mt4 = mt / 4 * 4;
+    for (int i = 0; i < nw4; i += 4) {
+        const float *const rows[4] = { tile[i], tile[i + 1], tile[i + 2], tile[i + 3] };
+        for (int t = 0; t < mt4; t += 4)
+            simd_transpose4(rows, t, 1.0f, c + (size_t)t * g->ldc + i, g->ldc);
+        for (int t = mt4; t < mt; t++)
+            for (int q = 0; q < 4; q++)
+                c[(size_t)t * g->ldc + i + q] = tile[i + q][t];
+    }
+    for (int i = nw4; i < nw; i++)
+        for (int t = 0; t < mt; t++)
+            c[(size_t)t * g->ldc + i] = tile[i][t];
+    if (g->residual) {
+        const float *r = g->residual + t0 * g->ldc + j0;
+        for (int t = 0; t < mt; t++, c += g->ldc, r += g->ldc)
+            for (int i = 0; i < nw; i += SIMD_LANES) {
+                int n = gemm_min(SIMD_LANES, nw - i);
+                vf_store_n(c + i, vf_add(vf_load_n(c + i, n), vf_load_n(r + i, n)), n);
+            }
+    }
+}
 #endif
 
 /* Few rows of A (blk_arch.skinny): every row of B ([n][k], where it is) is
@@ -435,5 +491,6 @@ static const blk_arch SIMD_NAME(blk_arch) = {
     .skinny = SIMD_NAME(gemm_skinny), .skinny_rows = SKINNY_MI,
 #if !SIMD_A_BY_LANE
     .kernel_unpacked = SIMD_NAME(gemm_kernel_unpacked),
+    .kernel_stream = SIMD_NAME(gemm_kernel_stream),
 #endif
 };

@@ -84,14 +84,28 @@ static void SIMD_NAME(attn_layernorm)(const attn_exec *ex, size_t m, int d, cons
     }
 }
 
+/* The gemm streams the weights (blk_gemm_streamed) from past the skinny
+ * path's rows up to stream_rows rows, where packing them would cost a
+ * large part of the product; else the blocked loops. */
+static int SIMD_NAME(gemm_streams)(const attn_exec *ex, size_t m)
+{
+    return SIMD_NAME(blk_arch).kernel_stream && m > (size_t)SIMD_NAME(blk_arch).skinny_rows
+        && m <= (size_t)ex->params[SK_STREAM_ROWS];
+}
+
 static size_t SIMD_NAME(attn_gemm_scratch)(const attn_exec *ex, size_t m, int n, int k)
 {
+    if (SIMD_NAME(gemm_streams)(ex, m))
+        return blk_gemm_streamed_scratch(&SIMD_NAME(blk_arch), m, k, ex->n_threads);
     return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, ex->n_threads, ex->params);
 }
 
 static void SIMD_NAME(attn_gemm)(const attn_exec *ex, const attn_gemm_problem *p)
 {
-    blk_gemm_threaded(&SIMD_NAME(blk_arch), ex, p);
+    if (SIMD_NAME(gemm_streams)(ex, p->m))
+        blk_gemm_streamed(&SIMD_NAME(blk_arch), ex, p);
+    else
+        blk_gemm_threaded(&SIMD_NAME(blk_arch), ex, p);
 }
 
 static void SIMD_NAME(default_params)(int *values)

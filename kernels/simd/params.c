@@ -12,6 +12,8 @@ const attn_param attn_simd_params[SK_N_PARAMS] = {
                          1, 1 << 30, .threshold = 1 },
     [SK_DECODE_ROWS] = ATTN_DECODE_ROWS_PARAM,
     [SK_PREFETCH] = ATTN_PREFETCH_PARAM,
+    [SK_STREAM_ROWS] = { "stream_rows", "GEMM: weights streamed unpacked, C computed transposed, "
+                         "up to this many rows; 0 never", 0, 4096, 1, .threshold = 1 },
 };
 
 static int clamp(long v, long lo, long hi)
@@ -46,4 +48,9 @@ void attn_simd_default_params(int mr, int nr, int *v)
     v[SK_STREAM_FROM] = clamp(l2 / 2 / (long)(2 * sizeof(float) * v[SK_BQ]), 64, 1 << 20);
     v[SK_DECODE_ROWS] = ATTN_DECODE_ROWS_DEFAULT;
     v[SK_PREFETCH] = ATTN_PREFETCH_DEFAULT;
+    /* Measured, not derived (Zen 4, interleaved runs, encoder D 768 F 3072):
+     * the streamed gemm won at 128 and 256 rows (20.4 -> 18.8 ms and 42.4
+     * -> 39.4 ms a layer, 1 thread), tied at 384 and lost by 2-5% at 512,
+     * where the weights, packed once per 16 panels of x, cost little. */
+    v[SK_STREAM_ROWS] = 256;
 }
