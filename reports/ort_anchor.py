@@ -841,22 +841,7 @@ def parse_args(argv):
                   description="ONNX Runtime (onnxruntime-node, CPU) on attnbench's shapes, "
                               "written as attnbench's JSON (kernel 'onnxruntime'). See the "
                               "docstring for the details.")
-    p.add_argument("--suite", metavar="NAME", help="an attnbench suite (default: default)")
-    p.add_argument("--shape", metavar="SHAPES", action="append",
-                   help="attnbench shape(s); ';' separates several; repeatable")
-    p.add_argument("--op", metavar="OP", help=f"{', '.join(pa.OPS)}: filters the suite, "
-                                              "default op of --shape")
-    p.add_argument("--threads", metavar="N", help="threads (default: all cores); a list N1,N2 runs each")
-    p.add_argument("--repetitions", metavar="R", default="9", help="repetitions (default 9)")
-    p.add_argument("--min-time", metavar="S", default="0.2",
-                   help="seconds each repetition lasts at least (default 0.2)")
-    p.add_argument("--max-call-time", metavar="S", default="0",
-                   help="skip a benchmark whose warm-up call takes over S seconds; 0: never (default)")
-    p.add_argument("--memory", action="store_true",
-                   help="also measure the resident memory the first call adds (extra_rss_bytes)")
-    p.add_argument("--json", metavar="FILE", help="write attnbench's JSON to FILE (atomically)")
-    p.add_argument("--attnbench", metavar="PATH", default=pa.DEFAULT_ATTNBENCH,
-                   help="the attnbench binary (default: build/attnbench beside reports/)")
+    pa.add_run_arguments(p, "also measure the resident memory the first call adds (extra_rss_bytes)")
     p.add_argument("--sdpa-form", metavar="FORM", default="auto", choices=SDPA_FORMS,
                    help="op=sdpa through mha (MultiHeadAttention), gqa (GroupQueryAttention) "
                         "or auto (default: gqa when decoding, else mha)")
@@ -864,31 +849,7 @@ def parse_args(argv):
                    help="keep the models (and ORT's optimized graphs) under build/ort_anchor/")
     p.add_argument("--self-test", action="store_true",
                    help="check every graph form against numpy on small shapes and exit: 0 passed, 1 not")
-    a = p.parse_args(argv)
-
-    def number(name, text, lo, hi, kind):
-        try:
-            v = kind(text)
-        except ValueError:
-            v = None
-        if v is None or not math.isfinite(v) or not lo <= v <= hi:
-            raise pa.UsageError(f"--{name}: '{text}' is not a{'n integer' if kind is int else ' number'} "
-                                f"in [{lo:g}, {hi:g}]")
-        return v
-    a.repetitions = number("repetitions", a.repetitions, 1, pa.MAX_REPS, int)
-    a.min_time = number("min-time", a.min_time, 1e-4, 3600, float)
-    a.max_call_time = number("max-call-time", a.max_call_time, 0, 3600, float)
-    if a.op is not None and a.op not in pa.OPS:
-        raise pa.UsageError(f"--op: unknown op '{a.op}' ({', '.join(pa.OPS)})")
-    if a.shape and a.suite:
-        raise pa.UsageError("give --shape or --suite, not both")
-    if a.json is not None:
-        d = os.path.dirname(os.path.abspath(a.json))
-        if not a.json or os.path.isdir(a.json):
-            raise pa.UsageError(f"--json: '{a.json}' is a directory, not a file")
-        if not os.path.isdir(d):
-            raise pa.UsageError(f"--json: the directory {d} does not exist")
-    return a
+    return pa.check_run_arguments(p.parse_args(argv))
 
 
 def build_context(probe, args, max_threads, pinned, pct_isa, workers, forms):
@@ -937,18 +898,7 @@ def main(argv):
             return self_test()
         cpus = pa.core_cpus()
         threads = pa.parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
-        if args.shape:
-            shapes = []
-            for text in args.shape:
-                shapes += [pa.parse_shape(t, args.op or "sdpa") for t in filter(None, text.split(";"))]
-            if not shapes:
-                raise pa.UsageError("--shape: no shape given")
-        else:
-            suites = pa.read_suites(args.attnbench)
-            name = args.suite or "default"
-            if name not in suites:
-                raise pa.UsageError(f"--suite: unknown suite '{name}' ({', '.join(suites)})")
-            shapes = [s for s in map(pa.parse_shape, suites[name]) if not args.op or s.op == args.op]
+        shapes = pa.select_shapes(args)
     except pa.UsageError as e:
         print(f"ort_anchor.py: {e}", file=sys.stderr)
         return 2
@@ -962,14 +912,7 @@ def main(argv):
         print(f"ort_anchor.py: {missing}", file=sys.stderr)
         return 1
 
-    probes, probe_note = {}, None
-    for n in sorted(set(threads)):
-        probes[n], why = pa.attnbench_context(args.attnbench, n)
-        probe_note = probe_note or why
-    if probe_note:
-        print(f"ort_anchor.py: no attnbench context ({probe_note}); machine fields from "
-              "Python, no peaks", file=sys.stderr)
-    pct_isa = pa.widest_isa_peak(probes[max(threads)])[0]
+    probes, pct_isa = pa.machine_probes("ort_anchor.py", args.attnbench, threads)
 
     results, workers, skipped, not_built, forms = [], [], [], [], {}
     total, progress = len(shapes) * len(threads), sys.stderr.isatty()
@@ -997,17 +940,7 @@ def main(argv):
                 if wk["status"] == "skipped":
                     skipped.append(f"  {name} ({wk['warmup']:.1f} s)")
                     continue
-                r = {"shape": s, "threads": n, "run_name": name, "error": wk.get("error", ""),
-                     "flops": pa.shape_flops(s), "bytes": pa.shape_bytes(s),
-                     "peak": pa.widest_isa_peak(probes[n])[1] if pct_isa else 0.0,
-                     "extra_rss": wk.get("extra_rss"), "real": wk.get("real", []),
-                     "cpu": wk.get("cpu", []), "iterations": wk.get("iterations", 0)}
-                if wk["status"] == "ok":
-                    r["real_stats"], r["cpu_stats"] = pa.stats(r["real"]), pa.stats(r["cpu"])
-                    r["unstable"] = r["real_stats"]["cv"] > pa.UNSTABLE_CV
-                elif not r["error"]:
-                    r["error"] = "failed"
-                results.append(r)
+                results.append(pa.result_of(s, n, wk, probes, pct_isa))
     except KeyboardInterrupt:
         print("\nort_anchor.py: interrupted; nothing written", file=sys.stderr)
         return 130
@@ -1038,17 +971,9 @@ def main(argv):
         print(f"peaks: from attnbench ({ctx.get('peaks_measured_at', '?')}); % of peak is "
               f"against {pct_isa} at the threads used")
 
-    failed = any(r["error"] for r in results)
-    if args.json:
-        doc = {"context": ctx, "benchmarks": [e for i, r in enumerate(results)
-                                              for e in pa.json_entries(r, i)]}
-        try:
-            pa.write_atomically(args.json, json.dumps(doc, indent=2) + "\n")
-        except OSError as e:
-            print(f"ort_anchor.py: {args.json}: {e.strerror or e}", file=sys.stderr)
-            return 1
-        print(f"wrote {args.json}")
-    return 1 if failed else 0
+    if args.json and pa.write_results("ort_anchor.py", args.json, ctx, results):
+        return 1
+    return 1 if any(r["error"] for r in results) else 0
 
 
 if __name__ == "__main__":

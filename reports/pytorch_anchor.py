@@ -1231,10 +1231,8 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def parse_args(argv):
-    p = Parser(prog="pytorch_anchor.py", add_help=True,
-               description="PyTorch 1.13 on attnbench's shapes, written as attnbench's JSON "
-                           "(kernel 'pytorch'). See the docstring for the details.")
+def add_run_arguments(p, memory_help):
+    """The options every anchor takes (this script's, reports/ort_anchor.py's)."""
     p.add_argument("--suite", metavar="NAME", help="an attnbench suite (default: default)")
     p.add_argument("--shape", metavar="SHAPES", action="append",
                    help="attnbench shape(s), e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal'; "
@@ -1247,16 +1245,14 @@ def parse_args(argv):
                    help="seconds each repetition lasts at least (default 0.2)")
     p.add_argument("--max-call-time", metavar="S", default="0",
                    help="skip a benchmark whose warm-up call takes over S seconds; 0: never (default)")
-    p.add_argument("--memory", action="store_true",
-                   help="also measure the resident memory one call adds (extra_rss_bytes)")
+    p.add_argument("--memory", action="store_true", help=memory_help)
     p.add_argument("--json", metavar="FILE", help="write attnbench's JSON to FILE (atomically)")
     p.add_argument("--attnbench", metavar="PATH", default=DEFAULT_ATTNBENCH,
                    help="the attnbench binary (default: build/attnbench beside reports/)")
-    p.add_argument("--self-test", action="store_true",
-                   help="check op=generate's cached loop against the whole-sequence decoder "
-                        "stack on small shapes (1 thread, no timing) and exit: 0 passed, 1 not")
-    a = p.parse_args(argv)
 
+
+def check_run_arguments(a):
+    """add_run_arguments' values converted and checked; UsageError when not."""
     def number(name, text, lo, hi, kind):
         try:
             v = kind(text)
@@ -1282,6 +1278,17 @@ def parse_args(argv):
     return a
 
 
+def parse_args(argv):
+    p = Parser(prog="pytorch_anchor.py", add_help=True,
+               description="PyTorch 1.13 on attnbench's shapes, written as attnbench's JSON "
+                           "(kernel 'pytorch'). See the docstring for the details.")
+    add_run_arguments(p, "also measure the resident memory one call adds (extra_rss_bytes)")
+    p.add_argument("--self-test", action="store_true",
+                   help="check op=generate's cached loop against the whole-sequence decoder "
+                        "stack on small shapes (1 thread, no timing) and exit: 0 passed, 1 not")
+    return check_run_arguments(p.parse_args(argv))
+
+
 def parse_threads(text, n_cores):
     counts = []
     for item in text.split(","):
@@ -1296,6 +1303,65 @@ def parse_threads(text, n_cores):
     return counts
 
 
+def select_shapes(args):
+    """The shapes of --shape, else of the --suite (read from attnbench), filtered
+    by --op. UsageError, ValueError (a shape that does not parse) or
+    RuntimeError (attnbench missing or drifted) when they cannot be had."""
+    if args.shape:
+        shapes = []
+        for text in args.shape:
+            shapes += [parse_shape(t, args.op or "sdpa") for t in filter(None, text.split(";"))]
+        if not shapes:
+            raise UsageError("--shape: no shape given")
+        return shapes
+    suites = read_suites(args.attnbench)
+    name = args.suite or "default"
+    if name not in suites:
+        raise UsageError(f"--suite: unknown suite '{name}' ({', '.join(suites)})")
+    return [s for s in map(parse_shape, suites[name]) if not args.op or s.op == args.op]
+
+
+def machine_probes(prog, binary, threads):
+    """The machine's context and peaks from attnbench at each thread count, and
+    the ISA % of peak is held to (None without attnbench: said on stderr)."""
+    probes, probe_note = {}, None
+    for n in sorted(set(threads)):
+        probes[n], why = attnbench_context(binary, n)
+        probe_note = probe_note or why
+    if probe_note:
+        print(f"{prog}: no attnbench context ({probe_note}); machine fields from "
+              "Python, no peaks", file=sys.stderr)
+    return probes, widest_isa_peak(probes[max(threads)])[0]
+
+
+def result_of(s, n, w, probes, pct_isa):
+    """One benchmark's result from its worker's report w (status ok or failed)."""
+    r = {"shape": s, "threads": n, "run_name": run_name(s, n), "error": w.get("error", ""),
+         "flops": shape_flops(s), "bytes": shape_bytes(s),
+         "peak": widest_isa_peak(probes[n])[1] if pct_isa else 0.0,
+         "extra_rss": w.get("extra_rss"), "real": w.get("real", []),
+         "cpu": w.get("cpu", []), "iterations": w.get("iterations", 0)}
+    if w["status"] == "ok":
+        r["real_stats"], r["cpu_stats"] = stats(r["real"]), stats(r["cpu"])
+        r["unstable"] = r["real_stats"]["cv"] > UNSTABLE_CV
+    elif not r["error"]:
+        r["error"] = "failed"
+    return r
+
+
+def write_results(prog, path, ctx, results):
+    """The JSON document of ctx and results to path, atomically; 0, or 1 (said)."""
+    doc = {"context": ctx, "benchmarks": [e for i, r in enumerate(results)
+                                          for e in json_entries(r, i)]}
+    try:
+        write_atomically(path, json.dumps(doc, indent=2) + "\n")
+    except OSError as e:
+        print(f"{prog}: {path}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    print(f"wrote {path}")
+    return 0
+
+
 def main(argv):
     try:
         args = parse_args(argv)
@@ -1308,18 +1374,7 @@ def main(argv):
             return check_generate()
         cpus = core_cpus()
         threads = parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
-        if args.shape:
-            shapes = []
-            for text in args.shape:
-                shapes += [parse_shape(t, args.op or "sdpa") for t in filter(None, text.split(";"))]
-            if not shapes:
-                raise UsageError("--shape: no shape given")
-        else:
-            suites = read_suites(args.attnbench)
-            name = args.suite or "default"
-            if name not in suites:
-                raise UsageError(f"--suite: unknown suite '{name}' ({', '.join(suites)})")
-            shapes = [s for s in map(parse_shape, suites[name]) if not args.op or s.op == args.op]
+        shapes = select_shapes(args)
     except UsageError as e:
         print(f"pytorch_anchor.py: {e}", file=sys.stderr)
         return 2
@@ -1336,15 +1391,7 @@ def main(argv):
               "Debian's python3-torch and run this with /usr/bin/python3", file=sys.stderr)
         return 1
 
-    # The machine's context and peaks, from attnbench at each thread count.
-    probes, probe_note = {}, None
-    for n in sorted(set(threads)):
-        probes[n], why = attnbench_context(args.attnbench, n)
-        probe_note = probe_note or why
-    if probe_note:
-        print(f"pytorch_anchor.py: no attnbench context ({probe_note}); machine fields from "
-              "Python, no peaks", file=sys.stderr)
-    pct_isa = widest_isa_peak(probes[max(threads)])[0]
+    probes, pct_isa = machine_probes("pytorch_anchor.py", args.attnbench, threads)
 
     results, workers, skipped = [], [], []
     total, progress = len(shapes) * len(threads), sys.stderr.isatty()
@@ -1364,17 +1411,7 @@ def main(argv):
             if w["status"] == "skipped":
                 skipped.append(f"  {name} ({w['warmup']:.1f} s)")
                 continue
-            r = {"shape": s, "threads": n, "run_name": name, "error": w.get("error", ""),
-                 "flops": shape_flops(s), "bytes": shape_bytes(s),
-                 "peak": widest_isa_peak(probes[n])[1] if pct_isa else 0.0,
-                 "extra_rss": w.get("extra_rss"), "real": w.get("real", []),
-                 "cpu": w.get("cpu", []), "iterations": w.get("iterations", 0)}
-            if w["status"] == "ok":
-                r["real_stats"], r["cpu_stats"] = stats(r["real"]), stats(r["cpu"])
-                r["unstable"] = r["real_stats"]["cv"] > UNSTABLE_CV
-            elif not r["error"]:
-                r["error"] = "failed"
-            results.append(r)
+            results.append(result_of(s, n, w, probes, pct_isa))
     if progress:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
 
@@ -1400,17 +1437,9 @@ def main(argv):
         print(f"peaks: from attnbench ({ctx.get('peaks_measured_at', '?')}); % of peak is "
               f"against {pct_isa} at the threads used")
 
-    failed = any(r["error"] for r in results)
-    if args.json:
-        doc = {"context": ctx, "benchmarks": [e for i, r in enumerate(results)
-                                              for e in json_entries(r, i)]}
-        try:
-            write_atomically(args.json, json.dumps(doc, indent=2) + "\n")
-        except OSError as e:
-            print(f"pytorch_anchor.py: {args.json}: {e.strerror or e}", file=sys.stderr)
-            return 1
-        print(f"wrote {args.json}")
-    return 1 if failed else 0
+    if args.json and write_results("pytorch_anchor.py", args.json, ctx, results):
+        return 1
+    return 1 if any(r["error"] for r in results) else 0
 
 
 if __name__ == "__main__":
