@@ -84,6 +84,19 @@ typedef struct blk_gemm {
     const float *residual;   /* or NULL */
 } blk_gemm;
 
+/* The gemm primitive's problem as the blocking loops see it: C = X·Wᵀ with
+ * its epilogue, W in the [n][k] (nn.Linear) layout, whole or in parts. */
+static inline blk_gemm blk_gemm_of(const attn_gemm_problem *p)
+{
+    blk_gemm g = {
+        .m = p->m, .n = p->n, .k = p->k, .a = p->x, .lda = p->ldx, .alpha = 1.0f,
+        .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .b_parts = p->w_parts,
+        .part_n = p->part_n, .c = p->y, .ldc = p->ldy,
+        .bias = p->bias, .act = p->act, .residual = p->residual,
+    };
+    return g;
+}
+
 /* Row j of B in the [n][k] layout (b_is_nk), whole or stacked from parts. */
 static inline const float *blk_b_row(const blk_gemm *g, int j)
 {

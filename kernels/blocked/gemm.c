@@ -315,12 +315,7 @@ size_t blk_gemm_scratch(const blk_arch *arch, size_t m, int n, int k, int n_thre
  * way each element of C is computed by one thread in the same order. */
 void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
 {
-    blk_gemm g = {
-        .m = p->m, .n = p->n, .k = p->k, .a = p->x, .lda = p->ldx, .alpha = 1.0f,
-        .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .b_parts = p->w_parts,
-        .part_n = p->part_n, .c = p->y, .ldc = p->ldy,
-        .bias = p->bias, .act = p->act, .residual = p->residual,
-    };
+    blk_gemm g = blk_gemm_of(p);
     const int MR = arch->mr, NR = arch->nr;
     if (arch->skinny && p->m <= (size_t)arch->skinny_rows) {
         /* Threads take runs of B's rows (C's columns), four at a time. */
@@ -424,12 +419,7 @@ static const float *stream_rows(const blk_arch *arch, const blk_gemm *g, int j0,
  * 0-4% at 128 rows, 1 thread). */
 void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
 {
-    blk_gemm g = {
-        .m = p->m, .n = p->n, .k = p->k, .a = p->x, .lda = p->ldx, .alpha = 1.0f,
-        .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .b_parts = p->w_parts,
-        .part_n = p->part_n, .c = p->y, .ldc = p->ldy,
-        .bias = p->bias, .act = p->act, .residual = p->residual,
-    };
+    blk_gemm g = blk_gemm_of(p);
     /* A as pack_b sees a B of [n][k] rows. */
     const blk_gemm ga = { .m = p->m, .n = (int)p->m, .k = p->k, .b = p->x, .ldb = p->ldx,
                           .b_is_nk = 1, .alpha = 1.0f };

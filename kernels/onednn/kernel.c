@@ -340,8 +340,7 @@ static void gemm_sgemm(const attn_gemm_problem *p)
 {
     dnnl_sgemm('N', 'T', (dnnl_dim_t)p->m, p->n, p->k, 1.0f, p->x, (dnnl_dim_t)p->ldx, p->w,
                p->k, 0.0f, p->y, (dnnl_dim_t)p->ldy);
-    const blk_gemm g = { .m = p->m, .n = p->n, .k = p->k, .c = p->y, .ldc = p->ldy,
-                         .bias = p->bias, .act = p->act, .residual = p->residual };
+    const blk_gemm g = blk_gemm_of(p);
     if (g.bias || g.act != ATTN_ACT_NONE || g.residual)
         for (size_t i = 0; i < p->m; i += 64)
             blk_epilogue_tile(&g, i, 0, p->m - i < 64 ? (int)(p->m - i) : 64, p->n);

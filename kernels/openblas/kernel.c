@@ -60,11 +60,7 @@ static void product(const blk_gemm *g, const int *unused, float *pack)
  * epilogue on its rows (still in cache). */
 static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
 {
-    const blk_gemm g = {
-        .m = p->m, .n = p->n, .k = p->k, .a = p->x, .lda = p->ldx, .alpha = 1.0f, .b = p->w,
-        .ldb = (size_t)p->k, .b_is_nk = 1, .c = p->y, .ldc = p->ldy, .bias = p->bias,
-        .act = p->act, .residual = p->residual,
-    };
+    const blk_gemm g = blk_gemm_of(p);   /* no parts: the row says no gemm_parts */
     const long blocks = (long)((p->m + 63) / 64);
 #pragma omp parallel for num_threads(ex->n_threads) schedule(static)
     for (long bi = 0; bi < blocks; bi++) {

@@ -235,6 +235,18 @@ SIMD_NAME(gemm_accumulate_rows)(int kb, const float *a, size_t lda, const float 
 }
 #endif
 
+/* act (ATTN_ACT_NONE or an attn_activation) on one vector, in registers. */
+static inline __attribute__((always_inline)) vf SIMD_NAME(gemm_activate_vec)(int act, vf x)
+{
+    if (act == ATTN_ACT_GELU_ERF)
+        return vf_gelu_erf(x);
+    if (act == ATTN_ACT_GELU_TANH)
+        return vf_gelu_tanh(x);
+    if (act == ATTN_ACT_RELU)
+        return vf_max(x, vf_zero());
+    return x;
+}
+
 /* The epilogue of g on one vector of row i of the tile (n valid lanes, at
  * column j of C): bias, activation, residual — in registers. */
 static inline __attribute__((always_inline)) vf
@@ -242,12 +254,7 @@ SIMD_NAME(gemm_epilogue_vec)(const blk_gemm *g, vf x, size_t i, int j, int n)
 {
     if (g->bias)
         x = vf_add(x, n >= SIMD_LANES ? vf_load(g->bias + j) : vf_load_n(g->bias + j, n));
-    if (g->act == ATTN_ACT_GELU_ERF)
-        x = vf_gelu_erf(x);
-    else if (g->act == ATTN_ACT_GELU_TANH)
-        x = vf_gelu_tanh(x);
-    else if (g->act == ATTN_ACT_RELU)
-        x = vf_max(x, vf_zero());
+    x = SIMD_NAME(gemm_activate_vec)(g->act, x);
     if (g->residual) {
         const float *r = g->residual + i * g->ldc + j;
         x = vf_add(x, n >= SIMD_LANES ? vf_load(r) : vf_load_n(r, n));
@@ -377,14 +384,8 @@ static void SIMD_NAME(gemm_kernel_stream)(int k, const float *w, size_t ldw, con
         vf bias = vf_set1(g->bias && i < nw ? g->bias[j0 + i] : 0.0f);
 #pragma GCC unroll 4
         for (int v = 0; v < GEMM_NV; v++) {
-            vf x = vf_add(acc[i][v], bias);
-            if (g->act == ATTN_ACT_GELU_ERF)
-                x = vf_gelu_erf(x);
-            else if (g->act == ATTN_ACT_GELU_TANH)
-                x = vf_gelu_tanh(x);
-            else if (g->act == ATTN_ACT_RELU)
-                x = vf_max(x, vf_zero());
-            vf_store(&tile[i][v * SIMD_LANES], x);
+            vf_store(&tile[i][v * SIMD_LANES],
+                     SIMD_NAME(gemm_activate_vec)(g->act, vf_add(acc[i][v], bias)));
         }
     }
     /* The transpose, 4×4 blocks at a time; then the residual, row by row
