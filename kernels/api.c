@@ -20,6 +20,7 @@
 typedef struct attn_choice {
     attn_kernel kernel;
     int params[ATTN_MAX_PARAMS];
+    int row;                     /* the kernel's registry index: its context state slot */
 } attn_choice;
 
 struct attn_ctx {
@@ -168,13 +169,20 @@ attn_status attn_ctx_get_param(const attn_ctx *ctx, const char *name, int *value
 /* A record's kernel and parameters as a choice; 0 when the kernel does not
  * run here or a parameter is unknown or out of range (the record is then
  * not used: never trusted blindly). */
+/* Row k (runnable) resolved, with its default params. */
+static void choice_init(attn_choice *c, const attn_kernel *k)
+{
+    attn_registry_resolve(k, &c->kernel);
+    default_params(&c->kernel, c->params);
+    c->row = attn_registry_index(k);
+}
+
 static int choice_of_record(const attn_wisdom_record *r, attn_choice *c)
 {
     const attn_kernel *k = attn_registry_find(r->kernel);
     if (!attn_registry_runnable(k))
         return 0;
-    attn_registry_resolve(k, &c->kernel);
-    default_params(&c->kernel, c->params);
+    choice_init(c, k);
     for (int p = 0; p < r->n_params; p++) {
         int i = param_index(&c->kernel, r->param_name[p]);
         if (i < 0 || r->param_value[p] < c->kernel.params[i].min
@@ -287,10 +295,9 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
         return ATTN_ERR_NO_MEMORY;
     }
     c->kernel_state = state;
-    attn_registry_resolve(k, &c->base.kernel);
+    choice_init(&c->base, k);
     c->base_source = source;
     c->n_threads = n_threads > 0 ? n_threads : available_cores();
-    default_params(&c->base.kernel, c->base.params);
     if (strcmp(source, "features") == 0)
         load_wisdom(c);
     else
@@ -355,12 +362,7 @@ static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
 static attn_exec exec_of(const attn_ctx *ctx, const attn_choice *c)
 {
     attn_exec ex = { ctx->n_threads, c->params, ctx->workspace, ctx->workspace_bytes,
-                     c->kernel.data, NULL };
-    for (int i = 0; i < attn_registry_count(); i++)
-        if (strcmp(attn_registry_get(i)->name, c->kernel.name) == 0) {
-            ex.state = &ctx->kernel_state[i];
-            break;
-        }
+                     c->kernel.data, &ctx->kernel_state[c->row] };
     return ex;
 }
 

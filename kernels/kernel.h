@@ -229,6 +229,8 @@ typedef struct attn_kernel {
 int attn_registry_count(void);
 const attn_kernel *attn_registry_get(int i);
 const attn_kernel *attn_registry_find(const char *name);
+/* The index of row k (a pointer the registry gave), or -1. */
+int attn_registry_index(const attn_kernel *k);
 /* 1 when every bit k->requires is usable on this machine. */
 int attn_registry_runnable(const attn_kernel *k);
 /* The bits of k->requires that are not usable here (0 when runnable). */

@@ -38,6 +38,14 @@ const attn_kernel *attn_registry_get(int i)
     return (i >= 0 && i < attn_registry_count()) ? registry[i] : NULL;
 }
 
+int attn_registry_index(const attn_kernel *k)
+{
+    for (int i = 0; i < attn_registry_count(); i++)
+        if (registry[i] == k)
+            return i;
+    return -1;
+}
+
 const attn_kernel *attn_registry_find(const char *name)
 {
     if (!name)
