@@ -24,10 +24,7 @@ benchmark shows –. Standard library only.
 import json
 import sys
 
-# kernel, column name: the external anchors, then the library-backed kernels
-# of attnbench itself (in its own files, timed beside "auto").
-PEERS = (("pytorch", "PyTorch"), ("onnxruntime", "ONNX Runtime"), ("onednn", "oneDNN"),
-         ("openblas", "OpenBLAS"))
+from report_data import PEERS   # kernel → column name: the report's list of peers
 
 
 def medians(path):
@@ -70,7 +67,7 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__.strip().splitlines()[4].strip(), file=sys.stderr)
         return 2
-    ours, peers = {}, {kernel: {} for kernel, _ in PEERS}
+    ours, peers = {}, {kernel: {} for kernel in PEERS}
     try:
         for path in argv[1:]:
             for key, b in medians(path):
@@ -78,7 +75,7 @@ def main(argv):
     except (OSError, ValueError, KeyError) as e:
         print(f"anchor_table: {e}", file=sys.stderr)
         return 1
-    present = [(k, name) for k, name in PEERS if peers[k]]
+    present = [(k, name) for k, name in PEERS.items() if peers[k]]
     names = " / ".join(name for _, name in present)
     head = "| op | shape | thr | kernel | median | GFLOP/s | % peak | GB/s (% read bw) "
     for _, name in present:
