@@ -126,7 +126,7 @@ LDLIBS := $(LIB_DEPS) $(LDLIBS)
 
 # Portable kernel folders; ISA folders are added below with their flags.
 LIB_SRCS := $(wildcard kernels/*.c kernels/naive/*.c kernels/blocked/*.c kernels/einsum/*.c \
-              kernels/simd/*.c)
+              kernels/simd/*.c model/*.c)
 ifeq ($(ARCH),x86_64)
 LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c)
 endif
@@ -164,6 +164,11 @@ TEST_BIN    := $(BUILD)/tests/run_tests
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIBFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+# Whole models (model/): the safetensors reader and the BERT loader, part of
+# the library but not kernels (they see only attn.h and their own headers).
+$(BUILD)/obj/model/%.o: model/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 # The wisdom's machine key names the build flags (a different build may tune

@@ -43,7 +43,9 @@ typedef enum attn_status {
     ATTN_ERR_INVALID_ARG,  /* NULL where data is needed, size <= 0, D % H != 0, ... */
     ATTN_ERR_NO_MEMORY,
     ATTN_ERR_UNSUPPORTED,  /* kernel unknown, or not runnable on this CPU/OS */
-    ATTN_ERR_OVERFLOW      /* a size product that does not fit in size_t */
+    ATTN_ERR_OVERFLOW,     /* a size product that does not fit in size_t */
+    ATTN_ERR_BAD_FILE      /* a model file that cannot be read, or whose content is
+                            * malformed or does not fit the model (attn_bert_load) */
 } attn_status;
 
 /* A short English description of s; non-empty for every value, including
@@ -238,6 +240,76 @@ ATTN_API attn_status attn_decoder_layer(attn_ctx *ctx, const attn_encoder_config
                                         const float *x, int mem_len, const float *memory,
                                         const uint8_t *mem_key_padding, attn_kv_cache *cache,
                                         float *y);
+
+/* ---- Embeddings and the encoder stack (contract 0.2, seed 004) ---------- */
+
+typedef struct attn_embedding_config {
+    int vocab_size, max_positions, n_token_types, d_model;
+    float ln_eps;                        /* >= 0 and finite */
+} attn_embedding_config;
+
+typedef struct attn_embedding_weights {
+    const float *token;                  /* [vocab_size][D] */
+    const float *position;               /* [max_positions][D] (learned positions) */
+    const float *token_type;             /* [n_token_types][D]; unread when n_token_types is 0 */
+    const float *ln_gamma, *ln_beta;     /* [D], or both NULL: no LayerNorm */
+} attn_embedding_weights;
+
+/* x[b][l] = LN(token[ids[b][l]] + position[position_offset + l]
+ *              + token_type[type_ids[b][l]])
+ * (the type term absent when n_token_types is 0; no LN when ln_gamma and
+ * ln_beta are both NULL). ids and type_ids are [B][L]; type_ids NULL means
+ * type 0. ATTN_ERR_INVALID_ARG, with nothing written, for an id outside
+ * [0, vocab_size), a type id outside [0, max(n_token_types, 1)), a
+ * negative position_offset, position_offset + seq_len > max_positions,
+ * n_token_types > 0 with token_type NULL, or exactly one of ln_gamma /
+ * ln_beta NULL. x must not overlap the weights or the ids. */
+ATTN_API attn_status attn_embed(attn_ctx *ctx, const attn_embedding_config *c,
+                                const attn_embedding_weights *w, int batch, int seq_len,
+                                const int32_t *ids, const int32_t *type_ids,
+                                int position_offset, float *x);
+
+/* n_layers (>= 1) applications of attn_encoder_layer, layer i with
+ * layers[i], all with the same config and mask, then LayerNorm (eps
+ * c->ln_eps) when final_ln_gamma and final_ln_beta are given: torch's
+ * nn.TransformerEncoder(layer, n_layers, norm). Exactly one of the two
+ * NULL is ATTN_ERR_INVALID_ARG. The layers run in place on the context's
+ * workspace and y; y may be x. */
+ATTN_API attn_status attn_encoder(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,
+                                  const attn_encoder_weights *layers,
+                                  const float *final_ln_gamma, const float *final_ln_beta,
+                                  int batch, int seq_len, const float *x, const attn_mask *mask,
+                                  float *y);
+
+/* ---- A BERT checkpoint from a safetensors file ----------------------------- */
+
+/* A BERT encoder's weights, as the calls above take them. The embeddings
+ * and the post-LN layers (GELU, erf form) point into the file, mapped
+ * read-only, or into buffers of the tensors converted on load (F16, BF16).
+ * n_heads is not in the file: the caller gives it (0: D / 64, BERT's head
+ * width); ln_eps is BERT's 1e-12. */
+typedef struct attn_bert {
+    attn_embedding_config embed_config;
+    attn_embedding_weights embed;
+    attn_encoder_config layer_config;
+    int n_layers;
+    const attn_encoder_weights *layers;  /* [n_layers] */
+    const float *pooler_w, *pooler_b;    /* [D][D], [D]; both NULL when the file has none */
+} attn_bert;
+
+/* Loads the BERT checkpoint at path: an 8-byte little-endian header length,
+ * a JSON header (tensor names, dtypes F32 / F16 / BF16, shapes, data
+ * offsets), then the data. Names are Hugging Face's
+ * (embeddings.word_embeddings.weight, encoder.layer.N.attention.self.
+ * query.weight, ...), with or without a "bert." prefix; other tensors (a
+ * task head) are ignored. On failure *model is untouched and error (when
+ * not NULL) holds a line naming the file's problem and the tensor:
+ * ATTN_ERR_BAD_FILE for an unreadable, truncated, malformed or mismatched
+ * file, ATTN_ERR_INVALID_ARG for a NULL model or path or n_heads that does
+ * not divide D, ATTN_ERR_NO_MEMORY. */
+ATTN_API attn_status attn_bert_load(attn_bert **model, const char *path, int n_heads,
+                                    char *error, size_t error_len);
+ATTN_API void        attn_bert_free(attn_bert *model);   /* NULL is a no-op */
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,7 @@ const char *attn_strerror(attn_status s)
     case ATTN_ERR_NO_MEMORY: return "out of memory";
     case ATTN_ERR_UNSUPPORTED: return "kernel unknown or not runnable on this machine";
     case ATTN_ERR_OVERFLOW: return "size overflow: a tensor or workspace size does not fit in memory";
+    case ATTN_ERR_BAD_FILE: return "model file unreadable, malformed or not matching the model";
     }
     return "unknown status";
 }
@@ -410,6 +411,12 @@ static int weights_present(const attn_mha_weights *w)
     return w->w_q && w->w_k && w->w_v && w->w_o;
 }
 
+static int encoder_weights_present(const attn_encoder_weights *w)
+{
+    return weights_present(&w->attn) && w->ln1_gamma && w->ln1_beta && w->ln2_gamma
+        && w->ln2_beta && w->w_ff1 && w->w_ff2;
+}
+
 /* The layer config rules shared by the encoder and decoder layers. */
 static int config_valid(const attn_encoder_config *c)
 {
@@ -496,9 +503,7 @@ attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
                                const attn_encoder_weights *w, int batch, int seq_len,
                                const float *x, const attn_mask *mask, float *y)
 {
-    if (!ctx || !c || !w || !weights_present(&w->attn) || !x || !y
-        || !w->ln1_gamma || !w->ln1_beta || !w->ln2_gamma || !w->ln2_beta
-        || !w->w_ff1 || !w->w_ff2)
+    if (!ctx || !c || !w || !encoder_weights_present(w) || !x || !y)
         return ATTN_ERR_INVALID_ARG;
     if (!config_valid(c) || batch <= 0 || seq_len <= 0 || !mask_valid(mask))
         return ATTN_ERR_INVALID_ARG;
@@ -520,6 +525,99 @@ attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
         return st;
     ex = exec_of(ctx, ch);
     attn_encoder_run(&ch->kernel, &ex, &a);
+    return ATTN_OK;
+}
+
+/* ---- Encoder stack and embeddings ------------------------------------------------ */
+
+attn_status attn_encoder(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,
+                         const attn_encoder_weights *layers,
+                         const float *final_ln_gamma, const float *final_ln_beta,
+                         int batch, int seq_len, const float *x, const attn_mask *mask,
+                         float *y)
+{
+    if (!ctx || !c || !layers || n_layers <= 0 || !x || !y
+        || !final_ln_gamma != !final_ln_beta)
+        return ATTN_ERR_INVALID_ARG;
+    for (int i = 0; i < n_layers; i++)
+        if (!encoder_weights_present(&layers[i]))
+            return ATTN_ERR_INVALID_ARG;
+    if (!config_valid(c) || batch <= 0 || seq_len <= 0 || !mask_valid(mask))
+        return ATTN_ERR_INVALID_ARG;
+    mask = effective_mask(mask);
+    if (!fits(sizeof(float), c->d_model, c->d_model, 1, 1)
+        || !fits(sizeof(float), c->d_ff, c->d_model, 1, 1)
+        || !fits(sizeof(float), batch, seq_len, c->d_model, 1)
+        || !mask_fits(mask, batch, seq_len, seq_len))
+        return ATTN_ERR_OVERFLOW;
+
+    attn_stack_args a = {
+        .layer = { .c = c, .batch = batch, .seq_len = seq_len, .x = x, .mask = mask, .y = y },
+        .n_layers = n_layers, .layers = layers,
+        .final_gamma = final_ln_gamma, .final_beta = final_ln_beta,
+    };
+    /* One choice for the whole stack: its layers are the same shape. */
+    const attn_choice *ch = choose(ctx, ATTN_OP_ENCODER, seq_len, seq_len,
+                                   c->d_model / c->n_heads, mask);
+    attn_exec ex = exec_of(ctx, ch);
+    attn_status st = reserve_workspace(ctx, attn_stack_workspace(&ch->kernel, &ex, &a));
+    if (st != ATTN_OK)
+        return st;
+    ex = exec_of(ctx, ch);
+    attn_stack_run(&ch->kernel, &ex, &a);
+    return ATTN_OK;
+}
+
+/* 1 when every id of the n is in [0, limit). */
+static int ids_in_range(const int32_t *ids, size_t n, int limit)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad |= ids[i] < 0 || ids[i] >= limit;
+    return !bad;
+}
+
+attn_status attn_embed(attn_ctx *ctx, const attn_embedding_config *c,
+                       const attn_embedding_weights *w, int batch, int seq_len,
+                       const int32_t *ids, const int32_t *type_ids, int position_offset,
+                       float *x)
+{
+    if (!ctx || !c || !w || !ids || !x || !w->token || !w->position
+        || !w->ln_gamma != !w->ln_beta)
+        return ATTN_ERR_INVALID_ARG;
+    if (c->vocab_size <= 0 || c->max_positions <= 0 || c->n_token_types < 0 || c->d_model <= 0
+        || !isfinite(c->ln_eps) || c->ln_eps < 0.0f || batch <= 0 || seq_len <= 0
+        || (c->n_token_types > 0 && !w->token_type))
+        return ATTN_ERR_INVALID_ARG;
+    if (position_offset < 0 || position_offset > c->max_positions
+        || seq_len > c->max_positions - position_offset)
+        return ATTN_ERR_INVALID_ARG;
+    if (!fits(sizeof(float), c->vocab_size, c->d_model, 1, 1)
+        || !fits(sizeof(float), c->max_positions, c->d_model, 1, 1)
+        || !fits(sizeof(float), c->n_token_types > 0 ? c->n_token_types : 1, c->d_model, 1, 1)
+        || !fits(sizeof(float), batch, seq_len, c->d_model, 1))
+        return ATTN_ERR_OVERFLOW;
+    size_t n = (size_t)batch * (size_t)seq_len;
+    int types = c->n_token_types > 0 ? c->n_token_types : 1;
+    if (!ids_in_range(ids, n, c->vocab_size) || (type_ids && !ids_in_range(type_ids, n, types)))
+        return ATTN_ERR_INVALID_ARG;
+
+    attn_embed_args a = {
+        .c = c, .w = w, .batch = batch, .seq_len = seq_len, .ids = ids,
+        .type_ids = c->n_token_types > 0 ? type_ids : NULL,
+        .position_offset = position_offset, .x = x,
+    };
+    /* Only a LayerNorm: the context's base kernel (tuned buckets are of
+     * attention shapes, which an embedding has none of). */
+    const attn_choice *ch = &ctx->base;
+    ctx->last = ch;
+    ctx->last_source = ctx->base_source;
+    attn_exec ex = exec_of(ctx, ch);
+    attn_status st = reserve_workspace(ctx, attn_embed_workspace(&ch->kernel, &ex, &a));
+    if (st != ATTN_OK)
+        return st;
+    ex = exec_of(ctx, ch);
+    attn_embed_run(&ch->kernel, &ex, &a);
     return ATTN_OK;
 }
 

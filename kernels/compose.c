@@ -1,6 +1,7 @@
 /*
- * compose.c — SDPA, MHA and the encoder layer, each written once in terms of
- * a kernel's primitives (gemm, sdpa, layernorm). A kernel that is faster at a
+ * compose.c — SDPA, MHA, the encoder and decoder layers, the encoder stack
+ * and the embeddings, each written once in terms of a kernel's primitives
+ * (gemm, sdpa, layernorm). A kernel that is faster at a
  * primitive makes every operation faster without copying this code.
  *
  * Workspace layout is computed by the same functions for sizing and for
@@ -326,10 +327,11 @@ static attn_mha_args encoder_mha_args(const attn_encoder_args *a)
     return m;
 }
 
+/* The layer's buffers from offset base of the workspace on. */
 static void encoder_plan(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a,
-                         encoder_layout *l)
+                         size_t base, encoder_layout *l)
 {
-    size_t end = 0, rows = (size_t)a->batch * (size_t)a->seq_len;
+    size_t end = base, rows = (size_t)a->batch * (size_t)a->seq_len;
     attn_mha_args m = encoder_mha_args(a);
     mha_layout ml;
 
@@ -351,15 +353,17 @@ size_t attn_encoder_workspace(const attn_kernel *k, const attn_exec *ex,
                               const attn_encoder_args *a)
 {
     encoder_layout l;
-    encoder_plan(k, ex, a, &l);
+    encoder_plan(k, ex, a, 0, &l);
     return l.end;
 }
 
-/* x and y may be the same buffer: x is last read before y is first written. */
-void attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a)
+/* One layer with the workspace from offset base on. x and y may be the same
+ * buffer: x is last read before y is first written. */
+static void encoder_compute(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a,
+                            size_t base)
 {
     encoder_layout l;
-    encoder_plan(k, ex, a, &l);
+    encoder_plan(k, ex, a, base, &l);
     char *ws = ex->scratch;
     float *t = (float *)(ws + l.t), *x1 = (float *)(ws + l.x1), *h = (float *)(ws + l.hidden);
     const attn_encoder_config *c = a->c;
@@ -385,6 +389,112 @@ void attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_enco
         gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, t);
         layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, a->y);
     }
+}
+
+void attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a)
+{
+    encoder_compute(k, ex, a, 0);
+}
+
+/* ---- Encoder stack ------------------------------------------------------------ */
+
+/* With a final LayerNorm the layers run in a [B·L][D] buffer at the start of
+ * the workspace (LayerNorm's input and output must not overlap) and the LN
+ * writes y; without one they run in y. Either way one buffer carries the
+ * stream through every layer, in place: no copy between layers. The layer
+ * workspace follows it and serves every layer in turn. */
+typedef struct stack_layout {
+    size_t stream;     /* [B·L][D], with a final LayerNorm */
+    size_t layers;     /* where each layer's workspace starts */
+    size_t end;
+} stack_layout;
+
+static void stack_plan(const attn_kernel *k, const attn_exec *ex, const attn_stack_args *a,
+                       stack_layout *s)
+{
+    size_t end = 0, rows = (size_t)a->layer.batch * (size_t)a->layer.seq_len;
+    s->stream = a->final_gamma ? reserve(&end, sizeof(float), rows, (size_t)a->layer.c->d_model) : 0;
+    s->layers = end;
+    encoder_layout l;
+    encoder_plan(k, ex, &a->layer, end, &l);   /* a base of SIZE_MAX gives SIZE_MAX */
+    s->end = l.end;
+}
+
+size_t attn_stack_workspace(const attn_kernel *k, const attn_exec *ex, const attn_stack_args *a)
+{
+    stack_layout s;
+    stack_plan(k, ex, a, &s);
+    return s.end;
+}
+
+void attn_stack_run(const attn_kernel *k, const attn_exec *ex, const attn_stack_args *a)
+{
+    stack_layout s;
+    stack_plan(k, ex, a, &s);
+    float *stream = a->final_gamma ? (float *)((char *)ex->scratch + s.stream) : a->layer.y;
+    attn_encoder_args layer = a->layer;
+    for (int i = 0; i < a->n_layers; i++) {
+        layer.w = &a->layers[i];
+        layer.x = i == 0 ? a->layer.x : stream;
+        layer.y = stream;
+        encoder_compute(k, ex, &layer, s.layers);
+    }
+    if (a->final_gamma)
+        layernorm(k, ex, (size_t)a->layer.batch * (size_t)a->layer.seq_len, a->layer.c->d_model,
+                  stream, a->final_gamma, a->final_beta, a->layer.c->ln_eps, a->layer.y);
+}
+
+/* ---- Embeddings ----------------------------------------------------------------- */
+
+/* dst[b][l] = token[id] + position[offset + l] (+ token_type[type]): the
+ * rows are independent gathers, split across the threads; each row's sum is
+ * one contiguous vectorizable loop. */
+static void embed_sum(const attn_embed_args *a, int n_threads, float *dst)
+{
+    const attn_embedding_weights *w = a->w;
+    const int d = a->c->d_model, types = a->c->n_token_types > 0;
+    const long rows = (long)a->batch * a->seq_len;
+    /* Below ~64 KiB of output a team costs more than it saves. */
+    const int team = (size_t)rows * (size_t)d < 16384 ? 1 : n_threads;
+#pragma omp parallel for num_threads(team) schedule(static)
+    for (long r = 0; r < rows; r++) {
+        const float *tok = w->token + (size_t)a->ids[r] * (size_t)d;
+        const float *pos = w->position + (size_t)(a->position_offset + r % a->seq_len) * (size_t)d;
+        float *y = dst + (size_t)r * (size_t)d;
+        if (types) {
+            const float *typ = w->token_type + (size_t)(a->type_ids ? a->type_ids[r] : 0) * (size_t)d;
+            for (int j = 0; j < d; j++)
+                y[j] = tok[j] + pos[j] + typ[j];
+        } else {
+            for (int j = 0; j < d; j++)
+                y[j] = tok[j] + pos[j];
+        }
+    }
+}
+
+/* With a LayerNorm the sums go to the workspace, then the kernel's
+ * LayerNorm writes x; without one they go straight to x. */
+size_t attn_embed_workspace(const attn_kernel *k, const attn_exec *ex, const attn_embed_args *a)
+{
+    (void)k;
+    (void)ex;
+    size_t end = 0;
+    if (a->w->ln_gamma)
+        reserve(&end, sizeof(float), (size_t)a->batch * (size_t)a->seq_len, (size_t)a->c->d_model);
+    return end;
+}
+
+void attn_embed_run(const attn_kernel *k, const attn_exec *ex, const attn_embed_args *a)
+{
+    const attn_embedding_weights *w = a->w;
+    if (!w->ln_gamma) {
+        embed_sum(a, ex->n_threads, a->x);
+        return;
+    }
+    float *sum = ex->scratch;
+    embed_sum(a, ex->n_threads, sum);
+    layernorm(k, ex, (size_t)a->batch * (size_t)a->seq_len, a->c->d_model, sum, w->ln_gamma,
+              w->ln_beta, a->c->ln_eps, a->x);
 }
 
 /* ---- Decoder layer ------------------------------------------------------------ */

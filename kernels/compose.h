@@ -41,6 +41,26 @@ typedef struct attn_encoder_args {
     float *y;
 } attn_encoder_args;
 
+/* attn_embed's arguments, checked (ids and type ids in range, positions
+ * within the table). */
+typedef struct attn_embed_args {
+    const attn_embedding_config *c;
+    const attn_embedding_weights *w;
+    int batch, seq_len;
+    const int32_t *ids, *type_ids;     /* type_ids NULL: type 0 */
+    int position_offset;
+    float *x;
+} attn_embed_args;
+
+/* attn_encoder's: layer carries the config, sizes, input, mask and output
+ * (its w is unused); layer i runs with layers[i]. */
+typedef struct attn_stack_args {
+    attn_encoder_args layer;
+    int n_layers;
+    const attn_encoder_weights *layers;
+    const float *final_gamma, *final_beta;   /* both NULL: no final LayerNorm */
+} attn_stack_args;
+
 /* The KV cache (attn.h): self-attention keys and values, [B][H][capacity][Dh]
  * each, and the memory's cross-attention projections, [B][mem_len][D] each
  * (the layout the projection writes; SDPA reads heads as column blocks). */
@@ -76,6 +96,12 @@ void   attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_ar
 
 size_t attn_encoder_workspace(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
 void   attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
+
+size_t attn_embed_workspace(const attn_kernel *k, const attn_exec *ex, const attn_embed_args *a);
+void   attn_embed_run(const attn_kernel *k, const attn_exec *ex, const attn_embed_args *a);
+
+size_t attn_stack_workspace(const attn_kernel *k, const attn_exec *ex, const attn_stack_args *a);
+void   attn_stack_run(const attn_kernel *k, const attn_exec *ex, const attn_stack_args *a);
 
 /* With a cache, the run appends the tokens' keys and values, projects the
  * memory when the cache has length 0 (into mem_k / mem_v, which the caller

@@ -271,6 +271,154 @@ static void encoder_cases(attn_ctx *ctx, const char *kn)
 #undef ENC_CASE
 }
 
+/* ---- Encoder stack and embeddings (contract 0.2, §7.5) ---------------------- */
+
+typedef struct stack_call {
+    attn_ctx *ctx;
+    attn_encoder_config c;
+    attn_encoder_weights layers[3];
+    int n_layers, null_config, null_layers;
+    const float *final_gamma, *final_beta;
+    int batch, seq_len;
+    const float *x;
+    attn_mask mask;
+    float *y;
+} stack_call;
+
+static void expect_stack(const char *kernel, const char *what, const stack_call *c,
+                         attn_status want)
+{
+    t_case("bad input [%s] encoder stack: %s -> %s", kernel, what, attn_strerror(want));
+    memset(out_buf, SENTINEL, sizeof out_buf);
+    attn_status st = attn_encoder(c->ctx, c->null_config ? NULL : &c->c, c->n_layers,
+                                  c->null_layers ? NULL : c->layers, c->final_gamma,
+                                  c->final_beta, c->batch, c->seq_len, c->x, &c->mask, c->y);
+    CHECK_STATUS(st, want);
+    if (want != ATTN_OK)
+        CHECK(out_untouched(), "output written by a failing call");
+}
+
+static void stack_cases(attn_ctx *ctx, const char *kn)
+{
+    const attn_encoder_weights layer = {
+        .attn = all_weights, .ln1_gamma = in_c, .ln1_beta = in_c, .ln2_gamma = in_c,
+        .ln2_beta = in_c, .w_ff1 = in_a, .b_ff1 = in_b, .w_ff2 = in_a, .b_ff2 = in_b,
+    };
+    const stack_call base = {
+        .ctx = ctx,
+        .c = { .d_model = 8, .n_heads = 2, .d_ff = 12, .ln_eps = 1e-5f, .norm_first = 0,
+               .act = ATTN_ACT_GELU_ERF },
+        .layers = { layer, layer, layer }, .n_layers = 3, .final_gamma = in_c, .final_beta = in_b,
+        .batch = 2, .seq_len = 3, .x = in_b, .y = out_buf,
+    };
+    stack_call c;
+#define STACK_CASE(what, want, ...) do { c = base; __VA_ARGS__; expect_stack(kn, what, &c, want); } while (0)
+    STACK_CASE("valid base call", ATTN_OK, (void)0);
+    STACK_CASE("no final LayerNorm is valid", ATTN_OK, c.final_gamma = c.final_beta = NULL);
+    STACK_CASE("one layer is valid", ATTN_OK, c.n_layers = 1);
+    STACK_CASE("NULL context", ATTN_ERR_INVALID_ARG, c.ctx = NULL);
+    STACK_CASE("NULL config", ATTN_ERR_INVALID_ARG, c.null_config = 1);
+    STACK_CASE("NULL layers", ATTN_ERR_INVALID_ARG, c.null_layers = 1);
+    STACK_CASE("0 layers", ATTN_ERR_INVALID_ARG, c.n_layers = 0);
+    STACK_CASE("-1 layers", ATTN_ERR_INVALID_ARG, c.n_layers = -1);
+    STACK_CASE("final gamma without beta", ATTN_ERR_INVALID_ARG, c.final_beta = NULL);
+    STACK_CASE("final beta without gamma", ATTN_ERR_INVALID_ARG, c.final_gamma = NULL);
+    STACK_CASE("the last layer's w_v NULL", ATTN_ERR_INVALID_ARG, c.layers[2].attn.w_v = NULL);
+    STACK_CASE("the second layer's ln2_beta NULL", ATTN_ERR_INVALID_ARG,
+               c.layers[1].ln2_beta = NULL);
+    STACK_CASE("NULL x", ATTN_ERR_INVALID_ARG, c.x = NULL);
+    STACK_CASE("NULL y", ATTN_ERR_INVALID_ARG, c.y = NULL);
+    STACK_CASE("d_model % n_heads != 0", ATTN_ERR_INVALID_ARG, c.c.n_heads = 3);
+    STACK_CASE("causal 3", ATTN_ERR_INVALID_ARG, c.mask.causal = 3);
+    STACK_CASE("batch·seq_len·d_model overflows", ATTN_ERR_OVERFLOW,
+               (c.batch = INT_MAX, c.seq_len = INT_MAX));
+    STACK_CASE("workspace larger than the address space", ATTN_ERR_NO_MEMORY,
+               (c.c.d_model = 1 << 12, c.c.n_heads = 1, c.c.d_ff = 1 << 12, c.batch = 1 << 16,
+                c.seq_len = 1 << 16));
+#undef STACK_CASE
+}
+
+typedef struct embed_call {
+    attn_ctx *ctx;
+    attn_embedding_config c;
+    attn_embedding_weights w;
+    int null_config, null_weights;
+    int batch, seq_len;
+    int32_t ids[6], type_ids[6];
+    int null_ids, null_types;
+    int position_offset;
+    float *x;
+} embed_call;
+
+static void expect_embed(const char *kernel, const char *what, const embed_call *c,
+                         attn_status want)
+{
+    t_case("bad input [%s] embed: %s -> %s", kernel, what, attn_strerror(want));
+    memset(out_buf, SENTINEL, sizeof out_buf);
+    attn_status st = attn_embed(c->ctx, c->null_config ? NULL : &c->c,
+                                c->null_weights ? NULL : &c->w, c->batch, c->seq_len,
+                                c->null_ids ? NULL : c->ids, c->null_types ? NULL : c->type_ids,
+                                c->position_offset, c->x);
+    CHECK_STATUS(st, want);
+    if (want != ATTN_OK)
+        CHECK(out_untouched(), "output written by a failing call");
+}
+
+static void embed_cases(attn_ctx *ctx, const char *kn)
+{
+    /* vocab 5, 4 positions, 2 types, D 8; B 2, L 3 */
+    const embed_call base = {
+        .ctx = ctx,
+        .c = { .vocab_size = 5, .max_positions = 4, .n_token_types = 2, .d_model = 8,
+               .ln_eps = 1e-12f },
+        .w = { .token = in_a, .position = in_b, .token_type = in_c, .ln_gamma = in_c,
+               .ln_beta = in_b },
+        .batch = 2, .seq_len = 3, .ids = { 0, 4, 2, 3, 1, 0 }, .type_ids = { 0, 1, 1, 0, 0, 1 },
+        .x = out_buf,
+    };
+    embed_call c;
+#define EMBED_CASE(what, want, ...) do { c = base; __VA_ARGS__; expect_embed(kn, what, &c, want); } while (0)
+    EMBED_CASE("valid base call", ATTN_OK, (void)0);
+    EMBED_CASE("no LayerNorm is valid", ATTN_OK, c.w.ln_gamma = c.w.ln_beta = NULL);
+    EMBED_CASE("type_ids NULL (type 0) is valid", ATTN_OK, c.null_types = 1);
+    EMBED_CASE("the last positions (offset 1) are valid", ATTN_OK, c.position_offset = 1);
+    EMBED_CASE("no token types, type ids all 0, is valid", ATTN_OK,
+               (c.c.n_token_types = 0, c.w.token_type = NULL, memset(c.type_ids, 0, sizeof c.type_ids)));
+    EMBED_CASE("NULL context", ATTN_ERR_INVALID_ARG, c.ctx = NULL);
+    EMBED_CASE("NULL config", ATTN_ERR_INVALID_ARG, c.null_config = 1);
+    EMBED_CASE("NULL weights", ATTN_ERR_INVALID_ARG, c.null_weights = 1);
+    EMBED_CASE("NULL token table", ATTN_ERR_INVALID_ARG, c.w.token = NULL);
+    EMBED_CASE("NULL position table", ATTN_ERR_INVALID_ARG, c.w.position = NULL);
+    EMBED_CASE("token types without their table", ATTN_ERR_INVALID_ARG, c.w.token_type = NULL);
+    EMBED_CASE("ln_gamma without ln_beta", ATTN_ERR_INVALID_ARG, c.w.ln_beta = NULL);
+    EMBED_CASE("ln_beta without ln_gamma", ATTN_ERR_INVALID_ARG, c.w.ln_gamma = NULL);
+    EMBED_CASE("NULL ids", ATTN_ERR_INVALID_ARG, c.null_ids = 1);
+    EMBED_CASE("NULL x", ATTN_ERR_INVALID_ARG, c.x = NULL);
+    EMBED_CASE("id = vocab_size (the last one)", ATTN_ERR_INVALID_ARG, c.ids[5] = 5);
+    EMBED_CASE("id negative", ATTN_ERR_INVALID_ARG, c.ids[2] = -1);
+    EMBED_CASE("type id = n_token_types", ATTN_ERR_INVALID_ARG, c.type_ids[4] = 2);
+    EMBED_CASE("type id negative", ATTN_ERR_INVALID_ARG, c.type_ids[0] = -1);
+    EMBED_CASE("no token types, a type id 1", ATTN_ERR_INVALID_ARG,
+               (c.c.n_token_types = 0, c.w.token_type = NULL));
+    EMBED_CASE("position_offset negative", ATTN_ERR_INVALID_ARG, c.position_offset = -1);
+    EMBED_CASE("position_offset + seq_len > max_positions", ATTN_ERR_INVALID_ARG,
+               c.position_offset = 2);
+    EMBED_CASE("position_offset INT_MAX", ATTN_ERR_INVALID_ARG, c.position_offset = INT_MAX);
+    EMBED_CASE("n_token_types negative", ATTN_ERR_INVALID_ARG, c.c.n_token_types = -1);
+    for (int bad = 0; bad >= -1; bad--) {
+        EMBED_CASE("vocab_size <= 0", ATTN_ERR_INVALID_ARG, c.c.vocab_size = bad);
+        EMBED_CASE("max_positions <= 0", ATTN_ERR_INVALID_ARG, c.c.max_positions = bad);
+        EMBED_CASE("d_model <= 0", ATTN_ERR_INVALID_ARG, c.c.d_model = bad);
+        EMBED_CASE("batch <= 0", ATTN_ERR_INVALID_ARG, c.batch = bad);
+        EMBED_CASE("seq_len <= 0", ATTN_ERR_INVALID_ARG, c.seq_len = bad);
+    }
+    EMBED_CASE("ln_eps NaN", ATTN_ERR_INVALID_ARG, c.c.ln_eps = NAN);
+    EMBED_CASE("ln_eps negative", ATTN_ERR_INVALID_ARG, c.c.ln_eps = -1.0f);
+    EMBED_CASE("vocab·d_model overflows", ATTN_ERR_OVERFLOW,
+               (c.c.vocab_size = INT_MAX, c.c.d_model = INT_MAX));
+#undef EMBED_CASE
+}
+
 /* ---- Decoder layer and KV cache (contract 0.2) ------------------------------- */
 
 /* D 8, H 2, F 12, B 2, memory 3: weights and inputs a fixed non-zero pattern,
@@ -444,6 +592,8 @@ void test_errors(void)
         sdpa_cases(ctx, kernels[i]);
         mha_cases(ctx, kernels[i]);
         encoder_cases(ctx, kernels[i]);
+        stack_cases(ctx, kernels[i]);
+        embed_cases(ctx, kernels[i]);
         decoder_cases(ctx, kernels[i]);
         cache_cases(kernels[i]);
         attn_ctx_destroy(ctx);

@@ -12,7 +12,10 @@
  *  - a batch whose keys are all padding gives attention output zero, so MHA
  *    returns exactly b_o there, and the other batches are unaffected;
  *  - the scale rule: 0 means 1/sqrt(Dh);
- *  - in place: MHA and the encoder layer accept y == x.
+ *  - in place: MHA and the encoder layer accept y == x;
+ *  - the encoder stack is its layers called one after another (bitwise,
+ *    in place or not), and its final LayerNorm is a LayerNorm of the
+ *    stack's output (checked in double).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -284,6 +287,76 @@ static void scale_and_in_place(attn_ctx *ctx, const char *kn)
     free_all(&b);
 }
 
+/* ---- the encoder stack is its layers ------------------------------------------ */
+
+static attn_encoder_weights random_layer(buffers *b, int d, int f, uint64_t *seed)
+{
+    attn_encoder_weights w = {
+        .attn = random_weights(b, d, seed), .ln1_gamma = buf(b, d, seed),
+        .ln1_beta = buf(b, d, seed), .ln2_gamma = buf(b, d, seed), .ln2_beta = buf(b, d, seed),
+        .w_ff1 = buf(b, (size_t)f * d, seed), .b_ff1 = buf(b, f, seed),
+        .w_ff2 = buf(b, (size_t)d * f, seed), .b_ff2 = buf(b, d, seed),
+    };
+    return w;
+}
+
+static void stack_is_its_layers(attn_ctx *ctx, const char *kn)
+{
+    enum { B = 2, H = 2, L = 5, DH = 6, D = H * DH, F = 20, N = 3 };
+    uint64_t seed = 23;
+    buffers b = { 0 };
+    attn_encoder_weights layers[N];
+    for (int i = 0; i < N; i++)
+        layers[i] = random_layer(&b, D, F, &seed);
+    size_t nx = (size_t)B * L * D;
+    float *x = buf(&b, nx, &seed), *y = buf(&b, nx, NULL), *ref = buf(&b, nx, NULL);
+    float *yi = buf(&b, nx, NULL);
+    uint8_t pad[B * L] = { 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 };
+    attn_mask mask = { .key_padding = pad };
+    for (int nf = 0; nf <= 1; nf++) {
+        t_case("property [%s]: encoder stack (norm_first %d) = its layers one by one", kn, nf);
+        attn_encoder_config cfg = { D, H, F, 1e-5f, nf, ATTN_ACT_GELU_TANH };
+        memcpy(ref, x, nx * sizeof(float));
+        for (int i = 0; i < N; i++)
+            CHECK_STATUS(attn_encoder_layer(ctx, &cfg, &layers[i], B, L, ref, &mask, ref), ATTN_OK);
+        CHECK_STATUS(attn_encoder(ctx, &cfg, N, layers, NULL, NULL, B, L, x, &mask, y), ATTN_OK);
+        CHECK(memcmp(y, ref, nx * sizeof(float)) == 0, "stack differs from its layers");
+        memcpy(yi, x, nx * sizeof(float));
+        CHECK_STATUS(attn_encoder(ctx, &cfg, N, layers, NULL, NULL, B, L, yi, &mask, yi), ATTN_OK);
+        CHECK(memcmp(yi, ref, nx * sizeof(float)) == 0, "stack in place differs");
+        /* Two layers then the third: the stack resumes from any layer. */
+        CHECK_STATUS(attn_encoder(ctx, &cfg, 2, layers, NULL, NULL, B, L, x, &mask, yi), ATTN_OK);
+        CHECK_STATUS(attn_encoder(ctx, &cfg, 1, layers + 2, NULL, NULL, B, L, yi, &mask, yi),
+                     ATTN_OK);
+        CHECK(memcmp(yi, ref, nx * sizeof(float)) == 0, "2 + 1 layers differ from 3");
+    }
+
+    t_case("property [%s]: encoder stack's final LayerNorm (gamma, beta) = an affine LN of the "
+           "stack", kn);
+    attn_encoder_config cfg = { D, H, F, 1e-5f, 1, ATTN_ACT_RELU };
+    float *gamma = buf(&b, D, &seed), *beta = buf(&b, D, &seed);
+    CHECK_STATUS(attn_encoder(ctx, &cfg, N, layers, NULL, NULL, B, L, x, &mask, ref), ATTN_OK);
+    CHECK_STATUS(attn_encoder(ctx, &cfg, N, layers, gamma, beta, B, L, x, &mask, y), ATTN_OK);
+    double worst = 0.0;
+    for (size_t r = 0; r < (size_t)B * L; r++) {
+        const float *in = ref + r * D;
+        double mean = 0.0, var = 0.0;
+        for (int j = 0; j < D; j++)
+            mean += in[j];
+        mean /= D;
+        for (int j = 0; j < D; j++)
+            var += (in[j] - mean) * (in[j] - mean);
+        double inv = 1.0 / sqrt(var / D + 1e-5);
+        for (int j = 0; j < D; j++) {
+            double want = (in[j] - mean) * inv * gamma[j] + beta[j];
+            double e = fabs(y[r * D + j] - want) / (1.0 + fabs(want));
+            worst = e > worst ? e : worst;
+        }
+    }
+    CHECK(worst <= 1e-5, "final LayerNorm off by %.3g", worst);
+    free_all(&b);
+}
+
 void test_properties(void)
 {
     const char *kernels[64];
@@ -299,6 +372,7 @@ void test_properties(void)
         identity_values(ctx, kernels[i]);
         all_padding(ctx, kernels[i]);
         scale_and_in_place(ctx, kernels[i]);
+        stack_is_its_layers(ctx, kernels[i]);
         attn_ctx_destroy(ctx);
     }
 }
