@@ -89,6 +89,32 @@ static void test_flops(void)
     CHECK(ab_shape_parse("B=1,L=128,D=768,H=12,F=3072", AB_OP_ENCODER, &s, err, sizeof err) == 0,
           "%s", err);
     CHECK(ab_shape_flops(&s) == 1862270976.0, "encoder %.0f", ab_shape_flops(&s));
+    /* op=bert: 12 such layers (the embeddings are gathers, no products),
+     * with BERT-base's D, H, F and post-LN as the defaults. */
+    CHECK(ab_shape_parse("op=bert,B=2", AB_OP_SDPA, &s, err, sizeof err) == 0, "%s", err);
+    CHECK(s.op == AB_OP_BERT && s.heads == 12 && s.head_dim == 64 && s.d_ff == 3072
+          && s.layers == 12 && !s.norm_first && s.act == ATTN_ACT_GELU_ERF && s.q_len == 128,
+          "bert defaults H %d Dh %d F %d layers %d norm_first %d L %d", s.heads, s.head_dim,
+          s.d_ff, s.layers, s.norm_first, s.q_len);
+    CHECK(ab_shape_flops(&s) == 2.0 * 12 * 1862270976.0, "bert %.0f", ab_shape_flops(&s));
+    {
+        char text[256], label[256];
+        ab_shape back;
+        ab_shape_format(&s, text, sizeof text);
+        ab_shape_label(&s, label, sizeof label);
+        CHECK(ab_shape_parse(text, AB_OP_SDPA, &back, err, sizeof err) == 0
+              && memcmp(&back, &s, sizeof s) == 0, "bert '%s' does not round-trip", text);
+        CHECK(strstr(label, "layers12") != NULL, "bert label '%s' lacks its layers", label);
+    }
+    CHECK(ab_shape_parse("op=bert,L=7,D=32,H=4,layers=2,norm=pre", AB_OP_SDPA, &s, err,
+                         sizeof err) == 0 && s.layers == 2 && s.norm_first && s.head_dim == 8,
+          "bert small: %s", err);
+    CHECK(ab_shape_parse("op=bert,mask=causal", AB_OP_SDPA, &s, err, sizeof err) == -1,
+          "bert takes no causal mask");
+    CHECK(ab_shape_parse("op=bert,P=4", AB_OP_SDPA, &s, err, sizeof err) == -1,
+          "bert takes no P");
+    CHECK(ab_shape_parse("op=encoder,layers=2", AB_OP_SDPA, &s, err, sizeof err) == -1,
+          "layers is not the encoder layer's");
     /* SDPA 12 heads of 64 at L 512: 4·12·512²·64. */
     CHECK(ab_shape_parse("B=1,H=12,L=512,Dh=64", AB_OP_SDPA, &s, err, sizeof err) == 0, "%s", err);
     CHECK(ab_shape_flops(&s) == 805306368.0, "sdpa %.0f", ab_shape_flops(&s));

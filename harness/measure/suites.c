@@ -9,7 +9,7 @@
 #include "suites.h"
 
 static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder", "decoder",
-                                                    "generate" };
+                                                    "generate", "bert" };
 static const char *const mask_names[AB_MASK_COUNT] = {
     "none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br",
 };
@@ -37,7 +37,7 @@ int ab_op_is_decoder(ab_op op)
 
 int ab_op_is_layer(ab_op op)
 {
-    return op == AB_OP_ENCODER || ab_op_is_decoder(op);
+    return op == AB_OP_ENCODER || op == AB_OP_BERT || ab_op_is_decoder(op);
 }
 
 const char *ab_mask_name(ab_mask_kind m)
@@ -72,7 +72,7 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
 {
     char buf[512];
     int b = 1, h = 1, hkv = 0, dh = 64, lq = 0, lk = 0, l = 0, d = 0, f = 0, cross = -1, mem = 0;
-    int prompt = 0, steps = 0, layers = 0;
+    int prompt = 0, steps = 0, layers = 0, h_given = 0, norm_given = 0;
     ab_shape r = { .op = default_op, .act = ATTN_ACT_GELU_ERF, .norm_first = 1 };
 
     if (strlen(text) >= sizeof buf) {
@@ -96,7 +96,7 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
                 return -1;
             }
         } else if (strcmp(k, "B") == 0) rc = parse_size(k, v, &b, err, err_len);
-        else if (strcmp(k, "H") == 0) rc = parse_size(k, v, &h, err, err_len);
+        else if (strcmp(k, "H") == 0) rc = parse_size(k, v, &h, err, err_len), h_given = 1;
         else if (strcmp(k, "Hkv") == 0) rc = parse_size(k, v, &hkv, err, err_len);
         else if (strcmp(k, "Dh") == 0) rc = parse_size(k, v, &dh, err, err_len);
         else if (strcmp(k, "D") == 0) rc = parse_size(k, v, &d, err, err_len);
@@ -122,6 +122,7 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
                 return -1;
             }
             r.norm_first = strcmp(v, "pre") == 0;
+            norm_given = 1;
         } else if (strcmp(k, "act") == 0) {
             int a = lookup(v, act_names, 3);
             if (a < 0) {
@@ -150,6 +151,12 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         if (rc)
             return -1;
     }
+    /* BERT-base unless told otherwise: 12 heads (of 64, the default Dh),
+     * post-LN; GELU is every layer's default activation. */
+    if (r.op == AB_OP_BERT && !h_given)
+        h = 12;
+    if (r.op == AB_OP_BERT && !norm_given)
+        r.norm_first = 0;
     if (d) {
         if (d % h != 0) {
             snprintf(err, err_len, "shape: D=%d is not a multiple of H=%d", d, h);
@@ -216,8 +223,19 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         snprintf(err, err_len, "shape: M (memory length) is for op=decoder and op=generate");
         return -1;
     }
-    if (r.op != AB_OP_GENERATE && (prompt || steps || layers)) {
-        snprintf(err, err_len, "shape: P, N and layers are for op=generate");
+    if (r.op == AB_OP_BERT) {
+        if (lq || lk || prompt || steps || (r.mask != AB_MASK_NONE && r.mask != AB_MASK_PADDING)) {
+            snprintf(err, err_len, "shape: bert takes L, layers and mask none or padding; no Lq, "
+                     "Lk, P or N");
+            return -1;
+        }
+        r.layers = layers ? layers : 12;
+        if (r.layers > AB_MAX_LAYERS) {
+            snprintf(err, err_len, "shape: layers=%d is more than %d", r.layers, AB_MAX_LAYERS);
+            return -1;
+        }
+    } else if (r.op != AB_OP_GENERATE && (prompt || steps || layers)) {
+        snprintf(err, err_len, "shape: P, N and layers are for op=generate (layers: and op=bert)");
         return -1;
     }
     if (r.op != AB_OP_MHA)
@@ -244,6 +262,8 @@ void ab_shape_format(const ab_shape *s, char *buf, size_t len)
     else if (s->op == AB_OP_GENERATE)
         n += snprintf(buf + n, len - (size_t)n, "P=%d,N=%d,M=%d,layers=%d,", s->q_len, s->steps,
                       s->kv_len, s->layers);
+    else if (s->op == AB_OP_BERT)
+        n += snprintf(buf + n, len - (size_t)n, "L=%d,layers=%d,", s->q_len, s->layers);
     else if (s->q_len == s->kv_len)
         n += snprintf(buf + n, len - (size_t)n, "L=%d,", s->q_len);
     else
@@ -284,6 +304,8 @@ void ab_shape_label(const ab_shape *s, char *buf, size_t len)
     else if (s->op == AB_OP_GENERATE)
         n += snprintf(buf + n, len - (size_t)n, "P%d_N%d_M%d_layers%d", s->q_len, s->steps,
                       s->kv_len, s->layers);
+    else if (s->op == AB_OP_BERT)
+        n += snprintf(buf + n, len - (size_t)n, "L%d_layers%d", s->q_len, s->layers);
     else if (s->q_len == s->kv_len)
         n += snprintf(buf + n, len - (size_t)n, "L%d", s->q_len);
     else
@@ -359,6 +381,8 @@ double ab_shape_flops(const ab_shape *s)
         return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d);
     case AB_OP_ENCODER:
         return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s->d_ff);
+    case AB_OP_BERT:      /* the layers' products; the embeddings are gathers */
+        return s->layers * b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s->d_ff);
     case AB_OP_DECODER:   /* M = lk */
         return decoder_flops(b, lq, lk, d, s->d_ff);
     case AB_OP_GENERATE:  /* the whole sequence's products, made token by token */
@@ -386,6 +410,12 @@ static double mask_bytes(const ab_shape *s)
     default:
         return 0.0;
     }
+}
+
+/* Floats of one encoder layer's weights, biases and LayerNorms. */
+static double encoder_weight_floats(double d, double f)
+{
+    return 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d;
 }
 
 /* Floats of one decoder layer's weights, biases and LayerNorms: all of
@@ -421,8 +451,13 @@ double ab_shape_bytes(const ab_shape *s)
                + 4.0 * d * d + 4.0 * d;                                  /* weights, biases */
         break;
     case AB_OP_ENCODER:
-        floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f     /* x, y; weights */
-               + 4.0 * d + f + d + 4.0 * d;                       /* biases, LN */
+        floats = b * lq * d * 2.0 + encoder_weight_floats(d, f);   /* x, y; weights */
+        break;
+    case AB_OP_BERT:
+        /* ids and type ids (int32), the embedding rows gathered (token,
+         * position, type), their LayerNorm, every layer's weights, y */
+        floats = 2.0 * b * lq + 3.0 * b * lq * d + 2.0 * d + s->layers * encoder_weight_floats(d, f)
+               + b * lq * d;
         break;
     case AB_OP_DECODER:
         floats = b * lq * d * 2.0 + b * s->kv_len * d             /* x, y; memory */
@@ -479,6 +514,12 @@ double ab_shape_pass_bytes(const ab_shape *s)
 #define ENC(b, d, h, f, l, nf, a, m) \
     { .op = AB_OP_ENCODER, .batch = b, .heads = h, .q_len = l, .kv_len = l, .head_dim = (d) / (h), \
       .d_ff = f, .norm_first = nf, .act = a, .mask = m }
+/* A BERT end to end (embeddings and `layers` post-LN GELU layers), b
+ * sequences of l tokens. */
+#define BERT(b, d, h, f, l, layers_, m) \
+    { .op = AB_OP_BERT, .batch = b, .heads = h, .q_len = l, .kv_len = l, .head_dim = (d) / (h), \
+      .d_ff = f, .layers = layers_, .norm_first = 0, .act = ATTN_ACT_GELU_ERF, .mask = m }
+#define BERT_BASE(b, l, m) BERT(b, 768, 12, 3072, l, 12, m)
 
 static const ab_shape smoke[] = {
     SDPA(2, 2, 33, 33, 16, AB_MASK_NONE), SDPA(2, 2, 33, 33, 16, AB_MASK_CAUSAL),
@@ -488,6 +529,7 @@ static const ab_shape smoke[] = {
     MHA(2, 32, 4, 17, 17, AB_MASK_CAUSAL), MHA(2, 32, 4, 9, 17, AB_MASK_PADDING),
     ENC(2, 32, 4, 64, 17, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
     ENC(2, 32, 4, 64, 17, 0, ATTN_ACT_RELU, AB_MASK_PADDING),
+    BERT(2, 32, 4, 64, 17, 2, AB_MASK_PADDING),
 };
 
 /* BERT-base: D 768, 12 heads of 64, F 3072; BERT is post-LN with GELU. */
@@ -496,6 +538,8 @@ static const ab_shape bert_base[] = {
     MHA(1, 768, 12, 128, 128, AB_MASK_NONE), MHA(1, 768, 12, 512, 512, AB_MASK_NONE),
     ENC(1, 768, 12, 3072, 128, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
     ENC(1, 768, 12, 3072, 512, 0, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    BERT_BASE(1, 128, AB_MASK_PADDING), BERT_BASE(1, 512, AB_MASK_PADDING),
+    BERT_BASE(8, 128, AB_MASK_PADDING), BERT_BASE(8, 512, AB_MASK_PADDING),
 };
 
 static const ab_shape long_seq[] = {
@@ -551,6 +595,7 @@ static const ab_shape check[] = {
     ENC(2, 48, 6, 96, 33, 0, ATTN_ACT_GELU_ERF, AB_MASK_ALL),
     ENC(3, 64, 4, 256, 20, 1, ATTN_ACT_RELU, AB_MASK_PADALL),
     ENC(1, 16, 2, 33, 7, 0, ATTN_ACT_GELU_TANH, AB_MASK_KEEP),
+    BERT(2, 12, 3, 20, 5, 3, AB_MASK_PADDING), BERT(1, 32, 4, 64, 17, 2, AB_MASK_NONE),
     /* Contract 0.2: bottom-right causal with Lq <, =, > Lk (the first rows
      * of the last see no key), decoding steps of 1-3 queries against key
      * counts around the tiles, grouped and multi-query heads. */
@@ -605,7 +650,8 @@ static const ab_suite suites[] = {
     SUITE("default", "what `make bench` runs: BERT-base blocks at L 128/512, masked and not",
           default_suite),
     QUICK_SUITE("smoke", "seconds: every op and every mask kind at small sizes", smoke),
-    SUITE("bert-base", "B 1, L 128 and 512, D 768, H 12, F 3072 (post-LN, GELU)", bert_base),
+    SUITE("bert-base", "B 1, L 128 and 512, D 768, H 12, F 3072 (post-LN, GELU): the blocks, "
+          "then the whole model (op=bert) at B 1 and 8", bert_base),
     SUITE("long", "SDPA, 12 heads of 64, L 1024 to 8192, causal and not", long_seq),
     SUITE("anchors", "the SIMD targets' shapes, timed beside PyTorch by make bench-anchors", anchors),
     SUITE("gate", "what the CI regression gate times and counts: one small shape per op", gate),

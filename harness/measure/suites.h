@@ -15,10 +15,10 @@
  * layers with KV caches: a prompt of q_len (P) tokens in one call, then
  * `steps` (N) calls of one token each, over a memory of kv_len (M). */
 typedef enum ab_op {
-    AB_OP_SDPA, AB_OP_MHA, AB_OP_ENCODER, AB_OP_DECODER, AB_OP_GENERATE, AB_OP_COUNT
+    AB_OP_SDPA, AB_OP_MHA, AB_OP_ENCODER, AB_OP_DECODER, AB_OP_GENERATE, AB_OP_BERT, AB_OP_COUNT
 } ab_op;
 /* The op names for messages, next to the enum so that they change together. */
-#define AB_OP_LIST "sdpa, mha, encoder, decoder, generate"
+#define AB_OP_LIST "sdpa, mha, encoder, decoder, generate, bert"
 
 /* Which mask a benchmark or check case uses (the pattern is in workload.c). */
 typedef enum ab_mask_kind {
@@ -43,7 +43,8 @@ typedef struct ab_shape {
     attn_activation act;                         /* encoder, decoder */
     float scale;                                 /* sdpa / mha; 0 = 1/sqrt(Dh) */
     int kv_heads;                                /* sdpa: key/value heads; 0 = heads */
-    int steps, layers;                           /* generate: N new tokens, decoder layers */
+    int steps, layers;                           /* generate: N new tokens, decoder layers;
+                                                  * bert: encoder layers */
 } ab_shape;
 
 /* The deepest stack op=generate takes (its workload holds a cache per layer). */
@@ -63,7 +64,9 @@ const char *ab_mask_name(ab_mask_kind m);
  * scale, cross=0|1; Hkv, SDPA only, divides H; M, the decoder's memory
  * length, default L (generate: P); the decoder and generate take mask none
  * or padding, of the memory; generate takes P (prompt, default 128), N (new
- * tokens, default 128) and layers (default 1) instead of L).
+ * tokens, default 128) and layers (default 1) instead of L; bert takes L,
+ * layers (default 12) and mask none or padding, with BERT-base's D 768,
+ * H 12, post-LN and GELU as its defaults).
  * op defaults to default_op; D sets head_dim = D/H. Unset sizes take
  * defaults (B=1, H=1, Dh=64, L=128, F=4·D). Returns 0, or -1 with a reason. */
 int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len);

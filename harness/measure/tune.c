@@ -430,7 +430,10 @@ void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)
         attn_bucket_of(b, ATTN_OP_ENCODER, len, len, s->head_dim, NULL, threads);
         return;
     }
-    static const int ops[AB_OP_COUNT] = { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER };
+    /* bert: attn_encoder chooses once for its layers, by the encoder's bucket. */
+    static const int ops[AB_OP_COUNT] = { [AB_OP_SDPA] = ATTN_OP_SDPA, [AB_OP_MHA] = ATTN_OP_MHA,
+                                          [AB_OP_ENCODER] = ATTN_OP_ENCODER,
+                                          [AB_OP_BERT] = ATTN_OP_ENCODER };
     /* Only which parts of a mask are set matters to the bucket. */
     attn_mask causal = { .causal = 1 }, padded = { .key_padding = (const uint8_t *)"" };
     const attn_mask *m = s->mask == AB_MASK_NONE ? NULL

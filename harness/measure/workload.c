@@ -74,21 +74,19 @@ static float *filled(ab_workload *w, size_t n, size_t misalign, double center, d
     return p;
 }
 
-/* The arrays of one decoder layer: where each goes, its length, and the
- * range it is drawn from (as the encoder's: projections and biases
- * ±1/√D, W_ff2 ±1/√F, LayerNorm γ 1 ± 0.2 and β ± 0.2). */
-#define DECODER_ARRAYS 26
-static void decoder_arrays(attn_decoder_weights *dw, size_t d, size_t f,
-                           const float **slot[DECODER_ARRAYS], size_t len[DECODER_ARRAYS],
-                           double center[DECODER_ARRAYS], double amp[DECODER_ARRAYS])
+/* The arrays of one layer: where each goes, its length, and the range it
+ * is drawn from (projections and biases ±1/√D, W_ff2 ±1/√F, LayerNorm
+ * γ 1 ± 0.2 and β ± 0.2). A decoder layer has two attentions and three
+ * LayerNorms (26 arrays), an encoder layer one and two (16). */
+#define LAYER_ARRAYS 26
+static int layer_arrays(attn_mha_weights *const *mha, int n_mha, const float **const *ln,
+                        int n_ln, const float **const ffn[4], size_t d, size_t f,
+                        const float **slot[LAYER_ARRAYS], size_t len[LAYER_ARRAYS],
+                        double center[LAYER_ARRAYS], double amp[LAYER_ARRAYS])
 {
-    attn_mha_weights *mha[2] = { &dw->self_attn, &dw->cross_attn };
-    const float **rest[10] = { &dw->ln1_gamma, &dw->ln1_beta, &dw->ln2_gamma, &dw->ln2_beta,
-                               &dw->ln3_gamma, &dw->ln3_beta,
-                               &dw->w_ff1, &dw->b_ff1, &dw->w_ff2, &dw->b_ff2 };
     double wamp = 1.0 / sqrt((double)d);
     int k = 0;
-    for (int a = 0; a < 2; a++) {
+    for (int a = 0; a < n_mha; a++) {
         const float **m[8] = { &mha[a]->w_q, &mha[a]->w_k, &mha[a]->w_v, &mha[a]->w_o,
                                &mha[a]->b_q, &mha[a]->b_k, &mha[a]->b_v, &mha[a]->b_o };
         for (int i = 0; i < 8; i++, k++) {
@@ -98,42 +96,121 @@ static void decoder_arrays(attn_decoder_weights *dw, size_t d, size_t f,
             amp[k] = wamp;
         }
     }
-    const size_t rest_len[10] = { d, d, d, d, d, d, f * d, f, d * f, d };
-    for (int i = 0; i < 10; i++, k++) {
-        slot[k] = rest[i];
-        len[k] = rest_len[i];
-        center[k] = i < 6 && i % 2 == 0 ? 1.0 : 0.0;   /* the γ */
-        amp[k] = i < 6 ? 0.2 : i == 8 ? 1.0 / sqrt((double)f) : wamp;
+    for (int i = 0; i < n_ln; i++, k++) {
+        slot[k] = ln[i];
+        len[k] = d;
+        center[k] = i % 2 == 0 ? 1.0 : 0.0;   /* the γ */
+        amp[k] = 0.2;
     }
+    const size_t ffn_len[4] = { f * d, f, d * f, d };
+    for (int i = 0; i < 4; i++, k++) {
+        slot[k] = ffn[i];
+        len[k] = ffn_len[i];
+        center[k] = 0.0;
+        amp[k] = i == 2 ? 1.0 / sqrt((double)f) : wamp;
+    }
+    return k;
 }
 
-/* n decoder layers' weights, carved from one block: every array starts a
- * multiple of 64 bytes into it, so each is misaligned as the block is. */
-static attn_decoder_weights *decoder_stack(ab_workload *w, int n, size_t d, size_t f,
-                                           size_t misalign, uint64_t *seed)
+static int decoder_arrays(void *layer, size_t d, size_t f, const float **slot[LAYER_ARRAYS],
+                          size_t len[LAYER_ARRAYS], double center[LAYER_ARRAYS],
+                          double amp[LAYER_ARRAYS])
 {
-    attn_decoder_weights *dw = take(w, (size_t)n * sizeof *dw, 0);   /* pointers: aligned */
-    const float **slot[DECODER_ARRAYS];
-    size_t len[DECODER_ARRAYS], total = 0;
-    double center[DECODER_ARRAYS], amp[DECODER_ARRAYS];
-    if (!dw)
+    attn_decoder_weights *dw = layer;
+    attn_mha_weights *const mha[2] = { &dw->self_attn, &dw->cross_attn };
+    const float **const ln[6] = { &dw->ln1_gamma, &dw->ln1_beta, &dw->ln2_gamma, &dw->ln2_beta,
+                                  &dw->ln3_gamma, &dw->ln3_beta };
+    const float **const ffn[4] = { &dw->w_ff1, &dw->b_ff1, &dw->w_ff2, &dw->b_ff2 };
+    return layer_arrays(mha, 2, ln, 6, ffn, d, f, slot, len, center, amp);
+}
+
+static int encoder_arrays(void *layer, size_t d, size_t f, const float **slot[LAYER_ARRAYS],
+                          size_t len[LAYER_ARRAYS], double center[LAYER_ARRAYS],
+                          double amp[LAYER_ARRAYS])
+{
+    attn_encoder_weights *ew = layer;
+    attn_mha_weights *const mha[1] = { &ew->attn };
+    const float **const ln[4] = { &ew->ln1_gamma, &ew->ln1_beta, &ew->ln2_gamma, &ew->ln2_beta };
+    const float **const ffn[4] = { &ew->w_ff1, &ew->b_ff1, &ew->w_ff2, &ew->b_ff2 };
+    return layer_arrays(mha, 1, ln, 4, ffn, d, f, slot, len, center, amp);
+}
+
+typedef int (*layer_arrays_fn)(void *layer, size_t d, size_t f, const float **slot[LAYER_ARRAYS],
+                               size_t len[LAYER_ARRAYS], double center[LAYER_ARRAYS],
+                               double amp[LAYER_ARRAYS]);
+
+/* n layers' weights (each elem bytes, its arrays laid out by arrays),
+ * carved from one block: every array starts a multiple of 64 bytes into
+ * it, so each is misaligned as the block is. */
+static void *layer_stack(ab_workload *w, int n, size_t elem, layer_arrays_fn arrays, size_t d,
+                         size_t f, size_t misalign, uint64_t *seed)
+{
+    char *layers = take(w, (size_t)n * elem, 0);   /* pointers: aligned */
+    const float **slot[LAYER_ARRAYS];
+    size_t len[LAYER_ARRAYS], total = 0;
+    double center[LAYER_ARRAYS], amp[LAYER_ARRAYS];
+    if (!layers)
         return NULL;
-    decoder_arrays(&dw[0], d, f, slot, len, center, amp);
-    for (int i = 0; i < DECODER_ARRAYS; i++)
+    memset(layers, 0, (size_t)n * elem);
+    int count = arrays(layers, d, f, slot, len, center, amp);
+    for (int i = 0; i < count; i++)
         total += (len[i] + 15) / 16 * 16;
     float *block = take(w, (size_t)n * total * sizeof(float), misalign);
     if (!block)
         return NULL;
     for (int l = 0; l < n; l++) {
-        decoder_arrays(&dw[l], d, f, slot, len, center, amp);
-        for (int i = 0; i < DECODER_ARRAYS; i++) {
+        arrays(layers + (size_t)l * elem, d, f, slot, len, center, amp);
+        for (int i = 0; i < count; i++) {
             for (size_t j = 0; j < len[i]; j++)
                 block[j] = (float)(center[i] + amp[i] * (2.0 * ab_rng_uniform(seed) - 1.0));
             *slot[i] = block;
             block += (len[i] + 15) / 16 * 16;
         }
     }
-    return dw;
+    return layers;
+}
+
+/* op=bert without a file: BERT-base's tables (a vocabulary of 30522, 512
+ * positions or L if more, 2 token types) drawn at random, ids uniform over
+ * the vocabulary, type 0 for the first half of each sequence and 1 after
+ * (a sentence pair). */
+#define BERT_VOCAB 30522
+#define BERT_POSITIONS 512
+static int bert_inputs(ab_workload *w, size_t misalign, uint64_t *seed)
+{
+    const ab_shape *s = &w->shape;
+    size_t b = (size_t)s->batch, l = (size_t)s->q_len, d = (size_t)s->heads * s->head_dim;
+    if (w->model) {
+        w->emb_cfg = w->model->embed_config;
+        w->emb = w->model->embed;
+        w->enc_cfg = w->model->layer_config;
+        w->layers = w->model->layers;
+    } else {
+        attn_embedding_config c = { BERT_VOCAB, s->q_len > BERT_POSITIONS ? s->q_len : BERT_POSITIONS,
+                                    2, (int)d, 1e-12f };
+        w->emb_cfg = c;
+        w->enc_cfg.ln_eps = 1e-12f;
+        w->emb.token = filled(w, (size_t)c.vocab_size * d, misalign, 0.0, 1.0, seed);
+        w->emb.position = filled(w, (size_t)c.max_positions * d, misalign, 0.0, 1.0, seed);
+        w->emb.token_type = filled(w, 2 * d, misalign, 0.0, 1.0, seed);
+        w->emb.ln_gamma = filled(w, d, misalign, 1.0, 0.2, seed);
+        w->emb.ln_beta = filled(w, d, misalign, 0.0, 0.2, seed);
+        w->layers = layer_stack(w, s->layers, sizeof(attn_encoder_weights), encoder_arrays, d,
+                                (size_t)s->d_ff, misalign, seed);
+        if (!w->emb.token || !w->emb.position || !w->emb.token_type || !w->emb.ln_gamma
+            || !w->emb.ln_beta || !w->layers)
+            return -1;
+    }
+    w->ids = take(w, b * l * sizeof(int32_t), misalign);
+    w->type_ids = take(w, b * l * sizeof(int32_t), misalign);
+    if (!w->ids || !w->type_ids)
+        return -1;
+    int types = w->emb_cfg.n_token_types;
+    for (size_t i = 0; i < b * l; i++) {
+        w->ids[i] = (int32_t)(ab_rng_next(seed) % (uint64_t)w->emb_cfg.vocab_size);
+        w->type_ids[i] = types > 1 && i % l >= l / 2 ? 1 : 0;
+    }
+    return 0;
 }
 
 static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
@@ -181,20 +258,30 @@ static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
 
 int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t misalign)
 {
+    return ab_workload_init_model(w, s, NULL, seed, misalign);
+}
+
+int ab_workload_init_model(ab_workload *w, const ab_shape *s, const attn_bert *model,
+                           uint64_t seed, size_t misalign)
+{
     memset(w, 0, sizeof *w);
     w->shape = *s;
+    w->model = s->op == AB_OP_BERT ? model : NULL;
     /* generate: the target is the prompt and the N tokens fed one by one */
     double target = (double)s->q_len + (s->op == AB_OP_GENERATE ? s->steps : 0);
-    double dm = (double)s->heads * s->head_dim, n_layers = s->op == AB_OP_GENERATE ? s->layers : 1;
+    double dm = (double)s->heads * s->head_dim;
+    double n_layers = s->op == AB_OP_GENERATE || s->op == AB_OP_BERT ? s->layers : 1;
     /* Sizes are each up to 2^30: their products can pass SIZE_MAX and wrap
      * into a small allocation. Every buffer is at most one of these (the
      * decoder stack's weights are one block). */
     double largest = fmax(fmax((double)s->batch * s->heads * fmax(target, s->kv_len) * s->head_dim,
                                (double)s->batch * s->q_len * s->kv_len * 5.0),
                           n_layers * (8.0 * dm * dm + 2.0 * dm * fmax(s->d_ff, 1) + 16.0 * dm
-                                      + fmax(s->d_ff, 1) + 26.0 * 16.0));
+                                      + fmax(s->d_ff, 1) + LAYER_ARRAYS * 16.0));
+    if (s->op == AB_OP_BERT)   /* the token table */
+        largest = fmax(largest, (double)BERT_VOCAB * dm);
     if (!(largest * sizeof(float) < (double)(PTRDIFF_MAX / 2)) || target > INT_MAX
-        || (s->op == AB_OP_GENERATE && s->layers > AB_MAX_LAYERS))   /* ab_shape_parse refuses it */
+        || n_layers > AB_MAX_LAYERS)   /* ab_shape_parse refuses it */
         return -1;
     size_t lq = (size_t)target;
     size_t b = (size_t)s->batch, lk = (size_t)s->kv_len;
@@ -213,7 +300,7 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
     } else {
         const float **slots[8] = { &w->mha.w_q, &w->mha.w_k, &w->mha.w_v, &w->mha.w_o,
                                    &w->mha.b_q, &w->mha.b_k, &w->mha.b_v, &w->mha.b_o };
-        for (int i = 0; ok && !ab_op_is_decoder(s->op) && i < 8; i++)
+        for (int i = 0; ok && (s->op == AB_OP_MHA || s->op == AB_OP_ENCODER) && i < 8; i++)
             ok &= (*slots[i] = filled(w, i < 4 ? d * d : d, misalign, 0.0, wamp, &seed)) != NULL;
         w->x_q = filled(w, b * lq * d, misalign, 0.0, 1.0, &seed);
         w->x_kv = s->cross || ab_op_is_decoder(s->op)
@@ -226,8 +313,11 @@ int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t mi
         w->enc_cfg = c;
     }
     if (ok && ab_op_is_decoder(s->op))
-        ok = (w->dec = decoder_stack(w, s->op == AB_OP_GENERATE ? s->layers : 1, d, f, misalign,
-                                     &seed)) != NULL;
+        ok = (w->dec = layer_stack(w, s->op == AB_OP_GENERATE ? s->layers : 1,
+                                   sizeof(attn_decoder_weights), decoder_arrays, d, f, misalign,
+                                   &seed)) != NULL;
+    if (ok && s->op == AB_OP_BERT)
+        ok = bert_inputs(w, misalign, &seed) == 0;
     if (ok && s->op == AB_OP_GENERATE) {
         /* The prompt in one call, then one token per call. */
         int n = s->steps + 1;
@@ -282,6 +372,10 @@ static int pointer_slots(ab_workload *w, const void ***slot)
         (const void **)&w->mask.key_padding, (const void **)&w->mask.keep,
         (const void **)&w->mask.bias, (const void **)&w->dec,
         (const void **)&w->chunks, (const void **)&w->chunk,
+        (const void **)&w->emb.token, (const void **)&w->emb.position,
+        (const void **)&w->emb.token_type, (const void **)&w->emb.ln_gamma,
+        (const void **)&w->emb.ln_beta, (const void **)&w->ids, (const void **)&w->type_ids,
+        (const void **)&w->layers,
     };
     _Static_assert(sizeof all / sizeof all[0] <= WORKLOAD_SLOTS, "raise WORKLOAD_SLOTS");
     int n = (int)(sizeof all / sizeof all[0]);
@@ -319,15 +413,19 @@ int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift)
     int n = pointer_slots(dst, slot);
     for (int k = 0; k < n; k++)
         *slot[k] = moved(*slot[k], src, dst);
-    /* The decoder layers' arrays, pointed to from the copied stack. */
-    int n_layers = src->shape.op == AB_OP_GENERATE ? src->shape.layers : 1;
-    for (int l = 0; dst->dec && l < n_layers; l++) {
-        const float **field[DECODER_ARRAYS];
-        size_t len[DECODER_ARRAYS];
-        double center[DECODER_ARRAYS], amp[DECODER_ARRAYS];
-        decoder_arrays(&dst->dec[l], (size_t)src->enc_cfg.d_model, (size_t)src->enc_cfg.d_ff,
-                       field, len, center, amp);
-        for (int i = 0; i < DECODER_ARRAYS; i++)
+    /* The layers' arrays, pointed to from the copied stack (a model's
+     * layers are not the workload's: they stay where they are). */
+    int n_layers = src->shape.op == AB_OP_GENERATE || src->shape.op == AB_OP_BERT
+                 ? src->shape.layers : 1;
+    for (int l = 0; l < n_layers && (dst->dec || (dst->layers && !dst->model)); l++) {
+        const float **field[LAYER_ARRAYS];
+        size_t len[LAYER_ARRAYS];
+        double center[LAYER_ARRAYS], amp[LAYER_ARRAYS];
+        size_t d = (size_t)src->enc_cfg.d_model, f = (size_t)src->enc_cfg.d_ff;
+        int count = dst->dec ? decoder_arrays(&dst->dec[l], d, f, field, len, center, amp)
+                  : encoder_arrays((attn_encoder_weights *)&dst->layers[l], d, f, field, len,
+                                   center, amp);   /* dst's own copy */
+        for (int i = 0; i < count; i++)
             *field[i] = moved(*field[i], src, dst);
     }
     /* Caches are scratch: new ones, as the original's. */
@@ -367,6 +465,13 @@ attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
     case AB_OP_ENCODER:
         return attn_encoder_layer(ctx, &w->enc_cfg, &w->enc, s->batch, s->q_len, w->x_q,
                                   &w->mask, out);
+    case AB_OP_BERT: {    /* the embeddings, then the stack in place on out */
+        attn_status st = attn_embed(ctx, &w->emb_cfg, &w->emb, s->batch, s->q_len, w->ids,
+                                    w->type_ids, 0, out);
+        return st != ATTN_OK ? st
+             : attn_encoder(ctx, &w->enc_cfg, s->layers, w->layers, NULL, NULL, s->batch,
+                            s->q_len, out, &w->mask, out);
+    }
     case AB_OP_DECODER:   /* no cache: the layer over the whole target */
         return attn_decoder_layer(ctx, &w->enc_cfg, w->dec, s->batch, s->q_len, w->x_q,
                                   s->kv_len, w->x_kv, w->mask.key_padding, NULL, out);

@@ -21,6 +21,13 @@ typedef struct ab_workload {
     attn_encoder_weights enc;
     attn_decoder_weights *dec;         /* decoder: one layer; generate: shape.layers */
     attn_encoder_config enc_cfg;       /* every layer */
+    /* bert: the embeddings, shape.layers encoder layers and the [B][L] ids
+     * and type ids; the weights are model's when it is not NULL */
+    attn_embedding_config emb_cfg;
+    attn_embedding_weights emb;
+    const attn_encoder_weights *layers;
+    int32_t *ids, *type_ids;
+    const attn_bert *model;
     /* generate: a KV cache per layer, the chunks fed (P, then N ones) and
      * room for one chunk's activations */
     attn_kv_cache *caches[AB_MAX_LAYERS];
@@ -38,6 +45,11 @@ typedef struct ab_workload {
  * misalign bytes past a 64-byte boundary. Returns 0, or -1 when out of
  * memory (w is then freed). */
 int ab_workload_init(ab_workload *w, const ab_shape *s, uint64_t seed, size_t misalign);
+/* The same, but op=bert takes its weights from model (not copied: it must
+ * outlive w) when model is not NULL; its shape must be the model's (D, H,
+ * F, layers, and L within its positions), which the caller checks. */
+int ab_workload_init_model(ab_workload *w, const ab_shape *s, const attn_bert *model,
+                           uint64_t seed, size_t misalign);
 void ab_workload_free(ab_workload *w);
 /* A copy of src whose every buffer sits shift bytes (rounded down to 64)
  * further from where a fresh allocation would put it: the same inputs at

@@ -270,6 +270,11 @@ static void json_counters(ab_json *j, const ab_run_context *c, const ab_result *
         ab_json_number(j, "tokens_per_second", r->shape.steps / seconds);
         ab_json_number(j, "ms_per_token", 1e3 * seconds / r->shape.steps);
     }
+    if (r->shape.op == AB_OP_BERT && seconds > 0) {
+        /* a call: B sequences of L tokens through the whole model */
+        ab_json_number(j, "sequences_per_second", r->shape.batch / seconds);
+        ab_json_number(j, "ms_per_sequence", 1e3 * seconds / r->shape.batch);
+    }
     if (!isnan(r->extra_rss))
         ab_json_number(j, "extra_rss_bytes", r->extra_rss);
     for (int e = 0; c->counters && e < r->n_events; e++)
