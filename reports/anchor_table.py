@@ -16,7 +16,9 @@ thread count; the kernel part of the run name differs), prints attnbench's
 median, GFLOP/s and %-of-peak; for memory-bound calls (attnbench gives
 pct_read_bw: decoding) its GB/s and fraction of the measured read bandwidth;
 then per peer found in the files its median and GFLOP/s; for op=generate every
-side's new tokens per second; per peer the speedup (the peer's time / attnbench's
+side's new tokens per second, for op=bert its sequences per second (the rate
+column is named after the rates the table has: tokens/s, sequences/s, or both,
+each rate then followed by its unit); per peer the speedup (the peer's time / attnbench's
 time), with several peers the speedup over the fastest of them, and, when
 measured (--memory), the resident memory each call added. A peer without the
 benchmark shows –. Standard library only.
@@ -57,10 +59,28 @@ def fmt_bandwidth(b):
     return "–" if pct is None else f"{b['bytes'] / b['real_time']:.1f} ({pct:.0f}%)"
 
 
-def fmt_tokens(sides):
-    if any(b is None or b.get("tokens_per_second") is None for b in sides):
+def three_digits(x):
+    """3 significant digits without an exponent: 7.91, 79.1, 791, 7910."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.3g}"
+
+
+# The rates a row can give: (counter, its column name, its unit in a mixed column, format).
+RATES = (("tokens_per_second", "tokens/s", "tok/s", lambda x: f"{x:.0f}"),     # op=generate
+         ("sequences_per_second", "sequences/s", "seq/s", three_digits))      # op=bert
+
+
+def rate_of(b):
+    """The rate (RATES' entry) an attnbench median entry gives, or None."""
+    return next((r for r in RATES if b.get(r[0]) is not None), None)
+
+
+def fmt_rate(sides, mixed):
+    """Every side's rate (the first side's kind), '–' when one lacks it."""
+    rate = rate_of(sides[0])
+    if rate is None or any(b is None or b.get(rate[0]) is None for b in sides):
         return "–"
-    return " / ".join(f"{b['tokens_per_second']:.0f}" for b in sides)
+    text = " / ".join(rate[3](b[rate[0]]) for b in sides)
+    return f"{text} {rate[2]}" if mixed else text
 
 
 def main(argv):
@@ -80,7 +100,12 @@ def main(argv):
     head = "| op | shape | thr | kernel | median | GFLOP/s | % peak | GB/s (% read bw) "
     for _, name in present:
         head += f"| {name} | GFLOP/s "
-    head += f"| tokens/s (ours / {names}) "
+    shown = [(key, a) for key, a in ours.items()
+             if any(peers[k].get(key) for k, _ in present)]
+    kinds = [r for r in RATES if any(rate_of(a) == r for _, a in shown)]
+    mixed = len(kinds) > 1
+    column = " or ".join(r[1] for r in kinds) if kinds else RATES[0][1]
+    head += f"| {column} (ours / {names}) "
     for _, name in present:
         head += "| speedup " if len(present) == 1 else f"| speedup vs {name} "
     if len(present) > 1:
@@ -88,17 +113,15 @@ def main(argv):
     head += f"| memory (ours / {names}) |"
     print(head)
     print("|---" * head.count("| ") + "|")
-    for key, a in ours.items():
+    for key, a in shown:
         theirs = [peers[k].get(key) for k, _ in present]
-        if not any(theirs):
-            continue
         pct = a.get("pct_peak")
         row = (f"| {key[0]} | {key[1]} | {key[2].split(':')[1]} | {a['kernel']} "
                f"| {fmt_time(a['real_time'])} | {a['GFLOPS']:.1f} "
                f"| {'–' if pct is None else f'{pct:.0f}%'} | {fmt_bandwidth(a)} ")
         for p in theirs:
             row += "| – | – " if p is None else f"| {fmt_time(p['real_time'])} | {p['GFLOPS']:.1f} "
-        row += f"| {fmt_tokens([a] + theirs)} "
+        row += f"| {fmt_rate([a] + theirs, mixed)} "
         for p in theirs:
             row += "| – " if p is None else f"| **{p['real_time'] / a['real_time']:.2f}×** "
         if len(present) > 1:

@@ -84,6 +84,15 @@ fuses a BERT model; graph optimization level "all"):
                 mha's masked path; L 512 a tie, L 256 mha 17% faster); everything
                 else mha (unmasked L 2048: flash 140 ms; GQA's non-causal mode,
                 causal=0, 178 ms).
+  bert     EmbedLayerNormalization (input_ids, segment_ids; the word [30522][D],
+           position [max(512, L)][D] and segment [2][D] tables, γ, β; mask=padding:
+           the attention mask [B][L] → its mask_index output [B], each sequence's
+           count of real tokens), then `layers` encoder layers as above (each its
+           own weights), the Attention ops' mask_index input that [B] (the padding
+           is the last keys: ORT's end-position form, as its BERT optimizer fuses
+           it); no final LayerNorm; every eps 1e-12. ids uniform over the
+           vocabulary, segment 0 for the first half of each sequence, 1 after.
+           The padded tokens' rows are computed (as attnbench's).
   generate: not built (a cached decoding loop over several layers; skipped with
            the reason printed).
 Masks: ORT's masks add mask_filter_value (−10000) instead of −inf: the same result
@@ -115,7 +124,7 @@ costs included (a MiB or two: thread stacks, code).
 JSON: attnbench's schema, as pytorch_anchor.py writes it (kernel "onnxruntime",
 chosen_by "named"); the context adds ort_version (the version the installed
 package reports), node_version, the execution provider, the graph forms used
-(encoder_form, mha_form, sdpa_form_<form> for each sdpa form used) and per thread
+(encoder_form, bert_form, mha_form, sdpa_form_<form> for each sdpa form used) and per thread
 count the threads asked for and the OS threads the node process had (Node's own
 included); PyTorch's fields (BLAS, OpenMP binding, thread variables) are left out.
 
@@ -123,9 +132,11 @@ included); PyTorch's fields (BLAS, OpenMP binding, thread variables) are left ou
 (every op, norm, act and mask kind this script builds; both MultiHeadAttention
 layouts, GQA with and without a cache, grouped-query and not): max |difference|
 <= 1e-4 on the rows that see a key, 1 thread; then auto's form choices, and one
-short timed run through the command line whose JSON is read back. Exit status: 0; 1 when a benchmark or check failed, the
-file could not be written or onnx / numpy / node / the package are missing; 2 for
-bad arguments.
+short timed run through the command line whose JSON is read back (op=bert's
+sequences_per_second and ms_per_sequence included; the checks' op=bert models
+have a vocabulary of 50). Exit status: 0; 1 when a benchmark or check failed,
+the file could not be written or onnx / numpy / node / the package are missing;
+2 for bad arguments.
 """
 import json
 import math
@@ -148,6 +159,7 @@ BUILD_DIR = os.path.normpath(os.path.join(HERE, os.pardir, "build", "ort_anchor"
 MASK_FILTER = -10000.0               # ORT's mask_filter_value (default)
 GQA_CAUSAL_FROM = 1024               # auto: causal through GQA from this L (a tie at 512)
 LN_EPS = 1e-5
+BERT_EPS = pa.BERT_LN_EPS            # op=bert: every LayerNorm (BERT's 1e-12)
 OPSET = 17                           # LayerNormalization; ORT 1.30 reads it
 MS = "com.microsoft"
 SDPA_FORMS = ("auto", "mha", "mha-bnsh", "gqa")
@@ -162,6 +174,9 @@ LAYER_FORM = {
                 "MultiHeadAttention (bias, memory key_padding_mask) -> MatMul -> "
                 "SkipLayerNormalization"),
 }
+BERT_FORM = ("EmbedLayerNormalization (word, position and segment tables, gamma, beta, the "
+             "attention mask -> mask_index [B]), then per layer the encoder's chain with "
+             "mask_index as the Attention's mask_index input; no final LayerNorm; eps 1e-12")
 MHA_FORM = ("self: Attention (fused QKV) -> MatMul -> Add; cross: MatMul x3 -> MultiHeadAttention "
             "(bias) -> MatMul -> Add")
 SDPA_FORM_TEXT = {
@@ -321,11 +336,11 @@ def gelu(x, act):
     return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
 
 
-def layer_norm(x, g, b):
+def layer_norm(x, g, b, eps=LN_EPS):
     import numpy as np
     mu = x.mean(axis=-1, keepdims=True)
     var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mu) / np.sqrt(var + LN_EPS) * g + b
+    return (x - mu) / np.sqrt(var + eps) * g + b
 
 
 def heads(x, h):
@@ -353,36 +368,37 @@ def attention_mask_inputs(w, s, parts, padding_name):
     return pad, "" if bias is None else w.feed("attention_bias", bias), int(uni)
 
 
-def build_layer(s, fill):
-    """op=encoder and op=decoder: see the docstring. The layer is a chain of
-    sublayers (self-attention, for the decoder cross-attention, the FFN), each
-    joined to the residual stream by SkipLayerNormalization (its bias input the
-    sublayer's last bias)."""
-    import numpy as np
-    b, l, h, dh = s.batch, s.q_len, s.heads, s.head_dim
-    d, f = h * dh, s.d_ff
-    decoder = s.op == "decoder"
-    w = Workload(LAYER_FORM[s.op], f"{'pre' if s.norm_first else 'post'}-LN fused")
+def layer_weights(s, fill, decoder):
+    """One layer's weights, drawn in this order: per attention Wqkv [in][out], bqkv,
+    Wo, bo; per LayerNorm γ, β; W1, b1, W2, b2."""
+    d, f = s.heads * s.head_dim, s.d_ff
     wamp = 1.0 / math.sqrt(d)
-    parts = mask_parts(s, fill)      # the encoder's mask; the decoder's: its memory's padding
-    x = fill((b, l, d))
-    memory = fill((b, s.kv_len, d)) if decoder else None
-    attn_weights = [(fill((d, 3 * d), 0, wamp), fill((3 * d,), 0, wamp),      # [in][out]
-                     fill((d, d), 0, wamp), fill((d,), 0, wamp)) for _ in range(1 + decoder)]
+    attn = [(fill((d, 3 * d), 0, wamp), fill((3 * d,), 0, wamp),      # [in][out]
+             fill((d, d), 0, wamp), fill((d,), 0, wamp)) for _ in range(1 + decoder)]
     norms = [(fill((d,), 1, 0.2), fill((d,), 0, 0.2)) for _ in range(2 + decoder)]
-    w1, b1 = fill((d, f), 0, wamp), fill((f,), 0, wamp)
-    w2, b2 = fill((f, d), 0, 1.0 / math.sqrt(f)), fill((d,), 0, wamp)
+    ffn = (fill((d, f), 0, wamp), fill((f,), 0, wamp),
+           fill((f, d), 0, 1.0 / math.sqrt(f)), fill((d,), 0, wamp))
+    return {"attn": attn, "norms": norms, "ffn": ffn}
 
-    xin = w.feed("x", x)
-    memin = w.feed("memory", memory) if decoder else None
-    ln = dict(domain=MS, epsilon=LN_EPS)
+
+def add_layer(w, s, xin, lw, eps, self_mask, memin=None, memory_padding="", out=None):
+    """Appends one encoder layer (decoder: memin names the memory) to w's graph:
+    a chain of sublayers (self-attention, for the decoder cross-attention, the
+    FFN), each joined to the residual stream by SkipLayerNormalization (its bias
+    input the sublayer's last bias). self_mask: the Attention op's (mask_index
+    name or "", attention_bias name or "", unidirectional); memory_padding the
+    cross-attention's key_padding_mask name or "". Returns the output's name (out,
+    or a fresh one)."""
+    d, h = s.heads * s.head_dim, s.heads
+    decoder = memin is not None
+    attn_weights, norms = lw["attn"], lw["norms"]
+    w1, b1, w2, b2 = lw["ffn"]
+    ln = dict(domain=MS, epsilon=eps)
+    out = out or w.name("layer_out")
 
     def self_attention(t):           # Attention: the fused QKV projection
         wqkv, bqkv, wo, _ = attn_weights[0]
-        if decoder:
-            pad, abias, uni = "", "", 1
-        else:
-            pad, abias, uni = attention_mask_inputs(w, s, parts, "mask_index")
+        pad, abias, uni = self_mask
         ins = [t, w.init("wqkv", wqkv), w.init("bqkv", bqkv), pad, "", abias]
         while ins[-1] == "":
             ins.pop()
@@ -390,13 +406,11 @@ def build_layer(s, fill):
         return w.node("MatMul", [a, w.init("wo", wo)])
 
     def cross_attention(t):          # MultiHeadAttention over the memory
+        import numpy as np
         wqkv, bqkv, wo, _ = attn_weights[1]
         proj = [w.node("MatMul", [src, w.init(n, np.ascontiguousarray(wqkv[:, i * d:(i + 1) * d]))])
                 for i, (n, src) in enumerate((("wq", t), ("wk", memin), ("wv", memin)))]
-        real = parts[0]
-        ins = proj + [w.init("bqkv", bqkv)]
-        if real is not None:
-            ins.append(w.feed("memory_key_padding_mask", real.astype(np.int32)))
+        ins = proj + [w.init("bqkv", bqkv)] + ([memory_padding] if memory_padding else [])
         a = w.node("MultiHeadAttention", ins, domain=MS, num_heads=h)
         return w.node("MatMul", [a, w.init("wo", wo)])
 
@@ -418,43 +432,124 @@ def build_layer(s, fill):
         for i, (sub, bias) in enumerate(subs):
             y = w.node("SkipLayerNormalization",
                        [sub(y), y, w.init("ln_g", norms[i][0]), w.init("ln_b", norms[i][1]),
-                        w.init("bias", bias)], ["y"] if i == len(subs) - 1 else None, **ln)
+                        w.init("bias", bias)], [out] if i == len(subs) - 1 else None, **ln)
     else:                            # y = y + sublayer_i(LN_i(y)): LN_i+1 fused with the sum
         y = xin
         n = w.node("LayerNormalization", [xin, w.init("ln_g", norms[0][0]), w.init("ln_b", norms[0][1])],
-                   axis=-1, epsilon=LN_EPS)
+                   axis=-1, epsilon=eps)
         for i, (sub, bias) in enumerate(subs):
-            out = sub(n)
+            o = sub(n)
             if i == len(subs) - 1:
-                w.node("Add", [w.node("Add", [out, w.init("bias", bias)]), y], ["y"])
-            else:                    # outputs: LN_i+1(out + y + bias) and the sum itself
+                w.node("Add", [w.node("Add", [o, w.init("bias", bias)]), y], [out])
+            else:                    # outputs: LN_i+1(o + y + bias) and the sum itself
                 n, _, _, y = w.node("SkipLayerNormalization",
-                                    [out, y, w.init("ln_g", norms[i + 1][0]),
+                                    [o, y, w.init("ln_g", norms[i + 1][0]),
                                      w.init("ln_b", norms[i + 1][1]), w.init("bias", bias)],
                                     [w.name("normed"), "", "", w.name("residual")], **ln)
+    return out
+
+
+def layer_reference(s, y, lw, self_mask, eps, memory=None, memory_mask=None):
+    """add_layer's layer in float64 numpy: y [B][L][D]; self_mask the additive
+    [B or 1][1][L][L] mask of the self-attention; memory [B][M][D] and its
+    additive memory_mask for the decoder's cross-attention."""
+    d, h = s.heads * s.head_dim, s.heads
+    scale = 1.0 / math.sqrt(s.head_dim)
+
+    def attention(t, src, weights, m):
+        wqkv, bqkv, wo, bo = weights
+        q, k, v = (heads(a @ wqkv[:, i * d:(i + 1) * d] + bqkv[i * d:(i + 1) * d], h)
+                   for i, a in enumerate((t, src, src)))
+        return unheads(softmax_attention(q, k, v, scale, m)) @ wo + bo
+
+    w1, b1, w2, b2 = lw["ffn"]
+    refs = [lambda t: attention(t, t, lw["attn"][0], self_mask)]
+    if memory is not None:
+        refs.append(lambda t: attention(t, memory, lw["attn"][1], memory_mask))
+    refs.append(lambda t: gelu(t @ w1 + b1, s.act) @ w2 + b2)
+    for ref, (g, be) in zip(refs, lw["norms"]):
+        y = (layer_norm(y + ref(y), g, be, eps) if not s.norm_first
+             else y + ref(layer_norm(y, g, be, eps)))
+    return y
+
+
+def build_layer(s, fill):
+    """op=encoder and op=decoder: see the docstring (add_layer)."""
+    import numpy as np
+    b, l, h, dh = s.batch, s.q_len, s.heads, s.head_dim
+    d = h * dh
+    decoder = s.op == "decoder"
+    w = Workload(LAYER_FORM[s.op], f"{'pre' if s.norm_first else 'post'}-LN fused")
+    parts = mask_parts(s, fill)      # the encoder's mask; the decoder's: its memory's padding
+    x = fill((b, l, d))
+    memory = fill((b, s.kv_len, d)) if decoder else None
+    lw = layer_weights(s, fill, decoder)
+
+    xin = w.feed("x", x)
+    if decoder:
+        memin = w.feed("memory", memory)
+        real = parts[0]
+        mem_pad = ("" if real is None else
+                   w.feed("memory_key_padding_mask", real.astype(np.int32)))
+        add_layer(w, s, xin, lw, LN_EPS, ("", "", 1), memin, mem_pad, out="y")
+    else:
+        add_layer(w, s, xin, lw, LN_EPS, attention_mask_inputs(w, s, parts, "mask_index"), out="y")
     w.outputs.append(("y", (b, l, d), None))
 
     def reference():
         mask, _ = reference_mask(s, parts)
+        if not decoder:
+            return layer_reference(s, x.astype(np.float64), lw, mask, LN_EPS)
         causal = np.where(np.triu(np.ones((l, l), bool), 1), -np.inf, 0.0)
-        scale = 1.0 / math.sqrt(dh)
-
-        def attention(t, src, weights, m):
-            wqkv, bqkv, wo, bo = weights
-            q, k, v = (heads(a @ wqkv[:, i * d:(i + 1) * d] + bqkv[i * d:(i + 1) * d], h)
-                       for i, a in enumerate((t, src, src)))
-            return unheads(softmax_attention(q, k, v, scale, m)) @ wo + bo
-
-        refs = [lambda t: attention(t, t, attn_weights[0], causal if decoder else mask)]
-        if decoder:
-            refs.append(lambda t: attention(t, memory.astype(np.float64), attn_weights[1], mask))
-        refs.append(lambda t: gelu(t @ w1 + b1, s.act) @ w2 + b2)
-        y = x.astype(np.float64)
-        for ref, (g, be) in zip(refs, norms):
-            y = layer_norm(y + ref(y), g, be) if not s.norm_first else y + ref(layer_norm(y, g, be))
-        return y
+        return layer_reference(s, x.astype(np.float64), lw, causal, LN_EPS,
+                               memory.astype(np.float64), mask)
     w.reference = reference
     w.valid_rows = (np.ones((b, l), bool) if decoder else reference_mask(s, parts)[1])
+    return w
+
+
+def build_bert(s, fill, vocab=None):
+    """op=bert: see the docstring. vocab: the token table's rows (default BERT-base's
+    30522; the self-test's are fewer)."""
+    import numpy as np
+    b, l, h, dh = s.batch, s.q_len, s.heads, s.head_dim
+    d = h * dh
+    vocab = vocab or pa.BERT_VOCAB
+    w = Workload(BERT_FORM, f"EmbedLayerNormalization + {s.layers} "
+                            f"{'pre' if s.norm_first else 'post'}-LN fused layer(s)")
+    parts = mask_parts(s, fill)      # real [B][L] (mask=padding) or None
+    tables = [fill((vocab, d)), fill((max(pa.BERT_POSITIONS, l), d)), fill((pa.BERT_TYPES, d))]
+    gamma, beta = fill((d,), 1, 0.2), fill((d,), 0, 0.2)
+    layers = [layer_weights(s, fill, False) for _ in range(s.layers)]
+    ids = fill.rng.integers(0, vocab, size=(b, l), dtype=np.int32)
+    type_ids = np.ascontiguousarray(np.broadcast_to((np.arange(l) >= l // 2).astype(np.int32), (b, l)))
+
+    real = parts[0]
+    ins = [w.feed("input_ids", ids), w.feed("segment_ids", type_ids)]
+    ins += [w.init(n, a) for n, a in zip(("word_embedding", "position_embedding",
+                                         "segment_embedding"), tables)]
+    ins += [w.init("emb_ln_g", gamma), w.init("emb_ln_b", beta)]
+    if real is not None:             # mask → mask_index [B]: each sequence's real tokens
+        ins.append(w.feed("attention_mask", real.astype(np.int32)))
+    # ORT's shape inference wants both outputs; without a mask, mask_index is unused.
+    y, mask_index = w.node("EmbedLayerNormalization", ins,
+                           [w.name("embeddings"), w.name("mask_index")], domain=MS,
+                           epsilon=BERT_EPS)
+    mask_index = mask_index if real is not None else ""
+    for i, lw in enumerate(layers):
+        y = add_layer(w, s, y, lw, BERT_EPS, (mask_index, "", 0),
+                      out="y" if i == len(layers) - 1 else None)
+    w.outputs.append(("y", (b, l, d), None))
+
+    def reference():
+        mask, _ = reference_mask(s, parts)
+        t64 = [a.astype(np.float64) for a in tables]
+        y = layer_norm(t64[0][ids] + t64[1][np.arange(l)] + t64[2][type_ids], gamma, beta, BERT_EPS)
+        for lw in layers:
+            y = layer_reference(s, y, lw, mask, BERT_EPS)
+        return y
+    w.reference = reference
+    w.valid_rows = reference_mask(s, parts)[1]
     return w
 
 
@@ -619,17 +714,19 @@ def build_sdpa(s, fill, form):
     return w
 
 
-def build(s, sdpa_form_requested="auto"):
-    """The Workload of a shape (raises Skip)."""
+def build(s, sdpa_form_requested="auto", vocab=None):
+    """The Workload of a shape (raises Skip); vocab: op=bert's (default BERT-base's)."""
     fill = Filler(pa.SEED)
     if s.op in ("encoder", "decoder"):
         return build_layer(s, fill)
+    if s.op == "bert":
+        return build_bert(s, fill, vocab)
     if s.op == "mha":
         return build_mha(s, fill)
     if s.op == "sdpa":
         return build_sdpa(s, fill, sdpa_form(s, sdpa_form_requested))
     raise Skip(f"op={s.op}: no ONNX Runtime graph in this script (a cached decoding loop of "
-               "several layers; encoder, decoder, mha and sdpa only)")
+               "several layers; bert, encoder, decoder, mha and sdpa only)")
 
 
 def write_job(w, folder, threads, args, mode="time"):
@@ -725,6 +822,12 @@ SELF_TEST_SHAPES = [
     ("op=decoder,B=1,L=130,M=17,D=64,H=4,F=129,norm=pre,act=gelu-tanh,mask=none", "auto"),
     ("op=decoder,B=3,L=33,M=65,D=48,H=6,F=96,norm=post,act=gelu,mask=padding", "auto"),
     ("op=decoder,B=4,L=9,M=12,D=32,H=4,F=64,norm=pre,act=gelu,mask=padding", "auto"),
+    # bert: EmbedLayerNormalization (its mask_index into every layer's Attention, or
+    # none), a stack of layers; post-LN (BERT) and pre-LN, every act (vocabulary 50)
+    ("op=bert,B=2,L=7,layers=2,D=16,H=2,F=32,mask=padding", "auto"),
+    ("op=bert,B=4,L=9,layers=3,D=24,H=4,F=40,act=relu,mask=padding", "auto"),
+    ("op=bert,B=2,L=6,layers=2,D=16,H=2,F=32,norm=pre,act=gelu-tanh,mask=padding", "auto"),
+    ("op=bert,B=2,L=5,layers=1,D=12,H=3,F=20,mask=none", "auto"),
     # mha: self and cross, masks, scale
     ("op=mha,B=2,L=17,D=32,H=4,mask=causal", "auto"),
     ("op=mha,B=2,Lq=9,Lk=17,D=32,H=4,cross=1,mask=padding", "auto"),
@@ -763,6 +866,9 @@ SELF_TEST_SHAPES = [
 ]
 
 
+SELF_TEST_VOCAB = 50                 # op=bert's token table in the checks
+
+
 def self_test(verbose=True):
     """Every graph form against the float64 numpy reference: max |diff| <= 1e-4 on the
     rows that see a key. Returns 0 when all pass, 1 otherwise."""
@@ -773,7 +879,7 @@ def self_test(verbose=True):
         for i, (text, form) in enumerate(SELF_TEST_SHAPES):
             s = pa.parse_shape(text)
             try:
-                w = build(s, form)
+                w = build(s, form, vocab=SELF_TEST_VOCAB)
             except Skip as e:
                 print(f"FAIL {text}: not built: {e}")
                 failures += 1
@@ -811,9 +917,10 @@ def self_test(verbose=True):
             got = sdpa_form(pa.parse_shape(text), "auto")
             report(got == want, f"--sdpa-form auto: {text} -> {got}")
         # A timed run through the command line, its JSON read back (no attnbench:
-        # the context from Python).
+        # the context from Python); op=bert's rate per sequence (B / time).
         out = os.path.join(tmp, "timed.json")
-        shapes = "op=encoder,B=1,L=8,D=16,H=2,F=32,norm=pre;op=sdpa,B=1,L=16,H=2,Dh=8,mask=causal"
+        shapes = ("op=encoder,B=1,L=8,D=16,H=2,F=32,norm=pre;op=sdpa,B=1,L=16,H=2,Dh=8,mask=causal;"
+                  "op=bert,B=2,L=8,layers=2,D=16,H=2,F=32,mask=padding")
         code = main(["--shape", shapes, "--threads", "1", "--repetitions", "2", "--min-time", "0.001",
                      "--memory", "--attnbench", os.path.join(tmp, "none"), "--json", out])
         try:
@@ -821,12 +928,19 @@ def self_test(verbose=True):
                 doc = json.load(f)
             names = sorted({b["run_name"] for b in doc["benchmarks"]})
             medians = [b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"]
-            ok = (code == 0 and doc["context"]["ort_version"] and len(medians) == 2
-                  and names == ["encoder/onnxruntime/B1_D16_H2_L8_F32_pre_gelu/threads:1",
+            rates = [(b["sequences_per_second"] * b["real_time"] / 1e9,
+                      b["ms_per_sequence"] * 1e6 / b["real_time"])
+                     for b in medians if "sequences_per_second" in b or "ms_per_sequence" in b]
+            ok = (code == 0 and doc["context"]["ort_version"] and len(medians) == 3
+                  and names == ["bert/onnxruntime/B2_D16_H2_L8_layers2_F32_post_gelu_padding/threads:1",
+                                "encoder/onnxruntime/B1_D16_H2_L8_F32_pre_gelu/threads:1",
                                 "sdpa/onnxruntime/B1_H2_L16_Dh8_causal/threads:1"]
                   and all(b["real_time"] > 0 and b["kernel"] == KERNEL and "extra_rss_bytes" in b
-                          for b in medians))
-            what = f"a timed run's JSON: {names}, ONNX Runtime {doc['context']['ort_version']}"
+                          for b in medians)
+                  and len(rates) == 1 and all(abs(x - y) < 1e-6 for x, y in zip(rates[0], (2, 0.5)))
+                  and doc["context"].get("bert_form") == BERT_FORM)
+            what = (f"a timed run's JSON: {names}, op=bert's sequences/s · time and ms/sequence "
+                    f"/ time: {rates}, ONNX Runtime {doc['context']['ort_version']}")
         except (OSError, ValueError, KeyError) as e:
             ok, what = False, f"a timed run's JSON: {e} (exit status {code})"
         report(ok, what)
@@ -877,6 +991,8 @@ def build_context(probe, args, max_threads, pinned, pct_isa, workers, forms):
     for op in ("encoder", "decoder"):
         if op in forms:
             ctx[f"{op}_form"] = LAYER_FORM[op]
+    if "bert" in forms:
+        ctx["bert_form"] = BERT_FORM
     if "mha" in forms:
         ctx["mha_form"] = MHA_FORM
     for f in sorted(forms.get("sdpa", ())):

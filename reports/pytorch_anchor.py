@@ -22,7 +22,10 @@ e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal',
 'op=decoder,B=1,L=128,M=512,D=768,H=12,F=3072,norm=post,act=gelu,mask=padding' or
 'op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,norm=post,act=relu,mask=none'
 (generate: P prompt tokens, N new tokens, `layers` decoder layers, M the memory;
-defaults P 128, N 128, layers 1, M = P; no L, Lq, Lk, cross or scale).
+defaults P 128, N 128, layers 1, M = P; no L, Lq, Lk, cross or scale) or
+'op=bert,B=1,L=128,layers=12,D=768,H=12,F=3072,norm=post,act=gelu,mask=padding'
+(bert: L tokens per sequence, `layers` encoder layers; defaults layers 12, H 12,
+post-LN, so 'op=bert,B=1,L=128,mask=padding' is that shape; mask none or padding).
 The parser, the shape label, and the FLOP and byte counts below are
 transcriptions of ab_shape_parse, ab_shape_label, ab_shape_flops and
 ab_shape_bytes (harness/measure/suites.c). Every suite shape read from attnbench is
@@ -75,6 +78,30 @@ Workloads (fp32, torch.no_grad, modules in eval mode):
            --self-test (check_generate) compares the loop with the same weights
            as a stack of nn.TransformerDecoderLayer called on the whole sequence
            (causal tgt_mask, memory_key_padding_mask): max |difference| <= 1e-4.
+  bert     BERT end to end as workload.c's op=bert (bert_model): nn.Embedding
+           tables token [30522][D], position [max(512, L)][D], token type [2][D];
+           x = nn.LayerNorm(D, eps=1e-12)(token(ids) + position(0..L−1) +
+           token_type(type_ids)); then nn.TransformerEncoder(nn.TransformerEncoderLayer(
+           D, H, F, dropout=0, activation as the encoder's, layer_norm_eps=1e-12,
+           batch_first=True, norm_first=norm=pre), num_layers=layers,
+           enable_nested_tensor=True), each layer its own weights (drawn as the
+           encoder's), no final LayerNorm; eval(), called under torch.inference_mode()
+           with src_key_padding_mask (mask=padding; True = ignore). ids uniform over
+           the vocabulary, type 0 for the first half of each sequence and 1 after.
+           enable_nested_tensor=True is TransformerEncoder's default, what a user
+           running it for speed gets: with a padding mask, a post-LN stack with
+           GELU or ReLU and an even H (BERT), 1.13 packs the real tokens into a
+           nested tensor and the layers skip the padded ones (their outputs are 0;
+           attnbench computes those rows, which no one reads). The suites' B=1
+           shapes have no padded token (batch 0 pads none), so the work is the
+           same; at B=8 the padded tokens are 7/32 of the batch's (ab_shape_flops
+           counts them). JSON counters add sequences_per_second = B / t and
+           ms_per_sequence = 1000·t / B, as attnbench's. --self-test (check_bert)
+           compares the model, on a vocabulary of 50, with a float64
+           re-implementation from its parameters (bert_reference) on tiny shapes:
+           max |difference| <= 1e-5 on the real tokens, padded rows 0 where the
+           nested path is taken; every LayerNorm's eps 1e-12; no two layers with
+           the same weights.
 Inputs are uniform like harness/measure/workload.c's (x, memory, Q, K, V in [-1, 1);
 weights and biases ±1/√D, W_ff2 ±1/√F; LayerNorm γ 1±0.2, β ±0.2), from torch's
 generator, not attnbench's splitmix64: same ranges, not the same numbers.
@@ -129,7 +156,8 @@ JSON: the schema of `attnbench run --json` (Google Benchmark's): a context
 object and, per benchmark, R iteration entries and the aggregates mean,
 median, stddev, cv, min, with the same fields and counters (GFLOPS, pct_peak,
 flops, bytes, arith_intensity, extra_rss_bytes; generate also tokens_per_second
-and ms_per_token), kernel "pytorch", chosen_by
+and ms_per_token, bert sequences_per_second and ms_per_sequence), kernel "pytorch",
+chosen_by
 "named" (as for any kernel named on attnbench's command line). The machine
 part of the context (CPU, caches, peaks) comes from a one-microsecond
 `attnbench run --kernel naive` probe at each thread count; pct_peak is against
@@ -160,12 +188,19 @@ SEED = 20261122                      # attnbench's workload seed (cmd_run.c)
 MAX_REPS = 100                       # AB_MAX_REPS
 MAX_THREAD_COUNTS = 16
 MAX_LAYERS = 64                      # AB_MAX_LAYERS
+BERT_VOCAB = 30522                   # op=bert: workload.c's tables (BERT-base's sizes)
+BERT_POSITIONS = 512                 # or L when longer
+BERT_TYPES = 2
+BERT_LN_EPS = 1e-12                  # every LayerNorm of op=bert (BERT's)
+BERT_FORM = ("nn.Embedding x3 + nn.LayerNorm(eps=1e-12), nn.TransformerEncoder(nn."
+             "TransformerEncoderLayer(dropout=0, layer_norm_eps=1e-12, batch_first=True), "
+             "enable_nested_tensor=True), eval, torch.inference_mode, src_key_padding_mask")
 UNSTABLE_CV = 0.05                   # AB_UNSTABLE_CV
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_ATTNBENCH = os.path.join(HERE, os.pardir, "build", "attnbench")
 
-OPS = ("sdpa", "mha", "encoder", "decoder", "generate")
-LAYER_OPS = ("encoder", "decoder", "generate")   # ab_op_is_layer: F, norm and act
+OPS = ("sdpa", "mha", "encoder", "decoder", "generate", "bert")
+LAYER_OPS = ("encoder", "decoder", "generate", "bert")   # ab_op_is_layer: F, norm and act
 MASKS = ("none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br")
 ACTS = ("gelu", "gelu-tanh", "relu")
 
@@ -192,7 +227,8 @@ class Shape:
     scale: float = 0.0           # 0: 1/sqrt(Dh); a C float (float32) otherwise
     kv_heads: int = 0            # sdpa: key/value heads (grouped-query); 0 = heads
     steps: int = 0               # generate: N, the tokens fed one at a time after the prompt
-    layers: int = 0              # generate: the decoder layers; q_len is the prompt's P
+    layers: int = 0              # generate: the decoder layers; q_len is the prompt's P;
+                                 # bert: the encoder layers
 
 
 def _as_float32(x):
@@ -213,6 +249,7 @@ def parse_shape(text, default_op="sdpa"):
     sizes = {"B": 1, "H": 1, "Hkv": 0, "Dh": 64, "Lq": 0, "Lk": 0, "L": 0, "M": 0, "D": 0,
              "F": 0, "P": 0, "N": 0, "layers": 0}
     op, mask, act, norm_first, scale, cross = default_op, "none", "gelu", 1, 0.0, -1
+    h_given = norm_given = False
     if len(text) >= 512:
         raise ValueError("shape: text too long")
     for item in filter(None, text.split(",")):
@@ -225,6 +262,7 @@ def parse_shape(text, default_op="sdpa"):
             op = v
         elif k in sizes:
             sizes[k] = _size(k, v)
+            h_given = h_given or k == "H"
         elif k == "mask":
             if v not in MASKS:
                 raise ValueError(f"shape: unknown mask '{v}' (none, causal, causal-br, padding, "
@@ -234,6 +272,7 @@ def parse_shape(text, default_op="sdpa"):
             if v not in ("pre", "post"):
                 raise ValueError(f"shape: norm must be pre or post, not '{v}'")
             norm_first = int(v == "pre")
+            norm_given = True
         elif k == "act":
             if v not in ACTS:
                 raise ValueError(f"shape: unknown act '{v}' (gelu, gelu-tanh, relu)")
@@ -252,6 +291,11 @@ def parse_shape(text, default_op="sdpa"):
         else:
             raise ValueError(f"shape: unknown key '{k}' (op B H Hkv L Lq Lk M P N layers Dh D F "
                              "mask norm act scale cross)")
+    # BERT-base unless told otherwise: 12 heads (of 64, the default Dh), post-LN.
+    if op == "bert" and not h_given:
+        sizes["H"] = 12
+    if op == "bert" and not norm_given:
+        norm_first = 0
     h, hkv, dh = sizes["H"], sizes["Hkv"], sizes["Dh"]
     if sizes["D"]:
         if sizes["D"] % h:
@@ -297,8 +341,15 @@ def parse_shape(text, default_op="sdpa"):
         s.cross = 0
     elif sizes["M"]:
         raise ValueError("shape: M (memory length) is for op=decoder and op=generate")
-    if s.op != "generate" and (sizes["P"] or sizes["N"] or sizes["layers"]):
-        raise ValueError("shape: P, N and layers are for op=generate")
+    if s.op == "bert":               # L, layers (default 12)
+        if sizes["Lq"] or sizes["Lk"] or sizes["P"] or sizes["N"] or s.mask not in ("none", "padding"):
+            raise ValueError("shape: bert takes L, layers and mask none or padding; no Lq, Lk, P "
+                             "or N")
+        s.layers = sizes["layers"] or 12
+        if s.layers > MAX_LAYERS:
+            raise ValueError(f"shape: layers={s.layers} is more than {MAX_LAYERS}")
+    elif s.op != "generate" and (sizes["P"] or sizes["N"] or sizes["layers"]):
+        raise ValueError("shape: P, N and layers are for op=generate (layers: and op=bert)")
     if s.op != "mha":
         s.cross = 0
     if s.op not in LAYER_OPS:        # layer-only fields zeroed, as in C
@@ -315,6 +366,8 @@ def shape_format(s):
         t += f"L={s.q_len},M={s.kv_len},"
     elif s.op == "generate":
         t += f"P={s.q_len},N={s.steps},M={s.kv_len},layers={s.layers},"
+    elif s.op == "bert":
+        t += f"L={s.q_len},layers={s.layers},"
     else:
         t += f"L={s.q_len}," if s.q_len == s.kv_len else f"Lq={s.q_len},Lk={s.kv_len},"
     if s.op == "sdpa":
@@ -343,6 +396,8 @@ def shape_label(s):
         t += f"L{s.q_len}_M{s.kv_len}"
     elif s.op == "generate":
         t += f"P{s.q_len}_N{s.steps}_M{s.kv_len}_layers{s.layers}"
+    elif s.op == "bert":
+        t += f"L{s.q_len}_layers{s.layers}"
     else:
         t += f"L{s.q_len}" if s.q_len == s.kv_len else f"Lq{s.q_len}_Lk{s.kv_len}"
     if s.op == "sdpa":
@@ -410,11 +465,18 @@ def shape_flops(s):
         return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d)
     if s.op == "encoder":
         return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s.d_ff)
+    if s.op == "bert":               # the layers' products; the embeddings are gathers
+        return s.layers * b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s.d_ff)
     if s.op == "decoder":            # M = Lk
         return decoder_flops(b, lq, lk, d, s.d_ff)
     if s.op == "generate":           # the whole sequence's products, made token by token
         return s.layers * decoder_flops(b, lq + s.steps, lk, d, s.d_ff)
     return 0.0
+
+
+def encoder_weight_floats(d, f):
+    """suites.c encoder_weight_floats: one encoder layer's weights, biases and LayerNorms."""
+    return 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d
 
 
 def decoder_weight_floats(d, f, memory_kv):
@@ -444,7 +506,12 @@ def shape_bytes(s):
     elif s.op == "mha":
         floats = b * lq * d * 2.0 + (b * lk * d if s.cross else 0.0) + 4.0 * d * d + 4.0 * d
     elif s.op == "encoder":
-        floats = b * lq * d * 2.0 + 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d
+        floats = b * lq * d * 2.0 + encoder_weight_floats(d, f)
+    elif s.op == "bert":
+        # ids and type ids (int32), the embedding rows gathered (token, position,
+        # type), their LayerNorm, every layer's weights, y
+        floats = (2.0 * b * lq + 3.0 * b * lq * d + 2.0 * d
+                  + s.layers * encoder_weight_floats(d, f) + b * lq * d)
     elif s.op in ("decoder", "generate"):                 # M = Lk: the padding is the memory's
         floats = (b * lq * d * 2.0 + b * lk * d           # x, y; memory
                   + decoder_weight_floats(d, f, 1))       # weights, biases, three LayerNorms
@@ -671,10 +738,40 @@ def cached_decoding(torch, s, layers, x, memory, key_padding):
     return call
 
 
-def make_workload(torch, s, parts=None):
+def bert_model(torch, s, vocab, act):
+    """op=bert's module (untrained: its weights are drawn by make_workload): the
+    embeddings, LayerNorm(token[ids] + position[0..L-1] + token_type[type_ids]),
+    then nn.TransformerEncoder over `layers` clones of one nn.TransformerEncoderLayer
+    (each layer its own parameters), no final LayerNorm. enable_nested_tensor=True
+    (TransformerEncoder's default: what users get; see the docstring)."""
+    nn = torch.nn
+    d, positions = s.heads * s.head_dim, max(BERT_POSITIONS, s.q_len)
+
+    class Bert(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.token = nn.Embedding(vocab, d)
+            self.position = nn.Embedding(positions, d)
+            self.token_type = nn.Embedding(BERT_TYPES, d)
+            self.norm = nn.LayerNorm(d, eps=BERT_LN_EPS)
+            layer = nn.TransformerEncoderLayer(d, s.heads, s.d_ff, dropout=0.0, activation=act,
+                                               layer_norm_eps=BERT_LN_EPS, batch_first=True,
+                                               norm_first=bool(s.norm_first))
+            self.encoder = nn.TransformerEncoder(layer, s.layers, enable_nested_tensor=True)
+            self.register_buffer("position_ids", torch.arange(s.q_len).view(1, -1))
+
+        def forward(self, ids, type_ids, key_padding):
+            x = self.token(ids) + self.position(self.position_ids) + self.token_type(type_ids)
+            return self.encoder(self.norm(x), src_key_padding_mask=key_padding)
+    return Bert()
+
+
+def make_workload(torch, s, parts=None, vocab=None):
     """A no-argument callable running the shape's PyTorch operation once. For
     op=generate, `parts` (a dict) receives the layers, x, memory and key_padding
-    (check_generate's reference runs on them)."""
+    (check_generate's reference runs on them); for op=bert the model, ids,
+    type_ids and key_padding (check_bert's), `vocab` its vocabulary (default
+    BERT-base's 30522)."""
     nn, F = torch.nn, torch.nn.functional
     g = torch.Generator().manual_seed(SEED)
     b, h, lq, lk, dh = s.batch, s.heads, s.q_len, s.kv_len, s.head_dim   # decoder, generate: lk = M
@@ -811,6 +908,29 @@ def make_workload(torch, s, parts=None):
             parts.update(layers=layers, x=x, memory=memory, key_padding=key_padding)
         return cached_decoding(torch, s, layers, x, memory, key_padding)
 
+    if s.op == "bert":
+        # workload.c bert_inputs: the tables U[-1, 1), the embeddings' LayerNorm as
+        # every LayerNorm; then each layer its own weights, drawn as the encoder's.
+        model = bert_model(torch, s, vocab or BERT_VOCAB, act)
+        for table in (model.token, model.position, model.token_type):
+            table.weight.copy_(filled(tuple(table.weight.shape), 0, 1))
+        model.norm.weight.copy_(filled((d,), 1.0, 0.2))
+        model.norm.bias.copy_(filled((d,), 0.0, 0.2))
+        for layer in model.encoder.layers:
+            init_layer(layer, (layer.self_attn,), (layer.norm1, layer.norm2))
+        model.eval().requires_grad_(False)
+        # ids uniform over the vocabulary; type 0 for the first half of each
+        # sequence, 1 after (a sentence pair).
+        ids = torch.randint(model.token.num_embeddings, (b, lq), generator=g)
+        type_ids = (torch.arange(lq) >= lq // 2).long().expand(b, lq).contiguous()
+        if parts is not None:
+            parts.update(model=model, ids=ids, type_ids=type_ids, key_padding=key_padding)
+
+        def call():
+            with torch.inference_mode():
+                return model(ids, type_ids, key_padding)
+        return call
+
     raise ValueError(f"no PyTorch workload for op '{s.op}'")
 
 
@@ -873,6 +993,8 @@ def worker(job):
         return res
     torch.set_num_threads(n)
     torch.set_grad_enabled(False)
+    import warnings              # op=bert's nested tensors: a prototype, says 1.13 once
+    warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
     cfg = torch.__config__.show()
     res["torch"] = {
         "torch_version": torch.__version__,
@@ -1037,6 +1159,10 @@ def counters(r, seconds):
         # report.c: a call is the prompt, then N tokens; per new token, the prompt included
         c["tokens_per_second"] = num(r["shape"].steps / seconds)
         c["ms_per_token"] = num(1e3 * seconds / r["shape"].steps)
+    if r["shape"].op == "bert" and seconds > 0:
+        # report.c: a call is B sequences of L tokens through the whole model
+        c["sequences_per_second"] = num(r["shape"].batch / seconds)
+        c["ms_per_sequence"] = num(1e3 * seconds / r["shape"].batch)
     if r["extra_rss"] is not None:
         c["extra_rss_bytes"] = num(r["extra_rss"])
     return c
@@ -1224,6 +1350,135 @@ def check_generate(verbose=True):
     return 1 if failures else 0
 
 
+def bert_reference(torch, s, model, ids, type_ids, key_padding):
+    """op=bert written out by hand in float64 from the model's parameters (not
+    its modules): the embeddings' sum and LayerNorm, then per layer the
+    attention (per head, softmax(q kᵀ/√Dh − ∞ at the padded keys) v), the
+    activation and the LayerNorms, post- or pre-LN as the shape says."""
+    f64 = torch.float64
+    b, l, h, dh = s.batch, s.q_len, s.heads, s.head_dim
+    d = h * dh
+
+    def ln(x, norm):
+        mu = x.mean(-1, keepdim=True)
+        var = ((x - mu) ** 2).mean(-1, keepdim=True)
+        return (x - mu) / torch.sqrt(var + BERT_LN_EPS) * norm.weight.to(f64) + norm.bias.to(f64)
+
+    def act(x):
+        if s.act == "relu":
+            return x.clamp(min=0)
+        if s.act == "gelu-tanh":
+            return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+    def linear(x, weight, bias):                     # nn.Linear's weight is [out][in]
+        return x @ weight.to(f64).t() + bias.to(f64)
+
+    pad = (torch.zeros(b, 1, 1, l, dtype=f64) if key_padding is None else
+           torch.zeros(b, 1, 1, l, dtype=f64).masked_fill(key_padding.view(b, 1, 1, l), -math.inf))
+
+    def attention(x, a):
+        q, k, v = linear(x, a.in_proj_weight, a.in_proj_bias).split(d, dim=-1)
+        q, k, v = (t.reshape(b, l, h, dh).transpose(1, 2) for t in (q, k, v))
+        p = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(dh) + pad, dim=-1)
+        return linear((p @ v).transpose(1, 2).reshape(b, l, d), a.out_proj.weight, a.out_proj.bias)
+
+    emb = (model.token.weight.to(f64)[ids] + model.position.weight.to(f64)[torch.arange(l)]
+           + model.token_type.weight.to(f64)[type_ids])
+    x = ln(emb, model.norm)
+    for layer in model.encoder.layers:
+        def ffn(y):
+            return linear(act(linear(y, layer.linear1.weight, layer.linear1.bias)),
+                          layer.linear2.weight, layer.linear2.bias)
+        if s.norm_first:
+            x = x + attention(ln(x, layer.norm1), layer.self_attn)
+            x = x + ffn(ln(x, layer.norm2))
+        else:
+            x = ln(x + attention(x, layer.self_attn), layer.norm1)
+            x = ln(x + ffn(x), layer.norm2)
+    return x
+
+
+def check_bert(verbose=True):
+    """op=bert's model (make_workload, on a vocabulary of 50) against
+    bert_reference on tiny shapes: max |difference| <= 1e-4 on the real tokens'
+    rows (twice: the call has no state; float32 against float64, 1e-5 where ~5e-7
+    is seen). Also: every LayerNorm's eps is 1e-12,
+    the layers have weights of their own, the padded rows are exactly 0 where
+    TransformerEncoder took its nested-tensor path (post-LN with padding, the
+    suites' case: its padded tokens are dropped) and the reference's elsewhere;
+    and the shape's text, label and GFLOP against suites.c's. Returns the
+    number of failed checks."""
+    import torch
+    import warnings
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
+    failures = 0
+
+    def report(ok, what):
+        nonlocal failures
+        failures += not ok
+        if verbose or not ok:
+            print(f"{'ok  ' if ok else 'FAIL'} {what}")
+
+    s = parse_shape("op=bert,B=1,L=128,mask=padding")
+    report(shape_format(s) == "op=bert,B=1,L=128,layers=12,D=768,H=12,F=3072,norm=post,act=gelu,"
+           "mask=padding" and "%.3g" % (shape_flops(s) / 1e9) == "22.3"
+           and shape_label(s) == "B1_D768_H12_L128_layers12_F3072_post_gelu_padding",
+           f"bert shape text, label and GFLOP: {shape_format(s)}, {shape_label(s)}, "
+           f"{shape_flops(s) / 1e9:.3g}")
+    for text, message in (("op=bert,Lq=4", "bert takes L, layers and mask none or padding"),
+                          ("op=bert,mask=causal", "bert takes L, layers and mask none or padding"),
+                          ("op=bert,N=3", "bert takes L, layers and mask none or padding"),
+                          ("op=bert,layers=65", "layers=65 is more than 64"),
+                          ("op=encoder,layers=2", "P, N and layers are for op=generate (layers: "
+                                                  "and op=bert)")):
+        try:
+            parse_shape(text)
+            got = "accepted"
+        except ValueError as e:
+            got = str(e)
+        report(message in got, f"{text} refused: {got}")
+
+    cases = ["op=bert,B=2,L=7,layers=2,D=16,H=2,F=32,mask=padding",
+             "op=bert,B=3,L=7,layers=2,D=16,H=2,F=32,mask=padding",
+             "op=bert,B=4,L=9,layers=3,D=24,H=4,F=40,act=relu,mask=padding",
+             "op=bert,B=2,L=6,layers=2,D=16,H=2,F=32,norm=pre,act=gelu-tanh,mask=padding",
+             "op=bert,B=2,L=5,layers=1,D=12,H=3,F=20,mask=none"]
+    for text in cases:
+        s, parts = parse_shape(text), {}
+        with torch.no_grad():        # as the worker (torch.set_grad_enabled(False))
+            call = make_workload(torch, s, parts, vocab=50)
+        model, pad = parts["model"], parts["key_padding"]
+        layers = model.encoder.layers
+        eps = {model.norm.eps} | {n.eps for ly in layers for n in (ly.norm1, ly.norm2)}
+        distinct = all(not torch.equal(a.self_attn.in_proj_weight, c.self_attn.in_proj_weight)
+                       and not torch.equal(a.linear2.weight, c.linear2.weight)
+                       for i, a in enumerate(layers) for c in list(layers)[i + 1:])
+        report(eps == {BERT_LN_EPS} and len(layers) == s.layers and distinct
+               and model.token.num_embeddings == 50 and model.position.num_embeddings == 512,
+               f"{text}: the model's LayerNorm eps {sorted(eps)}, {len(layers)} layer(s) of their "
+               f"own weights, tables {model.token.num_embeddings}/{model.position.num_embeddings}")
+        want = bert_reference(torch, s, model, parts["ids"], parts["type_ids"], pad)
+        real = torch.ones(s.batch, s.q_len, dtype=torch.bool) if pad is None else ~pad
+        nested = pad is not None and not s.norm_first and s.act in ("gelu", "relu") and s.heads % 2 == 0
+        errs, padded_ok = [], True
+        for got in (call(), call()):
+            errs.append((got.double() - want).abs()[real].max().item()
+                        if got.shape == want.shape else math.inf)
+            if got.shape == want.shape and not real.all():
+                padded = got.double()[~real]
+                padded_ok &= bool((padded == 0).all() if nested
+                                  else ((padded - want[~real]).abs().max() <= 1e-5))
+        err = max(errs)
+        report(err <= 1e-5 and padded_ok and torch.isfinite(want).all().item(),
+               f"{text}: max |model − reference| = {err:.2g} on the real tokens; padded rows "
+               f"{'zero (nested tensors)' if nested else 'as the reference'}: "
+               f"{'yes' if padded_ok else 'NO'}")
+    print(f"check_bert: {'all passed' if not failures else f'{failures} failed'}")
+    return failures
+
+
 # ---- The command line ------------------------------------------------------------
 
 class Parser(argparse.ArgumentParser):
@@ -1284,8 +1539,9 @@ def parse_args(argv):
                            "(kernel 'pytorch'). See the docstring for the details.")
     add_run_arguments(p, "also measure the resident memory one call adds (extra_rss_bytes)")
     p.add_argument("--self-test", action="store_true",
-                   help="check op=generate's cached loop against the whole-sequence decoder "
-                        "stack on small shapes (1 thread, no timing) and exit: 0 passed, 1 not")
+                   help="check op=bert's model against a hand-written float64 reference and "
+                        "op=generate's cached loop against the whole-sequence decoder stack on "
+                        "small shapes (1 thread, no timing) and exit: 0 passed, 1 not")
     return check_run_arguments(p.parse_args(argv))
 
 
@@ -1371,7 +1627,8 @@ def main(argv):
                 print(f"pytorch_anchor.py: PyTorch is not importable by {sys.executable}",
                       file=sys.stderr)
                 return 1
-            return check_generate()
+            failed = check_bert()
+            return check_generate() or (1 if failed else 0)
         cpus = core_cpus()
         threads = parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
         shapes = select_shapes(args)
@@ -1427,6 +1684,8 @@ def main(argv):
     for note in sorted(notes):
         print(f"note: --memory: {note}; extra_rss_bytes not measured")
     ctx = build_context(probes[max(threads)], args, max(threads), pinned, pct_isa, workers)
+    if any(s.op == "bert" for s in shapes):
+        ctx["bert_form"] = BERT_FORM
     if ctx["blas_is_reference"]:
         print(f"note: PyTorch's GEMMs run on the reference (netlib) BLAS {ctx['blas_library']}; "
               "install libopenblas0-pthread for a meaningful anchor (the anchors in docs/performance.md used OpenBLAS)")

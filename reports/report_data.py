@@ -56,8 +56,9 @@ ENTRY_FIELDS = {
     # the median is known (aggregates).
     "GBps", "pct_read_bw", "read_bw_error", "peak_gflops", "peak_error",
     "median_ci_low", "median_ci_high", "median_precision",
-    # op=generate (attnbench and the PyTorch anchor): the call's rate per new token.
-    "tokens_per_second", "ms_per_token",
+    # op=generate (attnbench and the anchors): the call's rate per new token;
+    # op=bert: per sequence (B per call).
+    "tokens_per_second", "ms_per_token", "sequences_per_second", "ms_per_sequence",
 }
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 UNSTABLE_CV = 0.05          # older harness: CV > 5% is flagged unstable (a file
@@ -193,6 +194,8 @@ class Result:
     read_bw_error: float = None    # relative error of that bandwidth, else None
     tokens_per_second: float = None    # op=generate: new tokens per second, else None
     ms_per_token: float = None
+    sequences_per_second: float = None     # op=bert: sequences (B per call) per second, else None
+    ms_per_sequence: float = None
 
     @property
     def gbps(self):
@@ -334,7 +337,9 @@ def _summarize(bf, run_name, entries):
                   pct_read_bw=plausible(ref.get("pct_read_bw")),
                   read_bw_error=read_error if read_error is not None and read_error >= 0 else None,
                   tokens_per_second=plausible(ref.get("tokens_per_second"), hi=1e12),
-                  ms_per_token=plausible(ref.get("ms_per_token"), hi=1e12))
+                  ms_per_token=plausible(ref.get("ms_per_token"), hi=1e12),
+                  sequences_per_second=plausible(ref.get("sequences_per_second"), hi=1e12),
+                  ms_per_sequence=plausible(ref.get("ms_per_sequence"), hi=1e12))
 
 
 @dataclass

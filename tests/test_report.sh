@@ -513,7 +513,12 @@ tally "$TMP/later.out"
 #     attnbench kernels, peers that are not anchors;
 #   * pytorch.json: bert-base-pytorch.json as it is;
 #   * ort.json: PyTorch's file as reports/ort_anchor.py would write it, kernel
-#     onnxruntime, its 1-thread rows only, at 0.7× PyTorch's times.
+#     onnxruntime, its 1-thread rows only, at 0.7× PyTorch's times;
+#   * in all three, op=bert rows (the whole model: 12 layers, mask=padding)
+#     made from each file's post-LN encoder rows, at 12× their times, with
+#     sequences_per_second and ms_per_sequence as attnbench writes them: the
+#     speedup tables pair them like any row, report_data reads the rates, and
+#     neither is drawn as a counter.
 # The peers cover different shapes and thread counts, so a dropped peer, a
 # wrong pairing or a peer drawn over another changes the tables, whose
 # expected rows and ratios are computed here from the files.
@@ -531,13 +536,42 @@ def renamed(e, kernel, scale):
     if e.get("aggregate_name") != "cv":         # a ratio: unchanged by scaling
         for k in ("real_time", "cpu_time"):
             e[k] *= scale
+    if "sequences_per_second" in e:             # op=bert's rates, with the time
+        e["sequences_per_second"] /= scale
+        e["ms_per_sequence"] *= scale
     return e
+UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+def with_bert(entries):
+    """entries plus op=bert rows made from the post-LN B=1 encoder rows: 12 layers
+    (12x the time and FLOPs), the rates per sequence (report.c json_counters)."""
+    out = list(entries)
+    for e in entries:
+        if not e["shape"].startswith("op=encoder,B=1,") or "norm=post" not in e["shape"]:
+            continue
+        e = json.loads(json.dumps(e))
+        op, kernel, label, threads = e["run_name"].split("/")
+        lab = label.replace("_F", "_layers12_F", 1) + "_padding"
+        e["run_name"] = f"bert/{kernel}/{lab}/{threads}"
+        e["name"] = e["run_name"] + (f"_{e['aggregate_name']}" if e.get("aggregate_name") else "")
+        e["shape"] = (e["shape"].replace("op=encoder", "op=bert").replace(",D=", ",layers=12,D=")
+                      .replace("mask=none", "mask=padding"))
+        if e.get("aggregate_name") != "cv":
+            for k in ("real_time", "cpu_time"):
+                e[k] *= 12
+        if "GFLOPS" in e:                       # the entries with counters
+            e["flops"] *= 12
+            s = e["real_time"] * UNIT[e["time_unit"]]
+            e["sequences_per_second"] = 1 / s
+            e["ms_per_sequence"] = 1e3 * s
+        out.append(e)
+    return out
 d = json.load(open(ours))
-mine = [e for e in d["benchmarks"] if e["kernel"] == "avx512"]
+mine = with_bert([e for e in d["benchmarks"] if e["kernel"] == "avx512"])
 d["benchmarks"] = (mine + [renamed(e, "onednn", 1.5) for e in mine if "op=sdpa" in e["shape"]]
                    + [renamed(e, "openblas", 2.0) for e in mine])
 json.dump(d, open(f"{out}/peers.json", "w"))
 t = json.load(open(torch))
+t["benchmarks"] = with_bert(t["benchmarks"])
 json.dump(t, open(f"{out}/pytorch.json", "w"))
 t["context"]["executable"] = "ort_anchor.py"
 t["benchmarks"] = [renamed(e, "onnxruntime", 0.7) for e in t["benchmarks"]
@@ -595,6 +629,26 @@ for peer, name in NAMES.items():
           f"the caption of the figure over {name} names it, its kind and how to read it")
 check("time / kernel time" in section and "above 1" in section,
       "the section says what the ratio is and which way is faster")
+# op=bert: paired over every peer like any row (above), its rates read, not counters.
+bert = {k: s for k, s in medians.items() if k[0] == "bert"}
+check({k[3] for k in bert} == {"avx512", "openblas", "pytorch", "onnxruntime"},
+      "op=bert rows for attnbench and every peer but oneDNN (its rows are sdpa's): "
+      f"{sorted({k[3] for k in bert})}")
+sys.path.insert(0, "reports")
+import report_data
+bm = report_data.load_benchmarks(sorted(glob.glob(os.path.join(d, "*.json"))))
+rs = [r for r in bm.results if r.op == "bert"]
+check(rs and len(rs) == len(bert)
+      and all(r.sequences_per_second and abs(r.sequences_per_second * r.median_s - 1) < 1e-6
+              and abs(r.ms_per_sequence / 1e3 / r.median_s - 1) < 1e-6 for r in rs)
+      and not any("sequences_per_second" in r.counters or "ms_per_sequence" in r.counters
+                  for r in bm.results),
+      f"report_data reads op=bert's {len(rs)} rows' sequences_per_second and ms_per_sequence "
+      "(B=1: 1 / median), not as counters")
+f = os.path.join(out, f"tables/counters-{machine}.csv")
+head = open(f, encoding="utf-8").readline() if os.path.isfile(f) else ""
+check(head and "sequences_per_second" not in head and "ms_per_sequence" not in head,
+      f"sequences_per_second is not drawn as a hardware counter: {head.strip()[:80]}")
 # ONNX Runtime is an anchor: its fixed colour, as PyTorch has black.
 svg = os.path.join(out, f"figures/gflops-vs-length-{machine}.svg")
 check(os.path.isfile(svg) and "#8b008b" in open(svg, encoding="utf-8").read(),
