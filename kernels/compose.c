@@ -415,8 +415,11 @@ static void stack_plan(const attn_kernel *k, const attn_exec *ex, const attn_sta
     size_t end = 0, rows = (size_t)a->layer.batch * (size_t)a->layer.seq_len;
     s->stream = a->final_gamma ? reserve(&end, sizeof(float), rows, (size_t)a->layer.c->d_model) : 0;
     s->layers = end;
+    /* Every layer has the same buffers: plan them with the first's weights. */
+    attn_encoder_args first = a->layer;
+    first.w = &a->layers[0];
     encoder_layout l;
-    encoder_plan(k, ex, &a->layer, end, &l);   /* a base of SIZE_MAX gives SIZE_MAX */
+    encoder_plan(k, ex, &first, end, &l);   /* a base of SIZE_MAX gives SIZE_MAX */
     s->end = l.end;
 }
 

@@ -53,7 +53,7 @@ typedef struct attn_embed_args {
 } attn_embed_args;
 
 /* attn_encoder's: layer carries the config, sizes, input, mask and output
- * (its w is unused); layer i runs with layers[i]. */
+ * (its w is NULL: layer i runs with layers[i]). */
 typedef struct attn_stack_args {
     attn_encoder_args layer;
     int n_layers;
