@@ -305,8 +305,10 @@ typedef struct attn_bert {
  * task head) are ignored. On failure *model is untouched and error (when
  * not NULL) holds a line naming the file's problem and the tensor:
  * ATTN_ERR_BAD_FILE for an unreadable, truncated, malformed or mismatched
- * file, ATTN_ERR_INVALID_ARG for a NULL model or path or n_heads that does
- * not divide D, ATTN_ERR_NO_MEMORY. */
+ * file, ATTN_ERR_INVALID_ARG for a NULL model or path, a negative n_heads,
+ * one that does not divide D, or 0 with D not a multiple of 64,
+ * ATTN_ERR_NO_MEMORY. The weights stay valid until attn_bert_free; a
+ * loaded model is read-only, so contexts on several threads may share it. */
 ATTN_API attn_status attn_bert_load(attn_bert **model, const char *path, int n_heads,
                                     char *error, size_t error_len);
 ATTN_API void        attn_bert_free(attn_bert *model);   /* NULL is a no-op */

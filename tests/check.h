@@ -41,6 +41,7 @@ void test_tune(void);       /* harness/measure/tune.c: the search against a cost
 void test_history(void);    /* harness/analysis/steps.c, harness/store/history.c: steps and the database */
 void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, denormals, L = 65536 */
 void test_concurrency(void); /* several contexts used from several threads at once */
+void test_model(void);      /* model/: attn_bert_load, the safetensors reader */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 
