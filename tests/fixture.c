@@ -7,17 +7,17 @@
 #include "check.h"
 #include "fixture.h"
 
-enum kind { K_INT, K_FLOAT, K_F32, K_U8, K_F64 };
+enum kind { K_INT, K_FLOAT, K_F32, K_U8, K_I32, K_F64, K_STR };
 
 typedef struct record {
     char name[32];
     enum kind kind;
     size_t n;
     double scalar;        /* K_INT, K_FLOAT */
-    void *data;           /* K_F32, K_U8: t_alloc'd; K_F64: malloc'd */
+    void *data;           /* K_F32, K_U8, K_I32: t_alloc'd; K_F64, K_STR: malloc'd */
 } record;
 
-#define MAX_RECORDS 64
+#define MAX_RECORDS 128   /* an encoder stack of 3 layers has 16 arrays per layer */
 
 struct fixture {
     char op[16];
@@ -30,7 +30,7 @@ void fx_free(fixture *f)
     if (!f)
         return;
     for (int i = 0; i < f->n; i++) {
-        if (f->r[i].kind == K_F64)
+        if (f->r[i].kind == K_F64 || f->r[i].kind == K_STR)
             free(f->r[i].data);
         else
             t_free(f->r[i].data);
@@ -51,7 +51,8 @@ static int read_number(FILE *fp, double *v)
 
 static int load_array(FILE *fp, record *r, size_t misalign)
 {
-    size_t elem = r->kind == K_F32 ? sizeof(float) : r->kind == K_U8 ? 1 : sizeof(double);
+    size_t elem = r->kind == K_F32 ? sizeof(float) : r->kind == K_U8 ? 1
+                : r->kind == K_I32 ? sizeof(int32_t) : sizeof(double);
     r->data = r->kind == K_F64 ? malloc(r->n * elem + 1) : t_alloc(r->n, elem, misalign);
     if (!r->data)
         return 0;
@@ -63,6 +64,11 @@ static int load_array(FILE *fp, record *r, size_t misalign)
             ((float *)r->data)[i] = (float)v;   /* %.9g of a float: exact */
         else if (r->kind == K_U8)
             ((uint8_t *)r->data)[i] = (uint8_t)v;
+        else if (r->kind == K_I32) {
+            if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != (double)(int32_t)v)
+                return 0;                       /* not an int32 */
+            ((int32_t *)r->data)[i] = (int32_t)v;
+        }
         else
             ((double *)r->data)[i] = v;
     }
@@ -106,8 +112,12 @@ fixture *fx_load(const char *path, size_t misalign, char *err, size_t err_len)
             r->kind = K_F32;
         else if (strcmp(word, "u8") == 0)
             r->kind = K_U8;
+        else if (strcmp(word, "i32") == 0)
+            r->kind = K_I32;
         else if (strcmp(word, "f64") == 0)
             r->kind = K_F64;
+        else if (strcmp(word, "str") == 0)
+            r->kind = K_STR;
         else
             break;
         if (fscanf(fp, "%31s", r->name) != 1)
@@ -115,6 +125,10 @@ fixture *fx_load(const char *path, size_t misalign, char *err, size_t err_len)
         f->n++;
         if (r->kind == K_INT || r->kind == K_FLOAT) {
             if (!read_number(fp, &r->scalar))
+                break;
+        } else if (r->kind == K_STR) {
+            char value[256];
+            if (fscanf(fp, "%255s", value) != 1 || !(r->data = strdup(value)))
                 break;
         } else {
             double n;
@@ -140,6 +154,12 @@ static const record *find(const fixture *f, const char *name, enum kind kind)
         if (f->r[i].kind == kind && strcmp(f->r[i].name, name) == 0)
             return &f->r[i];
     return NULL;
+}
+
+const char *fx_str(const fixture *f, const char *name)
+{
+    const record *r = find(f, name, K_STR);
+    return r ? (const char *)r->data : NULL;
 }
 
 const char *fx_op(const fixture *f)
@@ -175,6 +195,11 @@ const float *fx_f32(const fixture *f, const char *name, size_t *n)
 const uint8_t *fx_u8(const fixture *f, const char *name, size_t *n)
 {
     return array(f, name, K_U8, n);
+}
+
+const int32_t *fx_i32(const fixture *f, const char *name, size_t *n)
+{
+    return array(f, name, K_I32, n);
 }
 
 const double *fx_f64(const fixture *f, const char *name, size_t *n)

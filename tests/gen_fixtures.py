@@ -1,18 +1,22 @@
 #!/usr/bin/python3
 """gen_fixtures.py -- the independent PyTorch oracle for attnbench's fixture tests.
 
-Usage:  /usr/bin/python3 tests/gen_fixtures.py [OUTDIR] [--seed002]
+Usage:  /usr/bin/python3 tests/gen_fixtures.py [OUTDIR] [--only=PREFIX,...] [--seed002]
         (OUTDIR defaults to tests/fixtures; `make fixtures` runs this.)
+        --only writes just the files whose names start with one of the prefixes
+        (e.g. --only=embed_,encoder_stack_,bert_) and removes nothing.
 
 Writes one text file per case, OUTDIR/<op>_<case>.fix, in the format read by
 tests/fixture.c (see docs/api.md sections 1 and 2 for the semantics and layouts):
 
     # comment lines (top only)
-    op sdpa|mha|encoder|decoder
+    op sdpa|mha|encoder|decoder|embed|encoder_stack|bert
     int NAME VALUE
     float NAME VALUE
     f32 NAME COUNT  v v v ...     (inputs: exact float32 values, '%.9g')
     u8  NAME COUNT  v v v ...     (masks: 0/1)
+    i32 NAME COUNT  v v v ...     (token ids)
+    str NAME VALUE                (a file name, no white space)
     f64 NAME COUNT  v v v ...     (the expected output, '%.17g')
     end
 
@@ -24,6 +28,12 @@ from those exact float32 values with PyTorch modules:
   * encoder -- torch.nn.TransformerEncoderLayer(dropout=0, batch_first=True, float64), eval();
   * decoder -- torch.nn.TransformerDecoderLayer(dropout=0, batch_first=True, float64), eval(),
                causal tgt_mask, memory_key_padding_mask (contract 0.2).
+  * embed   -- LN(nn.Embedding x3 (token, position + offset, token type)), nn.LayerNorm;
+  * encoder_stack -- torch.nn.TransformerEncoder(layer, n, norm, enable_nested_tensor=False),
+               every layer with its own weights;
+  * bert    -- a tiny BERT (the three above + tanh(Linear(h[:, 0])) pooler) whose weights
+               are also written as OUTDIR/bert_tiny_{f32,f16,bf16}.safetensors (Hugging
+               Face names; F16/BF16: the reference uses the weights rounded to that dtype).
 Autograd stays enabled and the parameters require grad so that torch 1.13 takes
 its standard (slow) path, the documented semantics: the fused inference "fast
 path" is a different implementation, and through nested tensors it can write
@@ -36,8 +46,10 @@ one thread); *.fix files in OUTDIR that are no longer generated are removed.
 (x @ w_key / w_query / w_value, scale 1.0) with '%.17g' instead of writing fixtures.
 """
 
+import json
 import math
 import os
+import struct
 import sys
 import zlib
 
@@ -82,6 +94,14 @@ class Fixture:
         vals = t.contiguous().reshape(-1).to(torch.int64).tolist()
         assert all(v in (0, 1) for v in vals), name
         self._array("u8", name, vals, lambda v: "%d" % v)
+
+    def i32(self, name, t):
+        assert t.dtype == torch.int32, name
+        self._array("i32", name, t.contiguous().reshape(-1).tolist(), lambda v: "%d" % v)
+
+    def str(self, name, v):
+        assert v and not any(c.isspace() for c in v), name
+        self.lines.append("str %s %s" % (name, v))
 
     def f64(self, name, t):
         assert t.dtype == torch.float64, name
@@ -785,6 +805,395 @@ def decoder_cases():
     return c
 
 
+# --------------------------------------------------------------------------- embeddings
+
+def embed_case(name, desc, V, P, T, D, B, L, eps=None, offset=0, with_type_ids=True,
+               table_scale=1.0):
+    """attn_embed: LN(token[ids] + position[offset + l] + token_type[type_ids]) with
+    nn.Embedding and nn.LayerNorm (float64). T 0: no type table (and no type ids);
+    with_type_ids False with T > 0: type_ids absent, i.e. type 0; eps None: no LN."""
+    seed_for("embed", name)
+    token = normal(V, D, std=table_scale)
+    position = normal(P, D, std=0.5 * table_scale)
+    ttype = normal(T, D, std=0.5 * table_scale) if T else None
+    gamma = normal(D, std=0.3, mean=1.0) if eps is not None else None
+    beta = normal(D, std=0.2) if eps is not None else None
+    ids = torch.randint(0, V, (B, L), dtype=torch.int32)
+    ids[0, 0] = V - 1                    # the table's last row and its first
+    ids[-1, -1] = 0
+    type_ids = None
+    if T and with_type_ids:
+        type_ids = torch.randint(0, T, (B, L), dtype=torch.int32)
+        type_ids[0, -1] = T - 1
+    assert offset + L <= P
+
+    emb = torch.nn.Embedding(V, D, dtype=torch.float64)
+    pos = torch.nn.Embedding(P, D, dtype=torch.float64)
+    with torch.no_grad():
+        emb.weight.copy_(d64(token))
+        pos.weight.copy_(d64(position))
+    positions = torch.arange(offset, offset + L, dtype=torch.int64)
+    x = emb(ids.to(torch.int64)) + pos(positions)[None]
+    if T:
+        typ = torch.nn.Embedding(T, D, dtype=torch.float64)
+        with torch.no_grad():
+            typ.weight.copy_(d64(ttype))
+        tids = type_ids if type_ids is not None else torch.zeros(B, L, dtype=torch.int32)
+        x = x + typ(tids.to(torch.int64))
+    eps32 = f32(eps) if eps is not None else 0.0
+    if eps is not None:
+        ln = torch.nn.LayerNorm(D, eps=eps32, dtype=torch.float64)
+        with torch.no_grad():
+            ln.weight.copy_(d64(gamma))
+            ln.bias.copy_(d64(beta))
+        x = ln(x)
+    out = x.detach()
+    assert out.shape == (B, L, D)
+
+    fx = Fixture("embed", name, desc)
+    for key, val in (("vocab_size", V), ("max_positions", P), ("n_token_types", T),
+                     ("d_model", D), ("batch", B), ("seq_len", L),
+                     ("position_offset", offset)):
+        fx.int(key, val)
+    fx.float("ln_eps", eps32)
+    fx.f32("token", token)
+    fx.f32("position", position)
+    if T:
+        fx.f32("token_type", ttype)
+    if eps is not None:
+        fx.f32("ln_gamma", gamma)
+        fx.f32("ln_beta", beta)
+    fx.i32("ids", ids)
+    if type_ids is not None:
+        fx.i32("type_ids", type_ids)
+    fx.f64("expected", out)
+    return fx
+
+
+def embed_cases():
+    c = []
+    c.append(embed_case("types_ln", "embeddings, 2 token types, LN eps 1e-12, V 37 P 20 D 16",
+                        37, 20, 2, 16, 2, 5, eps=1e-12))
+    c.append(embed_case("no_types", "embeddings without token types, LN eps 1e-5",
+                        37, 20, 0, 16, 2, 6, eps=1e-5))
+    c.append(embed_case("no_ln", "embeddings, 2 token types, no LayerNorm",
+                        37, 20, 2, 16, 2, 4))
+    c.append(embed_case("types_null",
+                        "embeddings, 2 token types but no type ids (type 0 everywhere), LN",
+                        37, 20, 2, 16, 2, 5, eps=1e-12, with_type_ids=False))
+    c.append(embed_case("offset", "embeddings, position offset 9 (decoding-like), types, LN",
+                        37, 20, 2, 16, 2, 3, eps=1e-5, offset=9))
+    c.append(embed_case("offset_to_end",
+                        "embeddings, one token at position offset 19 = max_positions - 1, no LN",
+                        37, 20, 0, 16, 2, 1, offset=19))
+    c.append(embed_case("offset_last_rows",
+                        "embeddings, L 6 at offset 14: the table's last rows, types, no LN",
+                        37, 20, 3, 16, 1, 6, offset=14))
+    c.append(embed_case("batch3_d13", "embeddings, batch 3, D 13, 3 token types, LN eps 1e-5",
+                        37, 20, 3, 13, 3, 4, eps=1e-5))
+    c.append(embed_case("d35", "embeddings, D 35, 2 token types, LN eps 1e-12",
+                        37, 20, 2, 35, 2, 5, eps=1e-12))
+    # Tables ~1e-3: the row variance is ~1e-6, so eps 1e-5 and 1e-12 differ visibly.
+    for eps, tag in ((1e-12, "eps1e-12"), (1e-5, "eps1e-5")):
+        c.append(embed_case("small_" + tag,
+                            "embeddings, tables ~ 1e-3 so LN eps %g matters" % eps,
+                            37, 20, 2, 16, 2, 3, eps=eps, table_scale=1e-3))
+    return c
+
+
+# --------------------------------------------------------------------------- encoder stack
+
+def stack_case(name, desc, D, H, Fd, B, L, n_layers, norm_first, act, eps, final_norm,
+               mask_fn=None, small=1.0):
+    """nn.TransformerEncoder(layer, n_layers, norm, enable_nested_tensor=False), every layer
+    with its own weights (the constructor deep-copies the prototype layer: each copy is
+    overwritten), final LayerNorm eps = the layers' eps (attn_encoder's c->ln_eps).
+    small < 1 scales x and what every pre-LN layer adds to the stream (w_o, b_o, w_ff2,
+    b_ff2): the stream stays ~small, so every LayerNorm's eps, the final one's too,
+    changes the result."""
+    assert D % H == 0
+    seed_for("encoder_stack", name)
+    layers_w = []
+    for _ in range(n_layers):
+        w = make_mha_weights(D, True)
+        w.update(norms_and_ffn(D, Fd, 2))
+        layers_w.append(w)
+    final = (normal(D, std=0.3, mean=1.0), normal(D, std=0.2)) if final_norm else None
+    x = normal(B, L, D, std=small)
+    if small != 1.0:
+        assert norm_first
+        for w in layers_w:
+            for key in ("w_o", "b_o", "w_ff2", "b_ff2"):
+                w[key] = (w[key] * small).to(torch.float32)
+    mask = mask_fn(B, L, L) if mask_fn else Mask()
+    fix_rows(mask, B, L, L)
+    assert mask.allowed(B, L, L).any(-1).all(), "encoder stack case with a fully masked row"
+
+    eps32 = f32(eps)
+    torch.manual_seed(0)
+    proto = torch.nn.TransformerEncoderLayer(D, H, Fd, dropout=0.0,
+                                             activation=torch_activation(act),
+                                             layer_norm_eps=eps32, batch_first=True,
+                                             norm_first=bool(norm_first), dtype=torch.float64)
+    norm = torch.nn.LayerNorm(D, eps=eps32, dtype=torch.float64) if final_norm else None
+    enc = torch.nn.TransformerEncoder(proto, n_layers, norm=norm, enable_nested_tensor=False)
+    enc.eval()
+    assert len(enc.layers) == n_layers
+    for layer, w in zip(enc.layers, layers_w):
+        load_mha(layer.self_attn, w, D, H, 0.0)
+        load_norms_and_ffn(layer, w, 2)
+    if final_norm:
+        with torch.no_grad():
+            norm.weight.copy_(d64(final[0]))
+            norm.bias.copy_(d64(final[1]))
+    if n_layers > 1:                     # the copies really differ
+        a, b = enc.layers[0].linear1.weight, enc.layers[1].linear1.weight
+        assert a.data_ptr() != b.data_ptr() and not torch.equal(a, b)
+    assert all(p.requires_grad for p in enc.parameters())
+    assert torch.is_grad_enabled()
+    out = enc(d64(x), mask=mask.torch_attn_mask(B, H, L, L),
+              src_key_padding_mask=mask.torch_key_padding_mask()).detach()
+    assert out.shape == (B, L, D)
+    assert not torch.isnan(out).any()
+    check_padded_rows_nonzero(out, mask.key_padding)
+
+    fx = Fixture("encoder_stack", name, desc)
+    for key, val in (("d_model", D), ("n_heads", H), ("d_ff", Fd), ("batch", B),
+                     ("seq_len", L), ("n_layers", n_layers), ("norm_first", norm_first),
+                     ("act", act)):
+        fx.int(key, val)
+    fx.float("ln_eps", eps32)
+    for i, w in enumerate(layers_w):
+        for key in ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o",
+                    "ln1_gamma", "ln1_beta", "ln2_gamma", "ln2_beta",
+                    "w_ff1", "b_ff1", "w_ff2", "b_ff2"):
+            fx.f32("l%d_%s" % (i, key), w[key])
+    if final_norm:
+        fx.f32("final_ln_gamma", final[0])
+        fx.f32("final_ln_beta", final[1])
+    fx.f32("x", x)
+    mask.write(fx)
+    fx.f64("expected", out)
+    return fx
+
+
+def stack_cases():
+    c = []
+    c.append(stack_case("post_bert", "encoder stack, 3 post-LN GELU erf layers, eps 1e-12, "
+                        "no final LN (BERT), D 16 H 4 F 24", 16, 4, 24, 2, 5, 3, 0,
+                        ACT_GELU_ERF, 1e-12, False))
+    c.append(stack_case("pre_final_ln", "encoder stack, 3 pre-LN GELU tanh layers + final LN, "
+                        "eps 1e-5, D 12 H 3 F 20", 12, 3, 20, 2, 4, 3, 1, ACT_GELU_TANH, 1e-5,
+                        True))
+    c.append(stack_case("post_key_padding", "encoder stack, 3 post-LN GELU erf layers, eps 1e-12,"
+                        " key padding (batch 1: last two keys)", 8, 2, 16, 2, 5, 3, 0,
+                        ACT_GELU_ERF, 1e-12, False, mask_fn=m_kp_enc))
+    c.append(stack_case("pre_key_padding_final_ln", "encoder stack, 3 pre-LN ReLU layers + final "
+                        "LN, key padding", 8, 2, 12, 2, 6, 3, 1, ACT_RELU, 1e-5, True,
+                        mask_fn=m_kp_enc))
+    c.append(stack_case("pre_causal_final_ln", "encoder stack, 3 pre-LN GELU erf layers + final "
+                        "LN, causal", 8, 2, 12, 2, 5, 3, 1, ACT_GELU_ERF, 1e-5, True,
+                        mask_fn=m_causal))
+    c.append(stack_case("post_causal_final_ln", "encoder stack, 3 post-LN ReLU layers + final LN,"
+                        " causal, D 13 H 1", 13, 1, 9, 1, 4, 3, 0, ACT_RELU, 1e-5, True,
+                        mask_fn=m_causal))
+    c.append(stack_case("post_all_masks", "encoder stack, 3 post-LN GELU erf layers, causal + key"
+                        " padding + keep per batch + bias per batch", 8, 2, 12, 2, 6, 3, 0,
+                        ACT_GELU_ERF, 1e-5, False, mask_fn=m_all_enc))
+    c.append(stack_case("one_layer_final_ln", "encoder stack of 1 pre-LN GELU erf layer + final "
+                        "LN", 8, 2, 12, 2, 3, 1, 1, ACT_GELU_ERF, 1e-5, True))
+    for eps, tag in ((1e-12, "eps1e-12"), (1e-5, "eps1e-5")):
+        c.append(stack_case("pre_small_" + tag,
+                            "encoder stack, 3 pre-LN GELU erf layers + final LN, x and the "
+                            "layers' outputs ~ 1e-3 so eps %g matters in every LN" % eps,
+                            8, 2, 12, 2, 3, 3, 1, ACT_GELU_ERF, eps, True, small=1e-3))
+    return c
+
+
+# --------------------------------------------------------------------------- tiny BERT
+
+# Written next to the fixtures by main(): {file name: bytes}.
+SIDE_FILES = {}
+
+ST_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+
+
+def to_storage(t, dtype):
+    """The float32 value of t stored as dtype and read back (exact for F32)."""
+    return t.to(ST_DTYPES[dtype]).to(torch.float32)
+
+
+def tensor_bytes(t, dtype):
+    if dtype == "F32":
+        vals = t.contiguous().reshape(-1).view(torch.int32).tolist()
+        return struct.pack("<%di" % len(vals), *vals)
+    vals = t.to(ST_DTYPES[dtype]).contiguous().reshape(-1).view(torch.int16).tolist()
+    return struct.pack("<%dh" % len(vals), *vals)
+
+
+def safetensors_bytes(tensors, dtype):
+    """A safetensors file: 8-byte little-endian header length, the JSON header (dtype,
+    shape, data_offsets relative to the data), padded with spaces to a multiple of 8,
+    then the tensors' data in name order."""
+    header = {"__metadata__": {"format": "pt"}}
+    data = []
+    at = 0
+    for name in sorted(tensors):
+        b = tensor_bytes(tensors[name], dtype)
+        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape),
+                        "data_offsets": [at, at + len(b)]}
+        data.append(b)
+        at += len(b)
+    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(data)
+
+
+def bert_weights(V, P, T, D, Fd, n_layers):
+    """A BERT-shaped model's float32 weights under Hugging Face's names (without the
+    "bert." prefix)."""
+    w = {
+        "embeddings.word_embeddings.weight": normal(V, D),
+        "embeddings.position_embeddings.weight": normal(P, D, std=0.5),
+        "embeddings.token_type_embeddings.weight": normal(T, D, std=0.5),
+        "embeddings.LayerNorm.weight": normal(D, std=0.3, mean=1.0),
+        "embeddings.LayerNorm.bias": normal(D, std=0.2),
+    }
+    for i in range(n_layers):
+        p = "encoder.layer.%d." % i
+        for part in ("query", "key", "value"):
+            w[p + "attention.self.%s.weight" % part] = weight(D, D)
+            w[p + "attention.self.%s.bias" % part] = vec_bias(D)
+        w[p + "attention.output.dense.weight"] = weight(D, D)
+        w[p + "attention.output.dense.bias"] = vec_bias(D)
+        w[p + "attention.output.LayerNorm.weight"] = normal(D, std=0.3, mean=1.0)
+        w[p + "attention.output.LayerNorm.bias"] = normal(D, std=0.2)
+        w[p + "intermediate.dense.weight"] = weight(Fd, D)
+        w[p + "intermediate.dense.bias"] = vec_bias(Fd)
+        w[p + "output.dense.weight"] = weight(D, Fd)
+        w[p + "output.dense.bias"] = vec_bias(D)
+        w[p + "output.LayerNorm.weight"] = normal(D, std=0.3, mean=1.0)
+        w[p + "output.LayerNorm.bias"] = normal(D, std=0.2)
+    w["pooler.dense.weight"] = weight(D, D)
+    w["pooler.dense.bias"] = vec_bias(D)
+    # Values that are subnormal in F16 (and a negative zero): the loader's conversion
+    # must keep them (F16 and BF16 files store them rounded).
+    w["embeddings.word_embeddings.weight"][3, 0] = 3.0e-6
+    w["embeddings.word_embeddings.weight"][3, 1] = -2.5e-7
+    w["embeddings.word_embeddings.weight"][3, 2] = -0.0
+    return w
+
+
+def bert_reference(w, V, P, T, D, H, Fd, n_layers, ids, type_ids, key_padding):
+    """The last hidden state and the pooled output of the model w (float32 values) in
+    float64: nn.Embedding x3 + nn.LayerNorm (eps 1e-12), nn.TransformerEncoder of post-LN
+    GELU (erf) layers (eps 1e-12) with src_key_padding_mask = not key_padding, and
+    tanh(Linear(h[:, 0]))."""
+    eps = f32(1e-12)
+    B, L = ids.shape
+    torch.manual_seed(0)
+    word = torch.nn.Embedding(V, D, dtype=torch.float64)
+    pos = torch.nn.Embedding(P, D, dtype=torch.float64)
+    typ = torch.nn.Embedding(T, D, dtype=torch.float64)
+    ln = torch.nn.LayerNorm(D, eps=eps, dtype=torch.float64)
+    proto = torch.nn.TransformerEncoderLayer(D, H, Fd, dropout=0.0, activation="gelu",
+                                             layer_norm_eps=eps, batch_first=True,
+                                             norm_first=False, dtype=torch.float64)
+    enc = torch.nn.TransformerEncoder(proto, n_layers, norm=None, enable_nested_tensor=False)
+    pooler = torch.nn.Linear(D, D, dtype=torch.float64)
+    for m in (word, pos, typ, ln, enc, pooler):
+        m.eval()
+    with torch.no_grad():
+        word.weight.copy_(d64(w["embeddings.word_embeddings.weight"]))
+        pos.weight.copy_(d64(w["embeddings.position_embeddings.weight"]))
+        typ.weight.copy_(d64(w["embeddings.token_type_embeddings.weight"]))
+        ln.weight.copy_(d64(w["embeddings.LayerNorm.weight"]))
+        ln.bias.copy_(d64(w["embeddings.LayerNorm.bias"]))
+        for i, layer in enumerate(enc.layers):
+            p = "encoder.layer.%d." % i
+            sa = layer.self_attn                # in_proj packs [q; k; v]
+            sa.in_proj_weight.copy_(torch.cat([d64(w[p + "attention.self.%s.weight" % s])
+                                               for s in ("query", "key", "value")]))
+            sa.in_proj_bias.copy_(torch.cat([d64(w[p + "attention.self.%s.bias" % s])
+                                             for s in ("query", "key", "value")]))
+            sa.out_proj.weight.copy_(d64(w[p + "attention.output.dense.weight"]))
+            sa.out_proj.bias.copy_(d64(w[p + "attention.output.dense.bias"]))
+            layer.norm1.weight.copy_(d64(w[p + "attention.output.LayerNorm.weight"]))
+            layer.norm1.bias.copy_(d64(w[p + "attention.output.LayerNorm.bias"]))
+            layer.linear1.weight.copy_(d64(w[p + "intermediate.dense.weight"]))
+            layer.linear1.bias.copy_(d64(w[p + "intermediate.dense.bias"]))
+            layer.linear2.weight.copy_(d64(w[p + "output.dense.weight"]))
+            layer.linear2.bias.copy_(d64(w[p + "output.dense.bias"]))
+            layer.norm2.weight.copy_(d64(w[p + "output.LayerNorm.weight"]))
+            layer.norm2.bias.copy_(d64(w[p + "output.LayerNorm.bias"]))
+        pooler.weight.copy_(d64(w["pooler.dense.weight"]))
+        pooler.bias.copy_(d64(w["pooler.dense.bias"]))
+    assert all(p.requires_grad for p in enc.parameters())
+    assert torch.is_grad_enabled()
+    positions = torch.arange(L, dtype=torch.int64)
+    x = ln(word(ids.to(torch.int64)) + pos(positions)[None] + typ(type_ids.to(torch.int64)))
+    h = enc(x, src_key_padding_mask=(key_padding == 0))
+    pooled = torch.tanh(pooler(h[:, 0]))
+    h, pooled = h.detach(), pooled.detach()
+    assert not torch.isnan(h).any() and not torch.isnan(pooled).any()
+    check_padded_rows_nonzero(h, key_padding)
+    return h, pooled
+
+
+def bert_case(dtype, prefix=""):
+    """The same tiny BERT (V 50, P 24, T 2, D 32, H 4, F 64, 2 layers, pooler) stored as
+    dtype in bert_tiny_<dtype>.safetensors; the expected outputs are those of its weights
+    rounded to dtype (the C side converts them exactly on load). prefix "bert." with a
+    task head (ignored by the loader) is a BertFor... checkpoint's layout."""
+    V, P, T, D, H, Fd, n_layers = 50, 24, 2, 32, 4, 64, 2
+    seed_for("bert", "tiny")                 # one model, three storages
+    w = bert_weights(V, P, T, D, Fd, n_layers)
+    B, L = 2, 7
+    ids = torch.randint(1, V, (B, L), dtype=torch.int32)
+    ids[:, 0] = 2                            # a [CLS]-like first token
+    ids[0, 3] = V - 1
+    type_ids = torch.zeros(B, L, dtype=torch.int32)
+    type_ids[0, 4:] = 1                      # two segments
+    type_ids[1, 3:5] = 1
+    key_padding = torch.ones(B, L, dtype=torch.uint8)
+    key_padding[1, L - 2:] = 0               # batch 1: two padding tokens at the end
+    ids[1, L - 2:] = 0                       # [PAD], type 0
+    type_ids[1, L - 2:] = 0
+
+    ws = {k: to_storage(v, dtype) for k, v in w.items()}
+    h, pooled = bert_reference(ws, V, P, T, D, H, Fd, n_layers, ids, type_ids, key_padding)
+
+    stored = {prefix + k: v for k, v in ws.items()}
+    if prefix:
+        stored["classifier.weight"] = normal(3, D)
+        stored["classifier.bias"] = normal(3)
+    fname = "bert_tiny_%s.safetensors" % dtype.lower()
+    blob = safetensors_bytes(stored, dtype)
+    assert len(blob) < 100 * 1024, fname
+    SIDE_FILES[fname] = blob
+
+    fx = Fixture("bert", "tiny_%s" % dtype.lower(),
+                 "tiny BERT (V 50 P 24 T 2 D 32 H 4 F 64, 2 post-LN GELU layers, eps 1e-12, "
+                 "pooler) from %s (%s%s), B 2 L 7, batch 1 with 2 padding tokens; expected: "
+                 "last hidden state, expected_pooled: tanh(pooler(h[:, 0]))"
+                 % (fname, dtype, ", names with 'bert.' and a classifier head" if prefix else ""))
+    fx.str("file", fname)
+    for key, val in (("vocab_size", V), ("max_positions", P), ("n_token_types", T),
+                     ("d_model", D), ("n_heads", H), ("d_ff", Fd), ("n_layers", n_layers),
+                     ("batch", B), ("seq_len", L)):
+        fx.int(key, val)
+    fx.i32("ids", ids)
+    fx.i32("type_ids", type_ids)
+    fx.u8("key_padding", key_padding)
+    fx.f64("expected", h)
+    fx.f64("expected_pooled", pooled)
+    return fx
+
+
+def bert_cases():
+    return [bert_case("F32"), bert_case("F16"), bert_case("BF16", prefix="bert.")]
+
+
 # --------------------------------------------------------------------------- seed 002
 
 def seed002():
@@ -809,8 +1218,14 @@ def print_seed002():
 def main(argv):
     args = [a for a in argv[1:] if not a.startswith("--")]
     flags = [a for a in argv[1:] if a.startswith("--")]
+    only = None
     for f in flags:
-        if f not in ("--seed002", "--help", "-h"):
+        if f.startswith("--only="):
+            only = tuple(p for p in f[len("--only="):].split(",") if p)
+            if not only:
+                sys.stderr.write("gen_fixtures.py: --only needs a prefix\n")
+                return 2
+        elif f not in ("--seed002", "--help", "-h"):
             sys.stderr.write("gen_fixtures.py: unknown flag %s\n" % f)
             return 2
     if "--help" in flags:
@@ -820,35 +1235,42 @@ def main(argv):
         print_seed002()
         return 0
     if len(args) > 1:
-        sys.stderr.write("usage: gen_fixtures.py [OUTDIR] [--seed002]\n")
+        sys.stderr.write("usage: gen_fixtures.py [OUTDIR] [--only=PREFIX,...] [--seed002]\n")
         return 2
     outdir = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                "fixtures")
     os.makedirs(outdir, exist_ok=True)
 
-    fixtures = sdpa_cases() + mha_cases() + encoder_cases() + decoder_cases()
+    fixtures = (sdpa_cases() + mha_cases() + encoder_cases() + decoder_cases() + embed_cases()
+                + stack_cases() + bert_cases())
     names = [fx.filename() for fx in fixtures]
     assert len(set(names)) == len(names), "duplicate case names"
+    assert not set(SIDE_FILES) & set(names)
 
-    for stale in sorted(os.listdir(outdir)):
-        if stale.endswith(".fix") and stale not in names:
+    for stale in sorted(os.listdir(outdir)) if only is None else ():
+        if ((stale.endswith(".fix") and stale not in names)
+                or (stale.endswith(".safetensors") and stale not in SIDE_FILES)):
             os.remove(os.path.join(outdir, stale))
     total = 0
-    for fx in fixtures:
-        text = fx.text()
-        path = os.path.join(outdir, fx.filename())
+    files = [(fx.filename(), fx.text().encode()) for fx in fixtures] + sorted(SIDE_FILES.items())
+    if only is not None:
+        files = [(n, d) for n, d in files if n.startswith(only)]
+        fixtures = [fx for fx in fixtures if fx.filename().startswith(only)]
+    for fname, data in files:
+        path = os.path.join(outdir, fname)
         old = None
         if os.path.exists(path):
-            with open(path) as fp:
+            with open(path, "rb") as fp:
                 old = fp.read()
-        if old != text:                      # leave unchanged files untouched
-            with open(path, "w") as fp:
-                fp.write(text)
-        total += len(text)
-    print("wrote %d fixtures (%d sdpa, %d mha, %d encoder, %d decoder), %d bytes, to %s"
-          % (len(fixtures), sum(f.op == "sdpa" for f in fixtures),
-             sum(f.op == "mha" for f in fixtures), sum(f.op == "encoder" for f in fixtures),
-             sum(f.op == "decoder" for f in fixtures), total, outdir))
+        if old != data:                      # leave unchanged files untouched
+            with open(path, "wb") as fp:
+                fp.write(data)
+        total += len(data)
+    ops = ("sdpa", "mha", "encoder", "decoder", "embed", "encoder_stack", "bert")
+    print("wrote %d fixtures (%s) and %d model files, %d bytes, to %s"
+          % (len(fixtures), ", ".join("%d %s" % (sum(f.op == op for f in fixtures), op)
+                                      for op in ops),
+             sum(n in SIDE_FILES for n, _ in files), total, outdir))
     return 0
 
 
