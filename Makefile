@@ -19,6 +19,7 @@
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #   make check-install   install into build/stage and build tests/example.c
 #                        against it with pkg-config
+#   make examples        the programs of examples/, built the same way
 #
 # hwloc, PAPI and SQLite (the results history) are optional: found with
 # pkg-config, disabled with HWLOC=0 / PAPI=0 / SQLITE=0. The library itself
@@ -160,7 +161,7 @@ HARNESS_LIB := $(BUILD)/libharness.a
 CLI_BIN     := $(BUILD)/attnbench
 TEST_BIN    := $(BUILD)/tests/run_tests
 
-.PHONY: all test test-neon bench bench-anchors bench-decode tune tune-eval report gate fuzz fuzz-build test-tsan test-valgrind fixtures install uninstall check-install clean config FORCE
+.PHONY: all test test-neon bench bench-anchors bench-decode tune tune-eval report gate fuzz fuzz-build test-tsan test-valgrind fixtures install uninstall check-install examples clean config FORCE
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI_BIN) $(TEST_BIN)
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c
@@ -255,6 +256,8 @@ test: all
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then $(PYTHON) reports/pytorch_anchor.py --self-test; \
 	else echo "pytorch_anchor.py --self-test: skipped (no torch for $(PYTHON))"; fi
 	PYTHON=$(PYTHON) sh tests/ort_anchor.sh
+	$(MAKE) --no-print-directory examples
+	sh tests/examples.sh $(BUILD)/examples
 
 # AArch64 under user-mode qemu (Debian: gcc-aarch64-linux-gnu qemu-user):
 # the unit tests and `attnbench check`, with `neon` as the auto kernel.
@@ -347,7 +350,7 @@ test-tsan:
 # take most of an hour under valgrind) and the rest runs whole (~5 minutes).
 # Definite leaks fail; libgomp's pooled threads keep their TLS ("possibly
 # lost", in glibc's pthread_create), which is not ours to free.
-VG_GROUPS := api,errors,golden,fixtures,properties,harness,vmath,threads,einsum,params,wisdom,tune,compare,history,concurrency
+VG_GROUPS := api,errors,golden,fixtures,properties,harness,vmath,threads,einsum,params,wisdom,tune,compare,history,concurrency,model
 test-valgrind: $(TEST_BIN)
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  --show-leak-kinds=definite \
@@ -359,7 +362,7 @@ test-valgrind: $(TEST_BIN)
 # then fuzz_report.py mutates the report's sample inputs as long.
 FUZZ_BUILD   := build/fuzz
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS := api files cli
+FUZZ_TARGETS := api files cli model
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz-build:
 	$(MAKE) --no-print-directory CC=clang BUILD=$(FUZZ_BUILD) SANFLAGS="$(FUZZ_SAN)" \
@@ -409,6 +412,19 @@ check-install:
 	  $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(PKG_CONFIG) --cflags --libs attn) \
 	  -Wl,-rpath,$(STAGE)/lib $(SANFLAGS)
 	$(BUILD)/example
+
+# examples/: each program built against the library installed into a
+# staging prefix, through pkg-config, as a user builds it (after
+# `make install`: cc prog.c $$(pkg-config --cflags --libs attn)).
+examples:
+	rm -rf $(STAGE)
+	$(MAKE) --no-print-directory install PREFIX=$(STAGE) BUILD=$(BUILD)
+	@mkdir -p $(BUILD)/examples
+	for src in examples/*.c; do \
+	  $(CC) -std=c11 $(WARNFLAGS) -Werror $$src -o $(BUILD)/examples/$$(basename $$src .c) \
+	    $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(PKG_CONFIG) --cflags --libs attn) -lm \
+	    -Wl,-rpath,$(STAGE)/lib $(SANFLAGS) || exit 1; \
+	done
 
 config:
 	@echo "CC=$(CC) BUILD=$(BUILD) VERSION=$(VERSION)"

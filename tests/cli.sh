@@ -33,6 +33,29 @@ expect_rc 2 no-such-command
 [ -s "$TMP/commands" ] && while read -r c; do grep -q "\b$c\b" "$TMP/err" || echo "$c"; done \
     <"$TMP/commands" | grep -q . && bad "unknown command: $(cat "$TMP/err") lacks some of $(tr '\n' ' ' <"$TMP/commands")" || ok
 
+# --weights (op=bert on a checkpoint): the tiny BERT of the fixtures runs,
+# its D, F and layers taken from the file and its JSON's sequences/s B over
+# the time; a file that is not there, another op, or an L past the file's
+# positions is a usage error naming it.
+BERT_FAST="--repetitions 2 --precision 0 --min-time 0.001 --kernel blocked --threads 1"
+expect_rc 0 run --op bert --weights tests/fixtures/bert_tiny_f32.safetensors \
+    --shape 'B=2,L=7,H=4,mask=padding' $BERT_FAST --json "$TMP/bert.json"
+grep -q 'B2_D32_H4_L7_layers2_F64_post_gelu_padding' "$TMP/out" && ok \
+    || bad "--weights: the shape is not the file's: $(cat "$TMP/out")"
+/usr/bin/python3 - "$TMP/bert.json" <<'PY' && ok || bad "--weights: sequences_per_second is not B over the time"
+import json, sys
+b = [x for x in json.load(open(sys.argv[1]))["benchmarks"] if x.get("run_type") == "iteration"][0]
+sec = b["real_time"] * 1e-9   # time_unit ns
+assert abs(b["sequences_per_second"] - 2 / sec) <= 1e-6 * b["sequences_per_second"], b
+assert abs(b["ms_per_sequence"] - 1e3 * sec / 2) <= 1e-6 * b["ms_per_sequence"], b
+PY
+expect_rc 2 run --op bert --weights "$TMP/no-such.safetensors" --shape 'B=1,L=7,H=4' $BERT_FAST
+grep -q "no-such.safetensors" "$TMP/err" && ok || bad "--weights: missing file unnamed: $(cat "$TMP/err")"
+expect_rc 2 run --op sdpa --weights tests/fixtures/bert_tiny_f32.safetensors $FAST
+grep -q "op=bert" "$TMP/err" && ok || bad "--weights with op=sdpa: $(cat "$TMP/err")"
+expect_rc 2 run --op bert --weights tests/fixtures/bert_tiny_f32.safetensors --shape 'B=1,L=25,H=4' $BERT_FAST
+grep -q "24 positions" "$TMP/err" && ok || bad "--weights L 25: $(cat "$TMP/err")"
+
 # --param: unknown names and values out of range are usage errors; a valid
 # setting runs.
 expect_rc 2 run --kernel blocked --param no_such_param=3 $FAST

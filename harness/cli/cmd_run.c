@@ -232,6 +232,7 @@ typedef struct run_plan {
     const char *json, *json_dir, *csv;
     char event_buf[1024];
     ab_counters *counters;
+    attn_bert *model;              /* --weights: op=bert's weights, or NULL (random) */
 } run_plan;
 
 /* What it did: a result per benchmark timed (or failed), and the facts the
@@ -272,13 +273,53 @@ static int check_settings(const run_plan *p, char *err, size_t len)
     return 0;
 }
 
+/* --weights: loads the checkpoint into p->model and makes every shape the
+ * model's (D, F, layers; H as given, 12 by default), keeping B, L and the
+ * mask. Every shape must be op=bert and fit the file's positions. */
+static int use_weights(run_plan *p, const char *path, char *err, size_t len)
+{
+    for (int i = 0; i < p->plan.ns; i++)
+        if (p->plan.shapes[i].op != AB_OP_BERT) {
+            snprintf(err, len, "--weights is for op=bert (give --op bert)");
+            return -1;
+        }
+    int heads = p->plan.ns ? p->plan.shapes[0].heads : 0;
+    char why[512];
+    attn_status st = attn_bert_load(&p->model, path, heads, why, sizeof why);
+    if (st != ATTN_OK) {
+        snprintf(err, len, "--weights: %.480s", why);
+        return -1;
+    }
+    const attn_bert *m = p->model;
+    if (m->n_layers > AB_MAX_LAYERS) {
+        snprintf(err, len, "--weights: %d layers, more than the %d a shape takes", m->n_layers,
+                 AB_MAX_LAYERS);
+        return -1;
+    }
+    for (int i = 0; i < p->plan.ns; i++) {
+        ab_shape *s = &p->plan.shapes[i];
+        if (s->heads != heads || s->q_len > m->embed_config.max_positions) {
+            snprintf(err, len, s->heads != heads ? "--weights: every shape needs the same H"
+                     : "--weights: L=%d is more than the file's %d positions", s->q_len,
+                     m->embed_config.max_positions);
+            return -1;
+        }
+        s->head_dim = m->layer_config.d_model / heads;
+        s->d_ff = m->layer_config.d_ff;
+        s->layers = m->n_layers;
+        s->norm_first = m->layer_config.norm_first;
+        s->act = m->layer_config.act;
+    }
+    return 0;
+}
+
 /* Parses the flags into p and loads the machine. -1 when the run is to go
  * on, else the exit status (the message printed). */
 static int plan_of(int argc, char **argv, run_plan *p)
 {
     const char *kernel = NULL, *op_name = NULL, *shape_text = NULL, *suite_name = NULL;
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
-    const char *threads_text = NULL, *params_text = NULL;
+    const char *threads_text = NULL, *params_text = NULL, *weights = NULL;
     int reps = AB_DEFAULT_REPETITIONS, max_reps = AB_MAX_REPS, refresh = 0, memory = 0;
     int no_peaks = 0, iterations = 0, n_pos;
     /* -1: the default, which depends on --kernel (max_call) or the suite (the times). */
@@ -305,6 +346,7 @@ static int plan_of(int argc, char **argv, run_plan *p)
         { "memory", AB_FLAG_BOOL, &memory, NULL, "also measure the resident memory one call adds (peak RSS of a fresh context)", 0, 0 },
         { "refresh-peaks", AB_FLAG_BOOL, &refresh, NULL, "re-measure the machine peaks first", 0, 0 },
         { "no-peaks", AB_FLAG_BOOL, &no_peaks, NULL, "neither measure nor read the peaks (no % of peak; e.g. under valgrind)", 0, 0 },
+        { "weights", AB_FLAG_STRING, &weights, "FILE", "op=bert: the weights of a BERT checkpoint (safetensors) instead of random ones; D, H, F and layers are the file's", 0, 0 },
         { "iterations", AB_FLAG_INT, &iterations, "N", "exactly N calls per repetition, not calibrated to --min-time (for counting instructions)", 1, 1000000000 },
     };
     int rc = ab_cli_command(
@@ -355,6 +397,10 @@ static int plan_of(int argc, char **argv, run_plan *p)
 
     if (ab_plan_make(&p->plan, suite_name, shape_text, op, op_name != NULL, threads_text, err,
                      sizeof err) != 0) {
+        fprintf(stderr, "attnbench run: %s\n", err);
+        return AB_EXIT_USAGE;
+    }
+    if (weights && use_weights(p, weights, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench run: %s\n", err);
         return AB_EXIT_USAGE;
     }
@@ -450,7 +496,7 @@ static int execute(const run_plan *p, run_outcome *out)
         const ab_shape *s = &p->plan.shapes[si];
         ab_workload w;
         int first = n, nm = 0;
-        int have_inputs = ab_workload_init(&w, s, SEED, 0) == 0;
+        int have_inputs = ab_workload_init_model(&w, s, p->model, SEED, 0) == 0;
         float *buf = have_inputs ? ab_alloc_floats(w.out_len, 0) : NULL;
         for (int ki = 0; ki < nk; ki++) {
             for (int ti = 0; ti < nt; ti++) {
@@ -622,8 +668,10 @@ int ab_cmd_run(int argc, char **argv)
     }
     if (!p || !out)
         fprintf(stderr, "attnbench run: out of memory\n");
-    if (p)
+    if (p) {
         ab_counters_close(p->counters);
+        attn_bert_free(p->model);
+    }
     if (out)
         free(out->results);
     free(p);
