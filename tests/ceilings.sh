@@ -22,6 +22,29 @@ trap 'rm -rf "$TMP"' EXIT
 pass=0 fail=0
 cores=$(nproc)
 MAX_CALL=${MAX_CALL:-0.01}
+# over FILE: exit 0 when every median of FILE is within 100% of its peak
+# and of the read bandwidth, each with its measured error; else 1, with a
+# line "over SHAPE KERNEL THREADS ..." per row above.
+over() {
+    "$PY" - "$1" <<'EOF'
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+rows = over = 0
+for b in doc["benchmarks"]:
+    if b.get("run_type") != "aggregate" or b.get("aggregate_name") != "median":
+        continue
+    rows += 1
+    for pct, err in (("pct_peak", "peak_error"), ("pct_read_bw", "read_bw_error")):
+        p, e = b.get(pct), b.get(err)
+        if isinstance(p, (int, float)) and isinstance(e, (int, float)) and p > 100 * (1 + e):
+            over += 1
+            print(f"over {b['shape']} {b['kernel']} {b['threads']} {b['run_name']}: "
+                  f"{pct} {p:.1f}% above 100% + its error {100 * e:.1f}%")
+print(f"{rows} benchmarks, {over} above a ceiling")
+sys.exit(1 if over else 0)
+EOF
+}
+
 # Every suite on every kernel, then the long sequences (whose calls all take
 # longer) on the auto kernel with a longer limit: the causal rows there were
 # the worst offenders (148%).
@@ -36,26 +59,27 @@ for run in $("$AB" list --suites | sed -n 's/^suite \([a-z-]*\):.*/\1:all:'"$MAX
         fail=$((fail + 1))
         continue
     fi
-    if out=$("$PY" - "$TMP/$suite.json" <<'EOF'
-import json, math, sys
-doc = json.load(open(sys.argv[1]))
-rows = over = 0
-for b in doc["benchmarks"]:
-    if b.get("run_type") != "aggregate" or b.get("aggregate_name") != "median":
+    # A row above its ceiling is timed again, alone, with 5 repetitions
+    # before it counts: one 2 ms repetition on a shared machine has read
+    # 105% once (a glitch the rerun did not repeat); a miscounted work
+    # formula stays above at any repetition count.
+    if out=$(over "$TMP/$suite.json"); then
+        pass=$((pass + 1))
         continue
-    rows += 1
-    for pct, err in (("pct_peak", "peak_error"), ("pct_read_bw", "read_bw_error")):
-        p, e = b.get(pct), b.get(err)
-        if isinstance(p, (int, float)) and isinstance(e, (int, float)) and p > 100 * (1 + e):
-            over += 1
-            print(f"{b['run_name']}: {pct} {p:.1f}% above 100% + its error {100 * e:.1f}%")
-print(f"{rows} benchmarks, {over} above a ceiling")
-sys.exit(1 if over else 0)
-EOF
-    ); then
+    fi
+    still=""
+    echo "$out" | sed -n 's/^over \([^ ]*\) \([^ ]*\) \([0-9]*\) .*/\1 \2 \3/p' >"$TMP/over.txt"
+    while read -r shape kern thr; do
+        "$AB" run --shape "$shape" --kernel "$kern" --threads "$thr" --precision 0 \
+            --repetitions 5 --min-time 0.002 --json "$TMP/again.json" >/dev/null 2>&1 \
+            && over "$TMP/again.json" >/dev/null && continue
+        still="$still $kern/$shape/threads:$thr"
+    done <"$TMP/over.txt"
+    if [ -z "$still" ]; then
+        echo "ceilings: suite $suite ($kernel): within its ceilings when timed again: $out"
         pass=$((pass + 1))
     else
-        echo "FAIL ceilings: suite $suite ($kernel): $out"
+        echo "FAIL ceilings: suite $suite ($kernel): above a ceiling twice:$still: $out"
         fail=$((fail + 1))
     fi
 done
