@@ -293,6 +293,7 @@ tune-eval: all
 # the memory a call adds; then the side-by-side table with a speedup per
 # peer (docs/performance.md). ANCHOR_SUITES and ANCHOR_THREADS choose, e.g.
 #   make bench-anchors ANCHOR_SUITES="bert-base long decode" ANCHOR_THREADS=1,2
+#   make bench-anchors ANCHOR_SUITES="op=bert,B=1,L=128,mask=padding"   (one shape)
 ANCHOR_SUITES ?= anchors
 ANCHOR_THREADS ?= 1
 bench-anchors: all reports/ort_anchor/node_modules

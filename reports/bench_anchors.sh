@@ -4,6 +4,7 @@
 #
 #     sh reports/bench_anchors.sh ATTNBENCH "SUITES" THREADS OUTDIR
 #
+# SUITES: suite names, or single shapes ("op=bert,B=1,L=128,mask=padding").
 # For each shape of the suites, back to back before the next shape, so that
 # load on a shared machine falls on every side alike:
 #   1. `attnbench run --kernel auto` (what a caller of the library gets,
@@ -40,8 +41,13 @@ fi
 
 mkdir -p "$out"
 rm -f "$out"/*.json
+# SUITES names suites, or shapes in --shape syntax starting with op= (one
+# bert-base row alone: "op=bert,B=1,L=128,mask=padding").
 shapes=$(for s in $suites; do
-    "$bin" list --suites | awk -v s="$s:" '$1 == "suite" { f = ($2 == s); next } f && $1 ~ /^op=/ { print $1 }'
+    case $s in
+    op=*) echo "$s" ;;
+    *) "$bin" list --suites | awk -v s="$s:" '$1 == "suite" { f = ($2 == s); next } f && $1 ~ /^op=/ { print $1 }' ;;
+    esac
 done)
 [ -n "$shapes" ] || { echo "bench-anchors: no shapes in suites '$suites'" >&2; exit 2; }
 i=100
