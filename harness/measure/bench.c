@@ -77,18 +77,21 @@ static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long i
 #define PROBE_FLOPS 1e8
 
 /* How long one call of s will take, extrapolated by work from the same
- * call on a shape whose sequence lengths are cut so that it does about a
- * 32nd of the work; 0 when s is small (or the probe fails). It keeps
- * max_call_time from first making a call it exists to avoid: the oracle's
- * SDPA at L 8192 takes over a minute. */
+ * call on a shape of one batch and one layer whose sequence lengths are cut
+ * so that it does at most a 32nd of the work and 1 GFLOP; 0 when s is small
+ * (or the probe fails). It keeps max_call_time from first making a call it
+ * exists to avoid: the oracle's SDPA at L 8192 takes over a minute, and a
+ * 32nd of BERT-base at B 8, L 512 (24 GFLOP) took the oracle 10 s a probe. */
 static double estimated_call(attn_ctx *ctx, const ab_shape *s)
 {
     double flops = ab_shape_flops(s);
     if (!(flops > PROBE_FLOPS))
         return 0.0;
     ab_shape small = *s;
-    small.layers = s->layers > 0 ? 1 : 0;   /* generate: the work is layers × one layer's */
-    for (int i = 0; i < 8 && ab_shape_flops(&small) > flops / 32.0; i++) {
+    small.batch = 1;                        /* the work is linear in the batch */
+    small.layers = s->layers > 0 ? 1 : 0;   /* generate, bert: layers × one layer's */
+    double target = fmin(flops / 32.0, 1e9);
+    for (int i = 0; i < 8 && ab_shape_flops(&small) > target; i++) {
         small.q_len = small.q_len > 32 ? small.q_len / 2 : small.q_len;
         small.kv_len = small.kv_len > 32 ? small.kv_len / 2 : small.kv_len;
         small.steps = small.steps > 32 ? small.steps / 2 : small.steps;
