@@ -118,6 +118,31 @@ static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n
         attn_kv_cache_destroy(cache);
         break;
     }
+    case AB_OP_BERT: {                   /* the embeddings, or the stack */
+        attn_embedding_config ec = w->emb_cfg;
+        attn_embedding_weights ew = w->emb;
+        attn_encoder_weights layers[4];
+        int n = s->layers < 4 ? s->layers : 4, b = s->batch, l = s->q_len;
+        memcpy(layers, w->layers, sizeof layers[0] * (size_t)n);
+        const float *gamma = NULL;
+        switch ((how / 3) % 6) {
+        case 0:                                                       /* past the positions */
+            st = attn_embed(ctx, &ec, &ew, b, l, w->ids, w->type_ids,
+                            ec.max_positions - l + 1, out);
+            break;
+        case 1: ew.ln_beta = NULL; break;                             /* γ without β */
+        case 2: b = bad; break;
+        case 3: n = 0; break;
+        case 4: layers[n - 1].w_ff2 = NULL; break;                    /* the last layer's */
+        default: gamma = w->emb.ln_gamma; break;                      /* final γ without β */
+        }
+        if ((how / 3) % 6 == 1 || (how / 3) % 6 == 2)
+            st = attn_embed(ctx, &ec, &ew, b, l, w->ids, w->type_ids, 0, out);
+        else if ((how / 3) % 6 != 0)
+            st = attn_encoder(ctx, &w->enc_cfg, n, layers, gamma, NULL, b, l, w->x_q,
+                              &w->mask, out);
+        break;
+    }
     default: {
         attn_encoder_config c = w->enc_cfg;
         int b = s->batch, l = s->q_len;
@@ -200,6 +225,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ab_op_is_decoder(s.op)) {         /* the memory's padding or none; default scale */
         s.mask = s.mask % 2 ? AB_MASK_PADDING : AB_MASK_NONE;
         s.scale = 0.0f;
+    }
+    if (s.op == AB_OP_BERT) {             /* 1-3 post-LN layers; key padding or none */
+        s.mask = s.mask % 2 ? AB_MASK_PADDING : AB_MASK_NONE;
+        s.scale = 0.0f;
+        s.norm_first = 0;
+        s.kv_len = s.q_len;
+        s.layers = 1 + (int)take(&b, 3);
     }
     if (s.op == AB_OP_GENERATE) {         /* a prompt of q_len, then steps tokens */
         s.steps = 1 + (int)take(&b, 8);
