@@ -873,7 +873,8 @@ def self_test(verbose=True):
     """Every graph form against the float64 numpy reference: max |diff| <= 1e-4 on the
     rows that see a key. Returns 0 when all pass, 1 otherwise."""
     import numpy as np
-    failures = 0
+    t = pa.SelfTest("ort_anchor self-test", verbose)
+    report = t.report
     os.makedirs(BUILD_DIR, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=BUILD_DIR, prefix="self-test-") as tmp:
         for i, (text, form) in enumerate(SELF_TEST_SHAPES):
@@ -881,31 +882,20 @@ def self_test(verbose=True):
             try:
                 w = build(s, form, vocab=SELF_TEST_VOCAB)
             except Skip as e:
-                print(f"FAIL {text}: not built: {e}")
-                failures += 1
+                report(False, f"{text}: not built: {e}")
                 continue
             folder = os.path.join(tmp, str(i))
             res = run_node(write_job(w, folder, 1, None, mode="run"), pa.core_cpus()[:1])
             if res.get("status") != "ok":
-                print(f"FAIL {text} [{form}]: {res.get('error')}")
-                failures += 1
+                report(False, f"{text} [{form}]: {res.get('error')}")
                 continue
             name, dims, _ = w.outputs[0]
             got = np.fromfile(os.path.join(folder, f"out_{name}.bin"), np.float32).reshape(dims)
             want = w.reference()
             rows = w.valid_rows.astype(bool)                 # [B][Lq]
             err = float(np.max(np.abs(got - want)[rows])) if rows.any() else 0.0
-            ok = err <= 1e-4 and np.isfinite(got[rows]).all()
-            failures += not ok
-            if verbose or not ok:
-                print(f"{'ok  ' if ok else 'FAIL'} {text} [{w.short}]: "
-                      f"max |ort - numpy| = {err:.2g}")
-
-        def report(ok, what):
-            nonlocal failures
-            failures += not ok
-            if verbose or not ok:
-                print(f"{'ok  ' if ok else 'FAIL'} {what}")
+            report(err <= 1e-4 and np.isfinite(got[rows]).all(),
+                   f"{text} [{w.short}]: max |ort - numpy| = {err:.2g}")
 
         # --sdpa-form auto's choices for the suites' shapes.
         for text, want in (("op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br", "mha-bnsh"),
@@ -944,8 +934,7 @@ def self_test(verbose=True):
         except (OSError, ValueError, KeyError) as e:
             ok, what = False, f"a timed run's JSON: {e} (exit status {code})"
         report(ok, what)
-    print(f"ort_anchor self-test: {'all passed' if not failures else f'{failures} failed'}")
-    return 1 if failures else 0
+    return 1 if t.summary() else 0
 
 
 # ---- The command line ------------------------------------------------------------

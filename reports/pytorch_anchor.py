@@ -1281,6 +1281,35 @@ def write_atomically(path, text):
 
 # ---- Self-test: the cached loop against the whole sequence ----------------------
 
+class SelfTest:
+    """The checks of one self-test: each reported (all when verbose, else the
+    failures), the failures counted."""
+
+    def __init__(self, name, verbose):
+        self.name, self.verbose, self.failures = name, verbose, 0
+
+    def report(self, ok, what):
+        self.failures += not ok
+        if self.verbose or not ok:
+            print(f"{'ok  ' if ok else 'FAIL'} {what}")
+
+    def refused(self, cases):
+        """Each (shape text, message) of cases: parse_shape refuses the text
+        with the message in its error."""
+        for text, message in cases:
+            try:
+                parse_shape(text)
+                got = "accepted"
+            except ValueError as e:
+                got = str(e)
+            self.report(message in got, f"{text} refused: {got}")
+
+    def summary(self):
+        """Prints the self-test's line; returns the number of failures."""
+        print(f"{self.name}: {'all passed' if not self.failures else f'{self.failures} failed'}")
+        return self.failures
+
+
 def check_generate(verbose=True):
     """op=generate's cached decoding loop (cached_decoding) against a whole-
     sequence reference on small shapes: the same weights, as a stack of
@@ -1291,13 +1320,8 @@ def check_generate(verbose=True):
     label and GFLOP against suites.c's. Returns 0 when all pass, 1 otherwise."""
     import torch
     torch.set_num_threads(1)
-    failures = 0
-
-    def report(ok, what):
-        nonlocal failures
-        failures += not ok
-        if verbose or not ok:
-            print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    t = SelfTest("check_generate", verbose)
+    report = t.report
 
     # The shape's bookkeeping (the values attnbench prints for these shapes).
     s = parse_shape("op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,norm=post,"
@@ -1310,18 +1334,12 @@ def check_generate(verbose=True):
     s = parse_shape("op=generate,D=64,H=4,mask=padding")
     report((s.q_len, s.steps, s.kv_len, s.layers, s.d_ff) == (128, 128, 128, 1, 256)
            and shape_label(s).endswith("_padding"), f"defaults: {shape_format(s)}")
-    for text, message in (("op=generate,L=128", "no L, Lq, Lk, cross or scale"),
-                          ("op=generate,mask=causal", "no L, Lq, Lk, cross or scale"),
-                          ("op=generate,cross=0", "no L, Lq, Lk, cross or scale"),
-                          ("op=decoder,P=4", "P, N and layers are for op=generate"),
-                          ("op=sdpa,layers=2", "P, N and layers are for op=generate"),
-                          ("op=mha,M=4", "M (memory length) is for op=decoder and op=generate")):
-        try:
-            parse_shape(text)
-            got = "accepted"
-        except ValueError as e:
-            got = str(e)
-        report(message in got, f"{text} refused: {got}")
+    t.refused((("op=generate,L=128", "no L, Lq, Lk, cross or scale"),
+               ("op=generate,mask=causal", "no L, Lq, Lk, cross or scale"),
+               ("op=generate,cross=0", "no L, Lq, Lk, cross or scale"),
+               ("op=decoder,P=4", "P, N and layers are for op=generate"),
+               ("op=sdpa,layers=2", "P, N and layers are for op=generate"),
+               ("op=mha,M=4", "M (memory length) is for op=decoder and op=generate")))
 
     # The cached loop against the whole sequence.
     cases = [f"op=generate,B=2,P=5,N=4,M=7,layers=2,D=16,H=2,F=24,norm={norm},act={act},"
@@ -1346,8 +1364,7 @@ def check_generate(verbose=True):
                       for got in (got1, got2))
             report(err <= 1e-4 and torch.isfinite(want).all().item(),
                    f"{text}: max |cached − whole| = {err:.2g}")
-    print(f"check_generate: {'all passed' if not failures else f'{failures} failed'}")
-    return 1 if failures else 0
+    return 1 if t.summary() else 0
 
 
 def bert_reference(torch, s, model, ids, type_ids, key_padding):
@@ -1413,13 +1430,8 @@ def check_bert(verbose=True):
     import warnings
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")
-    failures = 0
-
-    def report(ok, what):
-        nonlocal failures
-        failures += not ok
-        if verbose or not ok:
-            print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    t = SelfTest("check_bert", verbose)
+    report = t.report
 
     s = parse_shape("op=bert,B=1,L=128,mask=padding")
     report(shape_format(s) == "op=bert,B=1,L=128,layers=12,D=768,H=12,F=3072,norm=post,act=gelu,"
@@ -1427,18 +1439,12 @@ def check_bert(verbose=True):
            and shape_label(s) == "B1_D768_H12_L128_layers12_F3072_post_gelu_padding",
            f"bert shape text, label and GFLOP: {shape_format(s)}, {shape_label(s)}, "
            f"{shape_flops(s) / 1e9:.3g}")
-    for text, message in (("op=bert,Lq=4", "bert takes L, layers and mask none or padding"),
-                          ("op=bert,mask=causal", "bert takes L, layers and mask none or padding"),
-                          ("op=bert,N=3", "bert takes L, layers and mask none or padding"),
-                          ("op=bert,layers=65", "layers=65 is more than 64"),
-                          ("op=encoder,layers=2", "P, N and layers are for op=generate (layers: "
-                                                  "and op=bert)")):
-        try:
-            parse_shape(text)
-            got = "accepted"
-        except ValueError as e:
-            got = str(e)
-        report(message in got, f"{text} refused: {got}")
+    t.refused((("op=bert,Lq=4", "bert takes L, layers and mask none or padding"),
+               ("op=bert,mask=causal", "bert takes L, layers and mask none or padding"),
+               ("op=bert,N=3", "bert takes L, layers and mask none or padding"),
+               ("op=bert,layers=65", "layers=65 is more than 64"),
+               ("op=encoder,layers=2", "P, N and layers are for op=generate (layers: "
+                                       "and op=bert)")))
 
     cases = ["op=bert,B=2,L=7,layers=2,D=16,H=2,F=32,mask=padding",
              "op=bert,B=3,L=7,layers=2,D=16,H=2,F=32,mask=padding",
@@ -1475,8 +1481,7 @@ def check_bert(verbose=True):
                f"{text}: max |model − reference| = {err:.2g} on the real tokens; padded rows "
                f"{'zero (nested tensors)' if nested else 'as the reference'}: "
                f"{'yes' if padded_ok else 'NO'}")
-    print(f"check_bert: {'all passed' if not failures else f'{failures} failed'}")
-    return failures
+    return t.summary()
 
 
 # ---- The command line ------------------------------------------------------------
