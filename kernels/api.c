@@ -503,29 +503,9 @@ attn_status attn_encoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
                                const attn_encoder_weights *w, int batch, int seq_len,
                                const float *x, const attn_mask *mask, float *y)
 {
-    if (!ctx || !c || !w || !encoder_weights_present(w) || !x || !y)
-        return ATTN_ERR_INVALID_ARG;
-    if (!config_valid(c) || batch <= 0 || seq_len <= 0 || !mask_valid(mask))
-        return ATTN_ERR_INVALID_ARG;
-    mask = effective_mask(mask);
-    if (!fits(sizeof(float), c->d_model, c->d_model, 1, 1)
-        || !fits(sizeof(float), c->d_ff, c->d_model, 1, 1)
-        || !fits(sizeof(float), batch, seq_len, c->d_model, 1)
-        || !mask_fits(mask, batch, seq_len, seq_len))
-        return ATTN_ERR_OVERFLOW;
-
-    attn_encoder_args a = {
-        .c = c, .w = w, .batch = batch, .seq_len = seq_len, .x = x, .mask = mask, .y = y,
-    };
-    const attn_choice *ch = choose(ctx, ATTN_OP_ENCODER, seq_len, seq_len,
-                                   c->d_model / c->n_heads, mask);
-    attn_exec ex = exec_of(ctx, ch);
-    attn_status st = reserve_workspace(ctx, attn_encoder_workspace(&ch->kernel, &ex, &a));
-    if (st != ATTN_OK)
-        return st;
-    ex = exec_of(ctx, ch);
-    attn_encoder_run(&ch->kernel, &ex, &a);
-    return ATTN_OK;
+    /* A stack of one layer without a final LayerNorm: the same checks, the
+     * same buffers (no stream buffer: the layer writes y) and the same run. */
+    return attn_encoder(ctx, c, 1, w, NULL, NULL, batch, seq_len, x, mask, y);
 }
 
 /* ---- Encoder stack and embeddings ------------------------------------------------ */

@@ -349,14 +349,6 @@ static void encoder_plan(const attn_kernel *k, const attn_exec *ex, const attn_e
            : (ml.end > ffn_end ? ml.end : ffn_end);
 }
 
-size_t attn_encoder_workspace(const attn_kernel *k, const attn_exec *ex,
-                              const attn_encoder_args *a)
-{
-    encoder_layout l;
-    encoder_plan(k, ex, a, 0, &l);
-    return l.end;
-}
-
 /* One layer with the workspace from offset base on. x and y may be the same
  * buffer: x is last read before y is first written. */
 static void encoder_compute(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a,
@@ -389,11 +381,6 @@ static void encoder_compute(const attn_kernel *k, const attn_exec *ex, const att
         gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x1, t);
         layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, a->y);
     }
-}
-
-void attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a)
-{
-    encoder_compute(k, ex, a, 0);
 }
 
 /* ---- Encoder stack ------------------------------------------------------------ */

@@ -1,5 +1,5 @@
 /*
- * compose.h — the three public operations built from a kernel's primitives.
+ * compose.h — the public operations built from a kernel's primitives.
  *
  * Each operation has a workspace function, which sizes every buffer the run
  * will use (checked arithmetic: SIZE_MAX when a size does not fit), and a run
@@ -94,12 +94,10 @@ void   attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_
 size_t attn_mha_workspace(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a);
 void   attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a);
 
-size_t attn_encoder_workspace(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
-void   attn_encoder_run(const attn_kernel *k, const attn_exec *ex, const attn_encoder_args *a);
-
 size_t attn_embed_workspace(const attn_kernel *k, const attn_exec *ex, const attn_embed_args *a);
 void   attn_embed_run(const attn_kernel *k, const attn_exec *ex, const attn_embed_args *a);
 
+/* The encoder stack; attn_encoder_layer is a stack of one. */
 size_t attn_stack_workspace(const attn_kernel *k, const attn_exec *ex, const attn_stack_args *a);
 void   attn_stack_run(const attn_kernel *k, const attn_exec *ex, const attn_stack_args *a);
 
