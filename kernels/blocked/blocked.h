@@ -51,7 +51,9 @@ enum { BLK_MC, BLK_KC, BLK_NC, BLK_SPLIT, BLK_BQ, BLK_DECODE_ROWS, BLK_PREFETCH,
  * 8 / 12 / 16 / 24 keys ahead gave 15.7 / 18.5 / 21.5 / 21.4 / 20.7 GB/s
  * of K and V at Lk 16384, 1 thread; into L1 (prefetcht0) no gain at any
  * distance — the hardware prefetcher alone keeps too few lines in flight
- * for two streams. */
+ * for two streams. A single query row held in registers (decode_impl.h's
+ * register path) prefetches only where the row `prefetch` keys on enters a
+ * new page: its loop outruns a per-line prefetch. */
 enum { ATTN_DECODE_ROWS_DEFAULT = 16, ATTN_PREFETCH_DEFAULT = 16 };
 /* The decode path's key blocks (of its online softmax) and the keys of
  * one split (a task of split-KV): decode_impl.h says why. */
