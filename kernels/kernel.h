@@ -183,6 +183,9 @@ typedef struct attn_geometry {
     int attn_rows, attn_keys;
     int lanes;                         /* floats per vector of its row loops (their tails) */
     int decode_split;                  /* decode path (decode_rows): keys per split-KV task */
+    /* Decode path: query rows register-blocked together (the rest one at
+     * a time), and the widest head a single row keeps in registers. */
+    int decode_row_group, decode_row_width;
 } attn_geometry;
 
 typedef struct attn_kernel {

@@ -201,6 +201,10 @@ static void test_edge_coverage(const attn_kernel *k)
     covers(k->name, s, n, HEAD_DIM, "head dim", g->lanes, -1, 1);
     covers(k->name, s, n, KV_ROWS, "query rows per key/value head", decode_rows, 0, 1);
     covers(k->name, s, n, KEYS, "decode keys", decode_rows >= 0 ? g->decode_split : 0, -1, 1);
+    covers(k->name, s, n, KV_ROWS, "decode row group",
+           decode_rows >= g->decode_row_group ? g->decode_row_group : 0, -1, 1);
+    covers(k->name, s, n, HEAD_DIM, "decode row width", decode_rows >= 1 ? g->decode_row_width : 0,
+           -1, 1);
 }
 
 void test_params(void)

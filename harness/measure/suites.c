@@ -931,5 +931,14 @@ int ab_edge_shapes(const attn_kernel *k, const int *params, ab_shape *out, int m
     }
     AROUND(lk, e.decode_rows >= 0 ? g->decode_split : 0)
         edge_add(&e, sdpa_edge(2, 4, 2, 1, lk, g->lanes + 1), KEY_MASKS);
+    /* Its register blocking: a head's own rows around the row group (a
+     * group and the rows left over), and one row around the widest head it
+     * keeps in registers, and one vector wide. */
+    AROUND(rows, e.decode_rows >= g->decode_row_group ? g->decode_row_group : 0)
+        edge_add(&e, sdpa_edge(1, 2, 2, rows, keys, g->lanes + 1), KEY_MASKS);
+    AROUND(dh, e.decode_rows >= 1 ? g->decode_row_width : 0)
+        edge_add(&e, sdpa_edge(1, 2, 2, 1, keys, dh), KEY_MASKS);
+    if (e.decode_rows >= 1 && g->decode_row_width)
+        edge_add(&e, sdpa_edge(1, 2, 2, 1, keys, g->lanes), KEY_MASKS);
     return e.n;
 }

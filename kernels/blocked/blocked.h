@@ -59,6 +59,10 @@ enum { ATTN_DECODE_ROWS_DEFAULT = 16, ATTN_PREFETCH_DEFAULT = 16 };
  * one split (a task of split-KV): decode_impl.h says why. */
 #define SDPA_DECODE_KEYS 64
 #define SDPA_DECODE_SPLIT 512
+/* Its register blocking (decode_impl.h says why): query rows taken
+ * together, and the vectors of a single row's head kept in registers. */
+#define SDPA_DECODE_ROW_GROUP 4
+#define SDPA_DECODE_ROW_VECS 8
 _Static_assert(BLK_N_PARAMS <= ATTN_MAX_PARAMS, "raise ATTN_MAX_PARAMS in kernel.h");
 
 /* BLK_SPLIT: how the threads share a GEMM's C. */

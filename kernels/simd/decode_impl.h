@@ -15,15 +15,16 @@
 #include "simd.h"
 
 /* The decode path's register blocking (sdpa_decode_task): query rows and
- * keys per step, the widest row kept whole in registers, and the lines
- * asked for at a new page. */
-#define DECODE_RB 4
+ * keys per step, the widest row kept whole in registers (blocked.h, so
+ * that the kernels' rows can name them), and the lines asked for at a new
+ * page. */
+#define DECODE_RB SDPA_DECODE_ROW_GROUP
 #if defined(SIMD_REGISTERS) && SIMD_REGISTERS >= 32
 #define DECODE_KV 4
 #else
 #define DECODE_KV 2
 #endif
-#define DECODE_ROW_VECS 8
+#define DECODE_ROW_VECS SDPA_DECODE_ROW_VECS
 #define DECODE_PAGE_LINES 8
 
 static inline size_t sdpa_round16(size_t n)
