@@ -20,8 +20,10 @@
  * page. */
 #define DECODE_RB SDPA_DECODE_ROW_GROUP
 #if defined(SIMD_REGISTERS) && SIMD_REGISTERS >= 32
+#define DECODE_KS 4
 #define DECODE_KV 4
 #else
+#define DECODE_KS 2
 #define DECODE_KV 2
 #endif
 #define DECODE_ROW_VECS SDPA_DECODE_ROW_VECS
@@ -202,58 +204,65 @@ static inline void SIMD_NAME(sdpa_prefetch_page)(const float *row, int dh)
  * key costs its loads and FMAs only, and the next pages are prefetched
  * (sdpa_prefetch_page).
  *
- * Otherwise rows are register-blocked: a vector of K is loaded once for
- * DECODE_RB query rows and, from DECODE_RB rows up, two keys (2·RB
- * accumulators); a vector of o is loaded and stored once for DECODE_KV
+ * Otherwise, from DECODE_RB rows up, rows are register-blocked: a vector
+ * of K is loaded once for DECODE_RB query rows and DECODE_KS keys (RB·KS
+ * accumulators), a vector of o is loaded and stored once for DECODE_KV
  * keys, each V vector once for all RB rows; every line of the row `ahead`
  * keys on is prefetched. One row and one key at a time, four rows (Hkv 8)
  * reloaded each K and V vector four times and stored o once per key: Lk
- * 16384, Hkv 8, 1 thread, avx512: 6.4-7.0 ms against 9.1-10.2 ms. Below
+ * 16384, Hkv 8, 1 thread, avx512: 9.1-10.2 ms; blocked with 2 keys per
+ * K step 6.5-6.7 ms, with 4 keys 6.3-6.5 ms (in L3, Lk 1024: 463-473,
+ * 307-309, 273-277 us: with 2 keys the K loop was bound by its loads). Below
  * DECODE_RB rows the plain loops (sdpa_dot, sdpa_axpy: one key at a time)
  * are kept: with a single row, two or four keys at once ran 5-10% slower
  * from memory, and one accumulator per dot instead of two 50% slower on
  * the portable target. */
 #define DECODE_INLINE inline __attribute__((always_inline))
 
-/* s[r][0..nk) = q_r · krow[0..nk) for rb ≤ DECODE_RB rows and nk ≤ 2 keys. */
+/* s[r][0..nk) = q_r · krow[0..nk) for rb ≤ DECODE_RB rows and nk ≤
+ * DECODE_KS keys; constant rb and nk on the hot path, as for the values. */
 static DECODE_INLINE void SIMD_NAME(sdpa_decode_scores)(const float *qs, int dh, int rb,
                                                        const float *const *krow, int nk, float *s)
 {
-    vf acc[DECODE_RB][2];
+    vf acc[DECODE_RB][DECODE_KS];
 #pragma GCC unroll 4
     for (int r = 0; r < rb; r++)
-        acc[r][0] = acc[r][1] = vf_zero();
+#pragma GCC unroll 4
+        for (int k = 0; k < nk; k++)
+            acc[r][k] = vf_zero();
     int c = 0;
     for (; c + SIMD_LANES <= dh; c += SIMD_LANES) {
-        const vf k0 = vf_load(krow[0] + c), k1 = nk > 1 ? vf_load(krow[1] + c) : vf_zero();
+        vf kv[DECODE_KS];
+#pragma GCC unroll 4
+        for (int k = 0; k < nk; k++)
+            kv[k] = vf_load(krow[k] + c);
 #pragma GCC unroll 4
         for (int r = 0; r < rb; r++) {
             const vf q = vf_load(qs + (size_t)r * dh + c);
-            acc[r][0] = vf_fmadd(q, k0, acc[r][0]);
-            if (nk > 1)
-                acc[r][1] = vf_fmadd(q, k1, acc[r][1]);
+#pragma GCC unroll 4
+            for (int k = 0; k < nk; k++)
+                acc[r][k] = vf_fmadd(q, kv[k], acc[r][k]);
         }
     }
     if (c < dh) {
         const int n = dh - c;
-        const vf k0 = vf_load_n(krow[0] + c, n);
-        const vf k1 = nk > 1 ? vf_load_n(krow[1] + c, n) : vf_zero();
-#pragma GCC unroll 4
         for (int r = 0; r < rb; r++) {
             const vf q = vf_load_n(qs + (size_t)r * dh + c, n);
-            acc[r][0] = vf_fmadd(q, k0, acc[r][0]);
-            if (nk > 1)
-                acc[r][1] = vf_fmadd(q, k1, acc[r][1]);
+            for (int k = 0; k < nk; k++)
+                acc[r][k] = vf_fmadd(q, vf_load_n(krow[k] + c, n), acc[r][k]);
         }
     }
 #pragma GCC unroll 4
     for (int r = 0; r < rb; r++)
+#pragma GCC unroll 4
         for (int k = 0; k < nk; k++)
             s[(size_t)r * SDPA_DECODE_KEYS + k] = vf_reduce_add(acc[r][k]);
 }
 
 /* o_r += Σ_k p[r][k]·vrow[k] for rb ≤ DECODE_RB rows and nk ≤ DECODE_KV
- * keys, in key order (the sum a key at a time gives, bit for bit). */
+ * keys, in key order (the sum a key at a time gives, bit for bit). Called
+ * with constant rb and nk on the hot path, so that its loops unroll with no
+ * branch left inside. */
 static DECODE_INLINE void SIMD_NAME(sdpa_decode_values)(float *o, int dh, int rb, const float *p,
                                                        const float *const *vrow, int nk)
 {
@@ -261,29 +270,30 @@ static DECODE_INLINE void SIMD_NAME(sdpa_decode_values)(float *o, int dh, int rb
 #pragma GCC unroll 4
     for (int r = 0; r < rb; r++)
 #pragma GCC unroll 4
-        for (int k = 0; k < DECODE_KV; k++)
-            pr[r][k] = vf_set1(k < nk ? p[(size_t)r * SDPA_DECODE_KEYS + k] : 0.0f);
+        for (int k = 0; k < nk; k++)
+            pr[r][k] = vf_set1(p[(size_t)r * SDPA_DECODE_KEYS + k]);
     int c = 0;
-    for (; c < dh; c += SIMD_LANES) {
-        const int n = dh - c < SIMD_LANES ? dh - c : SIMD_LANES;
+    for (; c + SIMD_LANES <= dh; c += SIMD_LANES) {
         vf v[DECODE_KV];
 #pragma GCC unroll 4
-        for (int k = 0; k < DECODE_KV; k++)
-            v[k] = vf_zero();   /* the keys past nk are never read: the compiler cannot tell */
-#pragma GCC unroll 4
         for (int k = 0; k < nk; k++)
-            v[k] = n == SIMD_LANES ? vf_load(vrow[k] + c) : vf_load_n(vrow[k] + c, n);
+            v[k] = vf_load(vrow[k] + c);
 #pragma GCC unroll 4
         for (int r = 0; r < rb; r++) {
-            float *out = o + (size_t)r * dh + c;
-            vf acc = n == SIMD_LANES ? vf_load(out) : vf_load_n(out, n);
+            vf acc = vf_load(o + (size_t)r * dh + c);
 #pragma GCC unroll 4
             for (int k = 0; k < nk; k++)
                 acc = vf_fmadd(pr[r][k], v[k], acc);
-            if (n == SIMD_LANES)
-                vf_store(out, acc);
-            else
-                vf_store_n(out, acc, n);
+            vf_store(o + (size_t)r * dh + c, acc);
+        }
+    }
+    if (c < dh) {
+        const int n = dh - c;
+        for (int r = 0; r < rb; r++) {
+            vf acc = vf_load_n(o + (size_t)r * dh + c, n);
+            for (int k = 0; k < nk; k++)
+                acc = vf_fmadd(pr[r][k], vf_load_n(vrow[k] + c, n), acc);
+            vf_store_n(o + (size_t)r * dh + c, acc, n);
         }
     }
 }
@@ -295,13 +305,15 @@ static void SIMD_NAME(sdpa_decode_block_scores)(const float *qs, int dh, int row
                                                 size_t kst, int kb, int ahead, int ahead_ok,
                                                 float *s)
 {
-    const int step = rows >= DECODE_RB ? 2 : 1;
+    const int step = rows >= DECODE_RB ? DECODE_KS : 1;
     for (int jj = 0; jj < kb; jj += step) {
         const int nk = kb - jj < step ? kb - jj : step;
-        const float *krow[2] = { K + (size_t)jj * kst, K + (size_t)(jj + 1) * kst };
-        for (int k = 0; k < nk; k++)
+        const float *krow[DECODE_KS];
+        for (int k = 0; k < nk; k++) {
+            krow[k] = K + (size_t)(jj + k) * kst;
             if (ahead && jj + k + ahead < ahead_ok)
                 SIMD_NAME(sdpa_prefetch_row)(krow[k] + (size_t)ahead * kst, dh);
+        }
         float *sj = s + jj;
         if (step == 1) {   /* few rows: the plain dot, two chains per product */
             for (int r = 0; r < rows; r++)
@@ -309,12 +321,18 @@ static void SIMD_NAME(sdpa_decode_block_scores)(const float *qs, int dh, int row
             continue;
         }
         int r = 0;
-        for (; r + DECODE_RB <= rows; r += DECODE_RB)
-            SIMD_NAME(sdpa_decode_scores)(qs + (size_t)r * dh, dh, DECODE_RB, krow, nk,
-                                          sj + (size_t)r * SDPA_DECODE_KEYS);
-        for (; r < rows; r++)
-            SIMD_NAME(sdpa_decode_scores)(qs + (size_t)r * dh, dh, 1, krow, nk,
-                                          sj + (size_t)r * SDPA_DECODE_KEYS);
+        if (nk == DECODE_KS) {
+            for (; r + DECODE_RB <= rows; r += DECODE_RB)
+                SIMD_NAME(sdpa_decode_scores)(qs + (size_t)r * dh, dh, DECODE_RB, krow, DECODE_KS,
+                                              sj + (size_t)r * SDPA_DECODE_KEYS);
+            for (; r < rows; r++)
+                SIMD_NAME(sdpa_decode_scores)(qs + (size_t)r * dh, dh, 1, krow, DECODE_KS,
+                                              sj + (size_t)r * SDPA_DECODE_KEYS);
+        } else {   /* the block's last keys */
+            for (; r < rows; r++)
+                SIMD_NAME(sdpa_decode_scores)(qs + (size_t)r * dh, dh, 1, krow, nk,
+                                              sj + (size_t)r * SDPA_DECODE_KEYS);
+        }
     }
 }
 
@@ -341,12 +359,18 @@ static void SIMD_NAME(sdpa_decode_block_values)(float *o, int dh, int rows, cons
             continue;
         }
         int r = 0;
-        for (; r + DECODE_RB <= rows; r += DECODE_RB)
-            SIMD_NAME(sdpa_decode_values)(o + (size_t)r * dh, dh, DECODE_RB,
-                                          sj + (size_t)r * SDPA_DECODE_KEYS, vrow, nk);
-        for (; r < rows; r++)
-            SIMD_NAME(sdpa_decode_values)(o + (size_t)r * dh, dh, 1,
-                                          sj + (size_t)r * SDPA_DECODE_KEYS, vrow, nk);
+        if (nk == DECODE_KV) {
+            for (; r + DECODE_RB <= rows; r += DECODE_RB)
+                SIMD_NAME(sdpa_decode_values)(o + (size_t)r * dh, dh, DECODE_RB,
+                                              sj + (size_t)r * SDPA_DECODE_KEYS, vrow, DECODE_KV);
+            for (; r < rows; r++)
+                SIMD_NAME(sdpa_decode_values)(o + (size_t)r * dh, dh, 1,
+                                              sj + (size_t)r * SDPA_DECODE_KEYS, vrow, DECODE_KV);
+        } else {   /* the block's last keys */
+            for (; r < rows; r++)
+                SIMD_NAME(sdpa_decode_values)(o + (size_t)r * dh, dh, 1,
+                                              sj + (size_t)r * SDPA_DECODE_KEYS, vrow, nk);
+        }
     }
 }
 
