@@ -317,7 +317,8 @@ static void SIMD_NAME(sdpa_decode_block_scores)(const float *qs, int dh, int row
         float *sj = s + jj;
         if (step == 1) {   /* few rows: the plain dot, two chains per product */
             for (int r = 0; r < rows; r++)
-                sj[(size_t)r * SDPA_DECODE_KEYS] = SIMD_NAME(sdpa_dot)(qs + (size_t)r * dh, krow[0], dh);
+                sj[(size_t)r * SDPA_DECODE_KEYS] =
+                    SIMD_NAME(sdpa_dot)(qs + (size_t)r * dh, krow[0], dh);
             continue;
         }
         int r = 0;
@@ -355,7 +356,8 @@ static void SIMD_NAME(sdpa_decode_block_values)(float *o, int dh, int rows, cons
         const float *sj = s + jj;
         if (step == 1) {
             for (int r = 0; r < rows; r++)
-                SIMD_NAME(sdpa_axpy)(o + (size_t)r * dh, vrow[0], sj[(size_t)r * SDPA_DECODE_KEYS], dh);
+                SIMD_NAME(sdpa_axpy)(o + (size_t)r * dh, vrow[0], sj[(size_t)r * SDPA_DECODE_KEYS],
+                                     dh);
             continue;
         }
         int r = 0;
