@@ -184,8 +184,9 @@ static inline void SIMD_NAME(sdpa_prefetch_row)(const float *row, int dh)
  * The hardware's stream prefetcher follows each stream within a page and
  * stops at its end; this restarts it a page early. For the register path
  * below, whose loop is fast enough to outrun a per-row prefetch: Lk 16384,
- * H 32, Dh 128, 1 thread, avx512: 20.4-21.7 ms against 23-24.3 ms with
- * every line prefetched (docs/decoding.md). */
+ * H 32, Dh 128, 1 thread, avx512: 19.7-21.7 ms, against 26.7-27.1 ms with
+ * every line prefetched and 23-24.3 ms for the one-key loops
+ * (docs/decoding.md). */
 static inline void SIMD_NAME(sdpa_prefetch_page)(const float *row, int dh)
 {
     const uintptr_t first = (uintptr_t)row, last = first + (size_t)dh * sizeof(float) - 1;
@@ -376,15 +377,21 @@ static void SIMD_NAME(sdpa_decode_block_values)(float *o, int dh, int rows, cons
     }
 }
 
+/* regs[0..nv) = the nv vectors at x; the rest of DECODE_ROW_VECS zero. */
+static DECODE_INLINE void SIMD_NAME(sdpa_decode_row_load)(vf *regs, const float *x, int nv)
+{
+#pragma GCC unroll 8
+    for (int v = 0; v < DECODE_ROW_VECS; v++)
+        regs[v] = v < nv ? vf_load(x + v * SIMD_LANES) : vf_zero();
+}
+
 /* The K pass of one row held in nv registers. */
 static void SIMD_NAME(sdpa_decode_row_scores)(const float *q, int nv, const float *K, size_t kst,
                                               int kb, int ahead, int ahead_ok, float *s)
 {
     const int dh = nv * SIMD_LANES;
     vf qv[DECODE_ROW_VECS];
-#pragma GCC unroll 8
-    for (int v = 0; v < DECODE_ROW_VECS; v++)
-        qv[v] = v < nv ? vf_load(q + v * SIMD_LANES) : vf_zero();
+    SIMD_NAME(sdpa_decode_row_load)(qv, q, nv);
     for (int jj = 0; jj < kb; jj++) {
         const float *krow = K + (size_t)jj * kst;
         if (ahead && jj + ahead < ahead_ok)
@@ -407,9 +414,7 @@ static void SIMD_NAME(sdpa_decode_row_values)(float *o, int nv, const float *V, 
 {
     const int dh = nv * SIMD_LANES;
     vf acc[DECODE_ROW_VECS];
-#pragma GCC unroll 8
-    for (int v = 0; v < DECODE_ROW_VECS; v++)
-        acc[v] = v < nv ? vf_load(o + v * SIMD_LANES) : vf_zero();
+    SIMD_NAME(sdpa_decode_row_load)(acc, o, nv);
     for (int jj = 0; jj < kb; jj++) {
         const float *vrow = V + (size_t)jj * vst;
         if (ahead && jj + ahead < ahead_ok)
