@@ -122,24 +122,23 @@ static void broken_call(const ab_workload *w, unsigned how, float *out, size_t n
         attn_embedding_config ec = w->emb_cfg;
         attn_embedding_weights ew = w->emb;
         attn_encoder_weights layers[4];
-        int n = s->layers < 4 ? s->layers : 4, b = s->batch, l = s->q_len;
-        memcpy(layers, w->layers, sizeof layers[0] * (size_t)n);
+        int n_layers = s->layers < 4 ? s->layers : 4, b = s->batch, l = s->q_len;
+        memcpy(layers, w->layers, sizeof layers[0] * (size_t)n_layers);
         const float *gamma = NULL;
-        switch ((how / 3) % 6) {
-        case 0:                                                       /* past the positions */
-            st = attn_embed(ctx, &ec, &ew, b, l, w->ids, w->type_ids,
-                            ec.max_positions - l + 1, out);
-            break;
+        const int which = (int)((how / 3) % 6);   /* 0-2 break attn_embed, 3-5 attn_encoder */
+        int offset = 0;
+        switch (which) {
+        case 0: offset = ec.max_positions - l + 1; break;             /* past the positions */
         case 1: ew.ln_beta = NULL; break;                             /* γ without β */
         case 2: b = bad; break;
-        case 3: n = 0; break;
-        case 4: layers[n - 1].w_ff2 = NULL; break;                    /* the last layer's */
+        case 3: n_layers = 0; break;
+        case 4: layers[n_layers - 1].w_ff2 = NULL; break;             /* the last layer's */
         default: gamma = w->emb.ln_gamma; break;                      /* final γ without β */
         }
-        if ((how / 3) % 6 == 1 || (how / 3) % 6 == 2)
-            st = attn_embed(ctx, &ec, &ew, b, l, w->ids, w->type_ids, 0, out);
-        else if ((how / 3) % 6 != 0)
-            st = attn_encoder(ctx, &w->enc_cfg, n, layers, gamma, NULL, b, l, w->x_q,
+        if (which <= 2)
+            st = attn_embed(ctx, &ec, &ew, b, l, w->ids, w->type_ids, offset, out);
+        else
+            st = attn_encoder(ctx, &w->enc_cfg, n_layers, layers, gamma, NULL, b, l, w->x_q,
                               &w->mask, out);
         break;
     }
