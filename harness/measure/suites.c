@@ -882,6 +882,12 @@ int ab_edge_shapes(const attn_kernel *k, const int *params, ab_shape *out, int m
     }
     AROUND(w, g->mr ? 0 : g->lanes)
         edge_add(&e, layer_edge(AB_OP_ENCODER, 1, 3, w, 2 * g->lanes + 1), ALL_MASKS);
+    /* The FFN's second gemm reading rows 4 KiB apart (F 1024), which crowd
+     * one L1 set and are packed, not read in place, its C four register
+     * tiles wide and more, so that two threads split it by columns and
+     * share the packed rows. */
+    if (g->mr)
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, 3 * g->nr + 1, 1024), ALL_MASKS);
     /* Its skinny path (a decoding step's b rows of one token): widths and
      * depths that end in a vector tail and a partial group of 4 rows of B;
      * and generation, a prompt of 2 then 2 steps of b rows. */

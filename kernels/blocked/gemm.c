@@ -245,29 +245,72 @@ size_t blk_pack_floats(const blk_arch *arch, const int *params, size_t m, int n,
     return (a + 15) / 16 * 16 + (size_t)kc * (size_t)nc;
 }
 
+/* 1 when a register tile's MR rows of A, lda floats apart, fall into so few
+ * L1 sets that reading them in place would evict each other: an L1 of 64
+ * sets of 64-byte lines maps addresses 4 KiB apart to one set, and with 8
+ * ways (Zen 4, Intel since Sandy Bridge) more than 4 rows of one set, beside
+ * the B micro-panel's lines, thrash. Rows 3072 floats apart (the FFN's
+ * second product at F 3072, or any D a multiple of 1024) all share one
+ * set: read in place, 1024 × 768 × 3072 ran at 88-96 GFLOP/s on one
+ * thread (Zen 4), packed at 103 (oneDNN's matmul: 105). */
+#define BLK_L1_SETS 64
+#define BLK_L1_ROWS_PER_SET 4
+static int a_rows_crowd_l1(size_t lda, int mr)
+{
+    int rows_in_set[BLK_L1_SETS] = { 0 };
+    for (int i = 0; i < mr; i++) {
+        size_t line = (size_t)i * lda * sizeof(float) / 64;
+        if (++rows_in_set[line % BLK_L1_SETS] > BLK_L1_ROWS_PER_SET)
+            return 1;
+    }
+    return 0;
+}
+
+/* Threads of the column split sharing one packed A: the nt threads each
+ * pack every nt-th register tile of a depth block into apack (thread 0's
+ * packing space), then use all of it. Each packing its own copy of all of
+ * A (packed whole when its rows crowd L1) took 6% of the FFN's second
+ * product at 2 threads, sharing it 4%, barriers included 1.5-1.8% faster
+ * (1024 × 768 × 3072, 60 calls of each alternating, twice). */
+typedef struct a_shared {
+    float *apack;
+    int t, nt;
+} a_shared;
+
 /* Loop order: blocks of rows whose packed A is kept (usually all), depth
  * blocks (A packed once), column panels (B packed once per row block: once
  * in all when A is kept whole), mc blocks of the kept A, then the register
- * tiles, B's micro-panel outer (it stays in L1 while A's panels stream). */
-void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m1, int n0, int n1,
-                    const int *params, float *pack)
+ * tiles, B's micro-panel outer (it stays in L1 while A's panels stream).
+ * With share, every thread of the team must call it with the same rows (its
+ * columns may be none): they wait for each other once A is packed and
+ * again before it is packed over. */
+static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m1, int n0,
+                       int n1, const int *params, float *pack, const a_shared *share)
 {
     const int kc = params[BLK_KC], nc = nc_of(arch, params);
     const size_t mc = (size_t)mc_of(arch, params);
     const int MR = arch->mr, NR = arch->nr;
     const size_t a_rows = a_rows_of(arch, params, m1 - m0, min_int(kc, g->k));
     size_t a_floats = a_rows * (size_t)arch->a_bcast * (size_t)min_int(kc, g->k);
-    float *apack = pack, *bpack = pack + (a_floats + 15) / 16 * 16;
+    float *apack = share ? share->apack : pack, *bpack = pack + (a_floats + 15) / 16 * 16;
     const int has_epilogue = g->bias || g->act != ATTN_ACT_NONE || g->residual;
 
     for (size_t ia = m0; ia < m1; ia += a_rows) {
         size_t ma = m1 - ia < a_rows ? m1 - ia : a_rows;
         /* Rows of whole tiles read unpacked: only a last short tile is packed. */
-        size_t unpacked = arch->kernel_unpacked && g->alpha == 1.0f ? ma / (size_t)MR * (size_t)MR : 0;
+        size_t unpacked = arch->kernel_unpacked && g->alpha == 1.0f && !a_rows_crowd_l1(g->lda, MR)
+                        ? ma / (size_t)MR * (size_t)MR : 0;
         for (int pc = 0; pc < g->k; pc += kc) {
             int kb = min_int(kc, g->k - pc), first = pc == 0, last = pc + kb == g->k;
-            if (unpacked < ma)
+            if (unpacked < ma && !share)
                 arch->pack_a(g, ia + unpacked, (int)(ma - unpacked), pc, kb, apack);
+            if (unpacked < ma && share) {
+                for (size_t r = unpacked + (size_t)share->t * (size_t)MR; r < ma;
+                     r += (size_t)share->nt * (size_t)MR)
+                    arch->pack_a(g, ia + r, (int)(ma - r < (size_t)MR ? ma - r : (size_t)MR), pc,
+                                 kb, apack + (r - unpacked) * (size_t)kb * arch->a_bcast);
+#pragma omp barrier
+            }
             for (int jc = n0; jc < n1; jc += nc) {
                 int nb = min_int(nc, n1 - jc);
                 arch->pack_b(g, jc, nb, pc, kb, bpack);
@@ -294,8 +337,17 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
                         }
                 }
             }
+            if (unpacked < ma && share) {
+#pragma omp barrier
+            }
         }
     }
+}
+
+void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m1, int n0, int n1,
+                    const int *params, float *pack)
+{
+    gemm_range(arch, g, m0, m1, n0, n1, params, pack, NULL);
 }
 
 /* ---- The primitive ------------------------------------------------------------------- */
@@ -344,8 +396,9 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         if (split == BLK_SPLIT_COLUMNS) {
             int c0 = panels * t / nt, c1 = panels * (t + 1) / nt;
             int n0 = c0 * NR, n1 = min_int(c1 * NR, p->n);
-            if (n0 < n1)
-                blk_gemm_range(arch, &g, 0, p->m, n0, n1, ex->params, pack);
+            const a_shared share = { (float *)ex->scratch, t, nt };
+            /* Every thread, even one without columns: it packs its share of A. */
+            gemm_range(arch, &g, 0, p->m, n0, n1, ex->params, pack, nt > 1 ? &share : NULL);
         } else {
             size_t r0 = tiles * (size_t)t / (size_t)nt * (size_t)MR;
             size_t r1 = tiles * (size_t)(t + 1) / (size_t)nt * (size_t)MR;
