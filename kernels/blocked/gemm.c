@@ -297,7 +297,8 @@ static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_
 
     for (size_t ia = m0; ia < m1; ia += a_rows) {
         size_t ma = m1 - ia < a_rows ? m1 - ia : a_rows;
-        /* Rows of whole tiles read unpacked: only a last short tile is packed. */
+        /* Rows of whole tiles read in place, unless they crowd L1: only a last
+         * short tile is packed. */
         size_t unpacked = arch->kernel_unpacked && g->alpha == 1.0f && !a_rows_crowd_l1(g->lda, MR)
                         ? ma / (size_t)MR * (size_t)MR : 0;
         for (int pc = 0; pc < g->k; pc += kc) {
