@@ -63,6 +63,11 @@ enum { ATTN_DECODE_ROWS_DEFAULT = 16, ATTN_PREFETCH_DEFAULT = 16 };
  * together, and the vectors of a single row's head kept in registers. */
 #define SDPA_DECODE_ROW_GROUP 4
 #define SDPA_DECODE_ROW_VECS 8
+/* The decode path's fields of a kernel's attn_geometry, for vectors of
+ * `lanes` floats (the portable target's 4, or the ISA's). */
+#define SDPA_DECODE_GEOMETRY(lanes)                                                                \
+    .decode_split = SDPA_DECODE_SPLIT, .decode_row_group = SDPA_DECODE_ROW_GROUP,                  \
+    .decode_row_width = SDPA_DECODE_ROW_VECS * (lanes)
 _Static_assert(BLK_N_PARAMS <= ATTN_MAX_PARAMS, "raise ATTN_MAX_PARAMS in kernel.h");
 
 /* BLK_SPLIT: how the threads share a GEMM's C. */

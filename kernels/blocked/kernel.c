@@ -57,6 +57,5 @@ const attn_kernel attn_kernel__blocked = {
     /* 4-float vectors: the micro-kernel's, the skinny path's and the decode path's. */
     .geometry = { .mr = BLK_MR, .nr = BLK_NR, .skinny_rows = BLK_SKINNY_ROWS,
                   .attn_rows = BLK_MR, .attn_keys = BLK_NR, .lanes = 4,
-                  .decode_split = SDPA_DECODE_SPLIT, .decode_row_group = SDPA_DECODE_ROW_GROUP,
-                  .decode_row_width = SDPA_DECODE_ROW_VECS * 4 },
+                  SDPA_DECODE_GEOMETRY(4) },
 };

@@ -594,7 +594,5 @@ const attn_kernel attn_kernel__onednn = {
     .state_free = state_free,
     /* No register tile of attnbench's; the fallback's decode path is the
      * portable one. */
-    .geometry = { .lanes = 4, .decode_split = SDPA_DECODE_SPLIT,
-                  .decode_row_group = SDPA_DECODE_ROW_GROUP,
-                  .decode_row_width = SDPA_DECODE_ROW_VECS * 4 },
+    .geometry = { .lanes = 4, SDPA_DECODE_GEOMETRY(4) },
 };

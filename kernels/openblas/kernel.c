@@ -110,7 +110,5 @@ const attn_kernel attn_kernel__openblas = {
     .sdpa_scratch = sdpa_scratch,
     .layernorm = attn_layernorm__portable,
     /* No register tile of its own; the decode path's portable vectors. */
-    .geometry = { .lanes = 4, .decode_split = SDPA_DECODE_SPLIT,
-                  .decode_row_group = SDPA_DECODE_ROW_GROUP,
-                  .decode_row_width = SDPA_DECODE_ROW_VECS * 4 },
+    .geometry = { .lanes = 4, SDPA_DECODE_GEOMETRY(4) },
 };

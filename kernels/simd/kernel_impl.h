@@ -129,6 +129,5 @@ const attn_kernel SIMD_CAT_(attn_kernel, SIMD_ISA) = {
     .layernorm = SIMD_NAME(attn_layernorm),
     .geometry = { .mr = GEMM_MR, .nr = GEMM_NR, .skinny_rows = SKINNY_MI,
                   .attn_rows = GEMM_MR, .attn_keys = GEMM_NR, .lanes = SIMD_LANES,
-                  .decode_split = SDPA_DECODE_SPLIT, .decode_row_group = SDPA_DECODE_ROW_GROUP,
-                  .decode_row_width = SDPA_DECODE_ROW_VECS * SIMD_LANES },
+                  SDPA_DECODE_GEOMETRY(SIMD_LANES) },
 };
