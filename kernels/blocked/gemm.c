@@ -294,22 +294,21 @@ static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_
     size_t a_floats = a_rows * (size_t)arch->a_bcast * (size_t)min_int(kc, g->k);
     float *apack = share ? share->apack : pack, *bpack = pack + (a_floats + 15) / 16 * 16;
     const int has_epilogue = g->bias || g->act != ATTN_ACT_NONE || g->residual;
+    /* Rows of whole tiles read in place, unless they crowd L1: only a last
+     * short tile is packed. */
+    const int in_place = arch->kernel_unpacked && g->alpha == 1.0f && !a_rows_crowd_l1(g->lda, MR);
+    /* This thread packs every nt-th tile (all of them when not shared). */
+    const size_t t = share ? (size_t)share->t : 0, nt = share ? (size_t)share->nt : 1;
 
     for (size_t ia = m0; ia < m1; ia += a_rows) {
         size_t ma = m1 - ia < a_rows ? m1 - ia : a_rows;
-        /* Rows of whole tiles read in place, unless they crowd L1: only a last
-         * short tile is packed. */
-        size_t unpacked = arch->kernel_unpacked && g->alpha == 1.0f && !a_rows_crowd_l1(g->lda, MR)
-                        ? ma / (size_t)MR * (size_t)MR : 0;
+        size_t unpacked = in_place ? ma / (size_t)MR * (size_t)MR : 0;
         for (int pc = 0; pc < g->k; pc += kc) {
             int kb = min_int(kc, g->k - pc), first = pc == 0, last = pc + kb == g->k;
-            if (unpacked < ma && !share)
-                arch->pack_a(g, ia + unpacked, (int)(ma - unpacked), pc, kb, apack);
+            for (size_t r = unpacked + t * (size_t)MR; r < ma; r += nt * (size_t)MR)
+                arch->pack_a(g, ia + r, (int)(ma - r < (size_t)MR ? ma - r : (size_t)MR), pc, kb,
+                             apack + (r - unpacked) * (size_t)kb * arch->a_bcast);
             if (unpacked < ma && share) {
-                for (size_t r = unpacked + (size_t)share->t * (size_t)MR; r < ma;
-                     r += (size_t)share->nt * (size_t)MR)
-                    arch->pack_a(g, ia + r, (int)(ma - r < (size_t)MR ? ma - r : (size_t)MR), pc,
-                                 kb, apack + (r - unpacked) * (size_t)kb * arch->a_bcast);
 #pragma omp barrier
             }
             for (int jc = n0; jc < n1; jc += nc) {
