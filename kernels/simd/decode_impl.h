@@ -299,9 +299,22 @@ static DECODE_INLINE void SIMD_NAME(sdpa_decode_values)(float *o, int dh, int rb
     }
 }
 
+/* rows[0..nk) = rows jj.. of X (row stride st); for each, the row ahead
+ * keys on is prefetched if it lies before ahead_ok (the split's end,
+ * counted from X). */
+static inline void SIMD_NAME(sdpa_decode_rows_at)(const float *X, size_t st, int jj, int nk,
+                                                  int dh, int ahead, int ahead_ok,
+                                                  const float **rows)
+{
+    for (int k = 0; k < nk; k++) {
+        rows[k] = X + (size_t)(jj + k) * st;
+        if (ahead && jj + k + ahead < ahead_ok)
+            SIMD_NAME(sdpa_prefetch_row)(rows[k] + (size_t)ahead * st, dh);
+    }
+}
+
 /* The K pass of one block: s[rows][kb] for the kb keys at K (row stride
- * kst). At key j the row j + ahead is prefetched if it lies before
- * ahead_ok (the split's end, counted from K). */
+ * kst), prefetching as sdpa_decode_rows_at does. */
 static void SIMD_NAME(sdpa_decode_block_scores)(const float *qs, int dh, int rows, const float *K,
                                                 size_t kst, int kb, int ahead, int ahead_ok,
                                                 float *s)
@@ -310,11 +323,7 @@ static void SIMD_NAME(sdpa_decode_block_scores)(const float *qs, int dh, int row
     for (int jj = 0; jj < kb; jj += step) {
         const int nk = kb - jj < step ? kb - jj : step;
         const float *krow[DECODE_KS];
-        for (int k = 0; k < nk; k++) {
-            krow[k] = K + (size_t)(jj + k) * kst;
-            if (ahead && jj + k + ahead < ahead_ok)
-                SIMD_NAME(sdpa_prefetch_row)(krow[k] + (size_t)ahead * kst, dh);
-        }
+        SIMD_NAME(sdpa_decode_rows_at)(K, kst, jj, nk, dh, ahead, ahead_ok, krow);
         float *sj = s + jj;
         if (step == 1) {   /* few rows: the plain dot, two chains per product */
             for (int r = 0; r < rows; r++)
@@ -347,11 +356,7 @@ static void SIMD_NAME(sdpa_decode_block_values)(float *o, int dh, int rows, cons
     for (int jj = 0; jj < kb; jj += step) {
         const int nk = kb - jj < step ? kb - jj : step;
         const float *vrow[DECODE_KV];
-        for (int k = 0; k < nk; k++) {
-            vrow[k] = V + (size_t)(jj + k) * vst;
-            if (ahead && jj + k + ahead < ahead_ok)
-                SIMD_NAME(sdpa_prefetch_row)(vrow[k] + (size_t)ahead * vst, dh);
-        }
+        SIMD_NAME(sdpa_decode_rows_at)(V, vst, jj, nk, dh, ahead, ahead_ok, vrow);
         /* No skip of P = 0: 0·NaN and 0·Inf must give NaN as in the
          * oracle's unmasked keys (compose.c then reruns the oracle). */
         const float *sj = s + jj;
