@@ -146,7 +146,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # store/ (result files, history, wisdom) and analysis/ (statistics, compare,
 # steps, the summary). Sources named *_avx2.c / *_avx512.c are built only for
 # x86-64, with their flags.
-HARNESS_DIRS := harness/cli harness/measure harness/store harness/analysis
+HARNESS_DIRS := harness/ops harness/cli harness/measure harness/store harness/analysis
 HARNESS_SRCS := $(filter-out harness/cli/main.c,$(wildcard $(addsuffix /*.c,$(HARNESS_DIRS))))
 ifneq ($(ARCH),x86_64)
 HARNESS_SRCS := $(filter-out %_avx2.c %_avx512.c,$(HARNESS_SRCS))

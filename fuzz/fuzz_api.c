@@ -212,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.batch = 1 + (int)take(&b, 3);
     s.heads = 1 + (int)take(&b, 4);
     s.q_len = 1 + (int)take(&b, 24);
-    s.kv_len = s.op == AB_OP_SDPA || ab_op_is_decoder(s.op) || (s.op == AB_OP_MHA && take(&b, 2))
+    s.kv_len = s.op == AB_OP_SDPA || ab_op_takes(s.op, AB_KEY_M) || (s.op == AB_OP_MHA && take(&b, 2))
              ? 1 + (int)take(&b, 24) : s.q_len;
     s.cross = s.op == AB_OP_MHA && s.kv_len != s.q_len;
     s.head_dim = 1 + (int)take(&b, 16);
@@ -221,7 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.norm_first = (int)take(&b, 2);
     s.act = acts[take(&b, 3)];
     s.scale = scales[take(&b, 5)];
-    if (ab_op_is_decoder(s.op)) {         /* the memory's padding or none; default scale */
+    if (ab_op_takes(s.op, AB_KEY_M)) {         /* the memory's padding or none; default scale */
         s.mask = s.mask % 2 ? AB_MASK_PADDING : AB_MASK_NONE;
         s.scale = 0.0f;
     }

@@ -206,7 +206,7 @@ static void test_flops(void)
             one.batch = 1;
             one.heads = 1;
             one.head_dim = 1;
-            one.d_ff = ab_op_is_layer(one.op) ? 1 : 0;
+            one.d_ff = ab_op_takes(one.op, AB_KEY_F) ? 1 : 0;
             ab_workload w;
             if (ab_workload_init(&w, &one, 1, 0) != 0) {
                 CHECK(0, "%s shape %d: no memory", suite->name, k);

@@ -120,7 +120,7 @@ static void big_logits(const char *kn)
 
     static const char *const others[] = {
         "op=mha,B=1,L=40,D=32,H=2,scale=1,mask=causal",
-        "op=encoder,B=1,L=40,D=32,H=2,F=48,scale=1,norm=post,act=gelu,mask=none",
+        "op=encoder,B=1,L=40,D=32,H=2,F=48,norm=post,act=gelu,mask=none",
     };
     for (int o = 0; o < 2; o++) {
         t_case("stress [%s]: %s with inputs ×40 (logits ~1e4): finite, the oracle's answer", kn,

@@ -127,9 +127,11 @@ int ab_cmd_check(int argc, char **argv)
 {
     const char *kernel = NULL, *op_name = NULL;
     int quiet = 0, n_pos;
+    char op_help[160];
+    snprintf(op_help, sizeof op_help, "only this op: %s", ab_op_list());
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "a kernel name, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
-        { "op", AB_FLAG_STRING, &op_name, "OP", "only this op: " AB_OP_LIST, 0, 0 },
+        { "op", AB_FLAG_STRING, &op_name, "OP", op_help, 0, 0 },
         { "quiet", AB_FLAG_BOOL, &quiet, NULL, "print only failures and the summary", 0, 0 },
     };
     int rc = ab_cli_command("check", "attnbench check [--kernel K|all] [--op OP] [--quiet]",
@@ -146,7 +148,7 @@ int ab_cmd_check(int argc, char **argv)
         return rc;
     ab_op op = AB_OP_SDPA;
     if (op_name && ab_op_parse(op_name, &op) != 0) {
-        fprintf(stderr, "attnbench check: --op: unknown op '%s' (" AB_OP_LIST ")\n", op_name);
+        fprintf(stderr, "attnbench check: --op: unknown op '%s' (%s)\n", op_name, ab_op_list());
         return AB_EXIT_USAGE;
     }
     const attn_kernel *kernels[64];

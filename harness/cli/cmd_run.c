@@ -279,7 +279,7 @@ static int check_settings(const run_plan *p, char *err, size_t len)
 static int use_weights(run_plan *p, const char *path, char *err, size_t len)
 {
     for (int i = 0; i < p->plan.ns; i++)
-        if (p->plan.shapes[i].op != AB_OP_BERT) {
+        if (!ab_op_row_of(p->plan.shapes[i].op)->takes_model) {
             snprintf(err, len, "--weights is for op=bert (give --op bert)");
             return -1;
         }
@@ -322,12 +322,14 @@ static int plan_of(int argc, char **argv, run_plan *p)
     const char *threads_text = NULL, *params_text = NULL, *weights = NULL;
     int reps = AB_DEFAULT_REPETITIONS, max_reps = AB_MAX_REPS, refresh = 0, memory = 0;
     int no_peaks = 0, iterations = 0, n_pos;
+    char op_help[160];
+    snprintf(op_help, sizeof op_help, "%s: filters the suite, default op of --shape", ab_op_list());
     /* -1: the default, which depends on --kernel (max_call) or the suite (the times). */
     double min_time = -1.0, max_time = -1.0, precision = -1.0, max_call = -1.0;
     double unstable_above = AB_DEFAULT_UNSTABLE_ABOVE;
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
-        { "op", AB_FLAG_STRING, &op_name, "OP", AB_OP_LIST ": filters the suite, default op of --shape", 0, 0 },
+        { "op", AB_FLAG_STRING, &op_name, "OP", op_help, 0, 0 },
         { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
         { "suite", AB_FLAG_STRING, &suite_name, "NAME", "a suite of `attnbench list --suites` (default: default)", 0, 0 },
         { "threads", AB_FLAG_STRING, &threads_text, "N", "threads, one per core (default: all cores); a list N1,N2 runs each", 0, 0 },
@@ -371,7 +373,7 @@ static int plan_of(int argc, char **argv, run_plan *p)
     char err[512];
     ab_op op = AB_OP_SDPA;
     if (op_name && ab_op_parse(op_name, &op) != 0) {
-        fprintf(stderr, "attnbench run: --op: unknown op '%s' (" AB_OP_LIST ")\n", op_name);
+        fprintf(stderr, "attnbench run: --op: unknown op '%s' (%s)\n", op_name, ab_op_list());
         return AB_EXIT_USAGE;
     }
     if (json && json_dir) {

@@ -1,4 +1,4 @@
-/* suites.c — shapes, suites, FLOP and byte counts. */
+/* suites.c — the named suites, and the shapes at each kernel's tile edges. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,486 +7,6 @@
 
 #include "internal.h"
 #include "suites.h"
-
-static const char *const op_names[AB_OP_COUNT] = { "sdpa", "mha", "encoder", "decoder",
-                                                    "generate", "bert" };
-static const char *const mask_names[AB_MASK_COUNT] = {
-    "none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br",
-};
-static const char *const act_names[] = { "gelu", "gelu-tanh", "relu" };
-
-const char *ab_op_name(ab_op op)
-{
-    return (op >= 0 && op < AB_OP_COUNT) ? op_names[op] : "?";
-}
-
-int ab_op_parse(const char *name, ab_op *op)
-{
-    for (int i = 0; i < AB_OP_COUNT; i++)
-        if (strcmp(name, op_names[i]) == 0) {
-            *op = (ab_op)i;
-            return 0;
-        }
-    return -1;
-}
-
-int ab_op_is_decoder(ab_op op)
-{
-    return op == AB_OP_DECODER || op == AB_OP_GENERATE;
-}
-
-int ab_op_is_layer(ab_op op)
-{
-    return op == AB_OP_ENCODER || op == AB_OP_BERT || ab_op_is_decoder(op);
-}
-
-const char *ab_mask_name(ab_mask_kind m)
-{
-    return (m >= 0 && m < AB_MASK_COUNT) ? mask_names[m] : "?";
-}
-
-static int lookup(const char *v, const char *const *names, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(v, names[i]) == 0)
-            return i;
-    return -1;
-}
-
-/* ---- Parsing and formatting ------------------------------------------------- */
-
-static int parse_size(const char *key, const char *v, int *out, char *err, size_t err_len)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (*v == '\0' || *end != '\0' || errno == ERANGE || x < 1 || x > (1L << 30)) {
-        snprintf(err, err_len, "shape: %s=%s is not a size in [1, 2^30]", key, v);
-        return -1;
-    }
-    *out = (int)x;
-    return 0;
-}
-
-int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len)
-{
-    char buf[512];
-    int b = 1, h = 1, hkv = 0, dh = 64, lq = 0, lk = 0, l = 0, d = 0, f = 0, cross = -1, mem = 0;
-    int prompt = 0, steps = 0, layers = 0, h_given = 0, norm_given = 0;
-    ab_shape r = { .op = default_op, .act = ATTN_ACT_GELU_ERF, .norm_first = 1 };
-
-    if (strlen(text) >= sizeof buf) {
-        snprintf(err, err_len, "shape: text too long");
-        return -1;
-    }
-    strcpy(buf, text);
-    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (!eq || eq == item || eq[1] == '\0') {
-            snprintf(err, err_len, "shape: '%s' is not key=value", item);
-            return -1;
-        }
-        *eq = '\0';
-        const char *k = item, *v = eq + 1;
-        int rc = 0;
-        if (strcmp(k, "op") == 0) {
-            if (ab_op_parse(v, &r.op) != 0) {
-                snprintf(err, err_len, "shape: unknown op '%s' (" AB_OP_LIST ")", v);
-                return -1;
-            }
-        } else if (strcmp(k, "B") == 0) rc = parse_size(k, v, &b, err, err_len);
-        else if (strcmp(k, "H") == 0) rc = parse_size(k, v, &h, err, err_len), h_given = 1;
-        else if (strcmp(k, "Hkv") == 0) rc = parse_size(k, v, &hkv, err, err_len);
-        else if (strcmp(k, "Dh") == 0) rc = parse_size(k, v, &dh, err, err_len);
-        else if (strcmp(k, "D") == 0) rc = parse_size(k, v, &d, err, err_len);
-        else if (strcmp(k, "L") == 0) rc = parse_size(k, v, &l, err, err_len);
-        else if (strcmp(k, "Lq") == 0) rc = parse_size(k, v, &lq, err, err_len);
-        else if (strcmp(k, "Lk") == 0) rc = parse_size(k, v, &lk, err, err_len);
-        else if (strcmp(k, "F") == 0) rc = parse_size(k, v, &f, err, err_len);
-        else if (strcmp(k, "M") == 0) rc = parse_size(k, v, &mem, err, err_len);
-        else if (strcmp(k, "P") == 0) rc = parse_size(k, v, &prompt, err, err_len);
-        else if (strcmp(k, "N") == 0) rc = parse_size(k, v, &steps, err, err_len);
-        else if (strcmp(k, "layers") == 0) rc = parse_size(k, v, &layers, err, err_len);
-        else if (strcmp(k, "mask") == 0) {
-            int m = lookup(v, mask_names, AB_MASK_COUNT);
-            if (m < 0) {
-                snprintf(err, err_len, "shape: unknown mask '%s' (none, causal, causal-br, "
-                         "padding, padall, keep, bias, all)", v);
-                return -1;
-            }
-            r.mask = (ab_mask_kind)m;
-        } else if (strcmp(k, "norm") == 0) {
-            if (strcmp(v, "pre") != 0 && strcmp(v, "post") != 0) {
-                snprintf(err, err_len, "shape: norm must be pre or post, not '%s'", v);
-                return -1;
-            }
-            r.norm_first = strcmp(v, "pre") == 0;
-            norm_given = 1;
-        } else if (strcmp(k, "act") == 0) {
-            int a = lookup(v, act_names, 3);
-            if (a < 0) {
-                snprintf(err, err_len, "shape: unknown act '%s' (gelu, gelu-tanh, relu)", v);
-                return -1;
-            }
-            r.act = (attn_activation)a;
-        } else if (strcmp(k, "scale") == 0) {
-            char *end;
-            r.scale = strtof(v, &end);
-            if (*end != '\0' || !isfinite(r.scale)) {
-                snprintf(err, err_len, "shape: scale=%s is not a finite number", v);
-                return -1;
-            }
-        } else if (strcmp(k, "cross") == 0) {
-            if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-                snprintf(err, err_len, "shape: cross must be 0 or 1");
-                return -1;
-            }
-            cross = v[0] == '1';
-        } else {
-            snprintf(err, err_len, "shape: unknown key '%s' (op B H Hkv L Lq Lk M P N layers Dh D F "
-                     "mask norm act scale cross)", k);
-            return -1;
-        }
-        if (rc)
-            return -1;
-    }
-    /* BERT-base unless told otherwise: 12 heads (of 64, the default Dh),
-     * post-LN; GELU is every layer's default activation. */
-    if (r.op == AB_OP_BERT && !h_given)
-        h = 12;
-    if (r.op == AB_OP_BERT && !norm_given)
-        r.norm_first = 0;
-    if (d) {
-        if (d % h != 0) {
-            snprintf(err, err_len, "shape: D=%d is not a multiple of H=%d", d, h);
-            return -1;
-        }
-        dh = d / h;
-    }
-    /* D = H·Dh and the default F = 4·D must be sizes too (an int each). */
-    if ((long long)h * dh > (1LL << 30) || (!f && 4LL * h * dh > (1LL << 30))) {
-        snprintf(err, err_len, "shape: H·Dh = %lld%s is larger than 2^30", (long long)h * dh,
-                 f ? "" : " (times 4: the default F)");
-        return -1;
-    }
-    if (hkv && (h % hkv != 0 || r.op != AB_OP_SDPA)) {
-        snprintf(err, err_len, r.op != AB_OP_SDPA ? "shape: Hkv (grouped key/value heads) is for "
-                 "op=sdpa" : "shape: Hkv=%d does not divide H=%d", hkv, h);
-        return -1;
-    }
-    r.batch = b;
-    r.heads = h;
-    r.kv_heads = hkv == h ? 0 : hkv;
-    r.head_dim = dh;
-    int l_given = l != 0;
-    l = l_given ? l : 128;
-    r.q_len = lq ? lq : l;
-    r.kv_len = lk ? lk : (lq ? r.q_len : l);
-    r.d_ff = f ? f : 4 * h * dh;
-    r.cross = cross >= 0 ? cross : (r.q_len != r.kv_len);
-    if (r.op == AB_OP_MHA && !r.cross && r.q_len != r.kv_len) {
-        snprintf(err, err_len, "shape: self-attention needs Lq == Lk (or cross=1)");
-        return -1;
-    }
-    if (r.op == AB_OP_ENCODER && (r.q_len != r.kv_len || r.cross)) {
-        snprintf(err, err_len, "shape: the encoder layer is self-attention: one L");
-        return -1;
-    }
-    if (r.op == AB_OP_DECODER) {
-        if (lq || lk || cross >= 0 || r.scale != 0.0f
-            || (r.mask != AB_MASK_NONE && r.mask != AB_MASK_PADDING)) {
-            snprintf(err, err_len, "shape: the decoder takes L (target), M (memory) and mask "
-                     "none or padding (of the memory); no Lq, Lk, cross or scale");
-            return -1;
-        }
-        r.kv_len = mem ? mem : r.q_len;
-        r.cross = 0;
-    } else if (r.op == AB_OP_GENERATE) {
-        if (l_given || lq || lk || cross >= 0 || r.scale != 0.0f
-            || (r.mask != AB_MASK_NONE && r.mask != AB_MASK_PADDING)) {
-            snprintf(err, err_len, "shape: generate takes P (prompt), N (new tokens), layers, M "
-                     "(memory) and mask none or padding (of the memory); no L, Lq, Lk, cross or "
-                     "scale");
-            return -1;
-        }
-        r.q_len = prompt ? prompt : 128;
-        r.steps = steps ? steps : 128;
-        r.layers = layers ? layers : 1;
-        if (r.layers > AB_MAX_LAYERS) {
-            snprintf(err, err_len, "shape: layers=%d is more than %d", r.layers, AB_MAX_LAYERS);
-            return -1;
-        }
-        r.kv_len = mem ? mem : r.q_len;
-        r.cross = 0;
-    } else if (mem) {
-        snprintf(err, err_len, "shape: M (memory length) is for op=decoder and op=generate");
-        return -1;
-    }
-    if (r.op == AB_OP_BERT) {
-        if (lq || lk || prompt || steps || (r.mask != AB_MASK_NONE && r.mask != AB_MASK_PADDING)) {
-            snprintf(err, err_len, "shape: bert takes L, layers and mask none or padding; no Lq, "
-                     "Lk, P or N");
-            return -1;
-        }
-        r.layers = layers ? layers : 12;
-        if (r.layers > AB_MAX_LAYERS) {
-            snprintf(err, err_len, "shape: layers=%d is more than %d", r.layers, AB_MAX_LAYERS);
-            return -1;
-        }
-    } else if (r.op != AB_OP_GENERATE && (prompt || steps || layers)) {
-        snprintf(err, err_len, "shape: P, N and layers are for op=generate (layers: and op=bert)");
-        return -1;
-    }
-    if (r.op != AB_OP_MHA)
-        r.cross = 0;
-    if (!ab_op_is_layer(r.op)) {
-        /* layer-only fields: zero, so shapes compare equal */
-        r.d_ff = 0;
-        r.norm_first = 0;
-        r.act = ATTN_ACT_GELU_ERF;
-    } else {
-        r.scale = 0.0f;
-    }
-    *s = r;
-    return 0;
-}
-
-void ab_shape_format(const ab_shape *s, char *buf, size_t len)
-{
-    int n = snprintf(buf, len, "op=%s,B=%d,", ab_op_name(s->op), s->batch);
-    if (n < 0 || (size_t)n >= len)
-        return;
-    if (s->op == AB_OP_DECODER)
-        n += snprintf(buf + n, len - (size_t)n, "L=%d,M=%d,", s->q_len, s->kv_len);
-    else if (s->op == AB_OP_GENERATE)
-        n += snprintf(buf + n, len - (size_t)n, "P=%d,N=%d,M=%d,layers=%d,", s->q_len, s->steps,
-                      s->kv_len, s->layers);
-    else if (s->op == AB_OP_BERT)
-        n += snprintf(buf + n, len - (size_t)n, "L=%d,layers=%d,", s->q_len, s->layers);
-    else if (s->q_len == s->kv_len)
-        n += snprintf(buf + n, len - (size_t)n, "L=%d,", s->q_len);
-    else
-        n += snprintf(buf + n, len - (size_t)n, "Lq=%d,Lk=%d,", s->q_len, s->kv_len);
-    if ((size_t)n >= len)
-        return;
-    if (s->op == AB_OP_SDPA && s->kv_heads)
-        n += snprintf(buf + n, len - (size_t)n, "H=%d,Hkv=%d,Dh=%d", s->heads, s->kv_heads,
-                      s->head_dim);
-    else if (s->op == AB_OP_SDPA)
-        n += snprintf(buf + n, len - (size_t)n, "H=%d,Dh=%d", s->heads, s->head_dim);
-    else
-        n += snprintf(buf + n, len - (size_t)n, "D=%d,H=%d", s->heads * s->head_dim, s->heads);
-    if ((size_t)n < len && s->op == AB_OP_MHA && s->cross)
-        n += snprintf(buf + n, len - (size_t)n, ",cross=1");
-    if ((size_t)n < len && ab_op_is_layer(s->op))
-        n += snprintf(buf + n, len - (size_t)n, ",F=%d,norm=%s,act=%s", s->d_ff,
-                      s->norm_first ? "pre" : "post", act_names[s->act]);
-    if ((size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, ",mask=%s", ab_mask_name(s->mask));
-    if ((size_t)n < len && s->scale != 0.0f)   /* 0 for the layers */
-        snprintf(buf + n, len - (size_t)n, ",scale=%.9g", s->scale);
-}
-
-void ab_shape_label(const ab_shape *s, char *buf, size_t len)
-{
-    int n;
-    if (s->op == AB_OP_SDPA && s->kv_heads)
-        n = snprintf(buf, len, "B%d_H%d_Hkv%d_", s->batch, s->heads, s->kv_heads);
-    else if (s->op == AB_OP_SDPA)
-        n = snprintf(buf, len, "B%d_H%d_", s->batch, s->heads);
-    else
-        n = snprintf(buf, len, "B%d_D%d_H%d_", s->batch, s->heads * s->head_dim, s->heads);
-    if (n < 0 || (size_t)n >= len)
-        return;
-    if (s->op == AB_OP_DECODER)
-        n += snprintf(buf + n, len - (size_t)n, "L%d_M%d", s->q_len, s->kv_len);
-    else if (s->op == AB_OP_GENERATE)
-        n += snprintf(buf + n, len - (size_t)n, "P%d_N%d_M%d_layers%d", s->q_len, s->steps,
-                      s->kv_len, s->layers);
-    else if (s->op == AB_OP_BERT)
-        n += snprintf(buf + n, len - (size_t)n, "L%d_layers%d", s->q_len, s->layers);
-    else if (s->q_len == s->kv_len)
-        n += snprintf(buf + n, len - (size_t)n, "L%d", s->q_len);
-    else
-        n += snprintf(buf + n, len - (size_t)n, "Lq%d_Lk%d", s->q_len, s->kv_len);
-    if (s->op == AB_OP_SDPA && (size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, "_Dh%d", s->head_dim);
-    if (s->op == AB_OP_MHA && s->cross && (size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, "_cross");
-    if (ab_op_is_layer(s->op) && (size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, "_F%d_%s_%s", s->d_ff,
-                      s->norm_first ? "pre" : "post", act_names[s->act]);
-    if (s->mask != AB_MASK_NONE && (size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, "_%s", ab_mask_name(s->mask));
-    if (s->scale != 0.0f && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, "_scale%g", s->scale);
-}
-
-/* ---- Work ---------------------------------------------------------------------- */
-
-int ab_shape_causal(const ab_shape *s)
-{
-    return s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_ALL ? ATTN_CAUSAL_TOP_LEFT
-         : s->mask == AB_MASK_CAUSAL_BR ? ATTN_CAUSAL_BOTTOM_RIGHT : 0;
-}
-
-int ab_shape_kv_heads(const ab_shape *s)
-{
-    return s->kv_heads > 0 ? s->kv_heads : s->heads;
-}
-
-double ab_visible_pairs(const ab_shape *s)
-{
-    double lq = s->q_len, lk = s->kv_len;
-    int causal = ab_shape_causal(s);
-    if (!causal)
-        return lq * lk;
-    /* Row i sees min(i + 1 + shift, Lk) keys, none while that is <= 0:
-     * skip the rows that see none, then a triangle 1, 2, ... up to the
-     * first row that sees all Lk, then full rows. */
-    double shift = causal == ATTN_CAUSAL_BOTTOM_RIGHT ? lk - lq : 0.0;
-    double first = shift < 0.0 ? -shift : 0.0;          /* rows before it see nothing */
-    double start = first + 1.0 + shift;                  /* keys seen by row `first` */
-    double tri = fmin(lk - start + 1.0, lq - first);     /* rows until one sees all Lk */
-    tri = tri > 0.0 ? tri : 0.0;
-    double pairs = tri * start + tri * (tri - 1.0) / 2.0;
-    return pairs + (lq - first - tri) * lk;
-}
-
-/* Keys some query sees: all of them, but under a top-left causal mask with
- * Lq < Lk the keys from Lq on, which no query reaches. */
-static double keys_read(const ab_shape *s)
-{
-    return ab_shape_causal(s) == ATTN_CAUSAL_TOP_LEFT && s->q_len < s->kv_len ? s->q_len
-                                                                              : s->kv_len;
-}
-
-/* One decoder layer over lq target tokens (causal) and lk memory tokens. */
-static double decoder_flops(double b, double lq, double lk, double d, double f)
-{
-    return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d     /* self-attention */
-                + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d /* cross-attention */
-                + 4.0 * lq * d * f);                                      /* FFN */
-}
-
-double ab_shape_flops(const ab_shape *s)
-{
-    double b = s->batch, lq = s->q_len, lk = s->kv_len, h = s->heads, dh = s->head_dim;
-    double d = h * dh, pairs = ab_visible_pairs(s);
-    switch (s->op) {
-    case AB_OP_SDPA:
-        return 4.0 * b * h * pairs * dh;
-    case AB_OP_MHA:
-        return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d);
-    case AB_OP_ENCODER:
-        return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s->d_ff);
-    case AB_OP_BERT:      /* the layers' products; the embeddings are gathers */
-        return s->layers * b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s->d_ff);
-    case AB_OP_DECODER:   /* M = lk */
-        return decoder_flops(b, lq, lk, d, s->d_ff);
-    case AB_OP_GENERATE:  /* the whole sequence's products, made token by token */
-        return s->layers * decoder_flops(b, lq + s->steps, lk, d, s->d_ff);
-    default:
-        return 0.0;
-    }
-}
-
-/* The mask parts a call reads: padding per key; keep and bias per visible
- * (query, key) pair (a causal kernel never looks at the hidden ones). */
-static double mask_bytes(const ab_shape *s)
-{
-    double b = s->batch, lk = s->kv_len, pairs = ab_visible_pairs(s);
-    switch (s->mask) {
-    case AB_MASK_PADDING:
-    case AB_MASK_PADALL:
-        return b * lk;
-    case AB_MASK_KEEP:
-        return b * pairs;
-    case AB_MASK_BIAS:
-        return 4.0 * b * pairs;
-    case AB_MASK_ALL:
-        return b * lk + pairs + 4.0 * pairs;
-    default:
-        return 0.0;
-    }
-}
-
-/* Floats of one encoder layer's weights, biases and LayerNorms. */
-static double encoder_weight_floats(double d, double f)
-{
-    return 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d;
-}
-
-/* Floats of one decoder layer's weights, biases and LayerNorms: all of
- * them, or (memory_kv 0) those a call reads once the memory's keys and
- * values are in the cache (not the cross-attention's K and V projections). */
-static double decoder_weight_floats(double d, double f, int memory_kv)
-{
-    double attn = memory_kv ? 8.0 : 6.0;
-    return attn * d * d + 2.0 * d * f + attn * d + f + d + 6.0 * d;
-}
-
-/* generate: floats one step (one token, every layer) reads with the cache
- * holding `held` tokens before it: the weights it uses, its token in and
- * out, the memory's K and V, and the self-attention's K and V (held + 1). */
-static double step_floats(const ab_shape *s, double held)
-{
-    double b = s->batch, d = (double)s->heads * s->head_dim;
-    return s->layers * (decoder_weight_floats(d, s->d_ff, 0)
-                        + b * (2.0 * d + 2.0 * s->kv_len * d + 2.0 * (held + 1.0) * d));
-}
-
-double ab_shape_bytes(const ab_shape *s)
-{
-    double b = s->batch, lq = s->q_len, h = s->heads, dh = s->head_dim;
-    double d = h * dh, f = s->d_ff, floats;
-    switch (s->op) {
-    case AB_OP_SDPA:
-        floats = b * dh * (2.0 * h * lq + 2.0 * ab_shape_kv_heads(s) * keys_read(s));
-        /* q, out; k, v */
-        break;
-    case AB_OP_MHA:
-        floats = b * lq * d * 2.0 + (s->cross ? b * s->kv_len * d : 0.0) /* x_q, y; x_kv */
-               + 4.0 * d * d + 4.0 * d;                                  /* weights, biases */
-        break;
-    case AB_OP_ENCODER:
-        floats = b * lq * d * 2.0 + encoder_weight_floats(d, f);   /* x, y; weights */
-        break;
-    case AB_OP_BERT:
-        /* ids and type ids (int32), the embedding rows gathered (token,
-         * position, type), their LayerNorm, every layer's weights, y */
-        floats = 2.0 * b * lq + 3.0 * b * lq * d + 2.0 * d + s->layers * encoder_weight_floats(d, f)
-               + b * lq * d;
-        break;
-    case AB_OP_DECODER:
-        floats = b * lq * d * 2.0 + b * s->kv_len * d             /* x, y; memory */
-               + decoder_weight_floats(d, f, 1);
-        break;
-    case AB_OP_GENERATE: {
-        /* The prompt's call reads what a decoder call does; each of the N
-         * steps then reads its layers' weights again (a stack whose weights
-         * exceed the last-level cache must: ab_shape_pass_bytes) and the
-         * keys and values of every earlier token: Σ (P + t + 1), t < N. */
-        double n = s->steps;
-        floats = s->layers * (b * lq * d * 2.0 + b * s->kv_len * d + decoder_weight_floats(d, f, 1))
-               + n * step_floats(s, 0.0) + s->layers * b * 2.0 * d * (n * lq + n * (n - 1.0) / 2.0);
-        /* the memory's padding, read by every call of every layer */
-        return 4.0 * floats + s->layers * (n + 1.0) * mask_bytes(s);
-    }
-    default:
-        return 0.0;
-    }
-    return 4.0 * floats + mask_bytes(s);
-}
-
-double ab_shape_pass_bytes(const ab_shape *s)
-{
-    if (s->op != AB_OP_GENERATE)
-        return ab_shape_bytes(s);
-    /* The last step: the caches at their longest. */
-    return 4.0 * step_floats(s, s->q_len + s->steps - 1.0) + s->layers * mask_bytes(s);
-}
 
 /* ---- Suites --------------------------------------------------------------------- */
 
@@ -753,7 +273,8 @@ typedef struct edges {
 
 /* The mask cycles: every kind for SDPA; for the layers (one batch, so no
  * all-padding one) and, where the keys are the edge, kinds under which the
- * rows see every key; the decoders take padding of their memory only. */
+ * rows see every key. An op that takes fewer masks (the decoders: padding
+ * of their memory only) cycles through those of the cycle it takes. */
 static const ab_mask_kind sdpa_masks[] = {
     AB_MASK_NONE, AB_MASK_CAUSAL, AB_MASK_PADDING, AB_MASK_ALL, AB_MASK_CAUSAL_BR, AB_MASK_KEEP,
     AB_MASK_BIAS, AB_MASK_PADALL,
@@ -767,8 +288,27 @@ static const ab_mask_kind key_masks[] = {
 /* Streamed key tiles: causal tiles skipped (and every other part), each
  * tile rescaled, a batch all padding. */
 static const ab_mask_kind stream_masks[] = { AB_MASK_ALL, AB_MASK_CAUSAL_BR, AB_MASK_PADALL };
-typedef enum { ALL_MASKS, KEY_MASKS, STREAM_MASKS } mask_cycle;
-#define CYCLE(masks, t) masks[(t) % (int)(sizeof masks / sizeof masks[0])]
+typedef struct mask_cycle {
+    const ab_mask_kind *masks;
+    int n;
+} mask_cycle;
+#define CYCLE(masks) ((mask_cycle){ masks, (int)(sizeof masks / sizeof masks[0]) })
+#define SDPA_MASKS CYCLE(sdpa_masks)
+#define LAYER_MASKS CYCLE(layer_masks)
+#define KEY_MASKS CYCLE(key_masks)
+#define STREAM_MASKS CYCLE(stream_masks)
+
+/* Turn t of the cycle, among the masks op takes (none when it takes none
+ * of them: AB_MASK_NONE). */
+static ab_mask_kind mask_at(mask_cycle c, ab_op op, int t)
+{
+    ab_mask_kind taken[AB_MASK_COUNT];
+    int n = 0;
+    for (int i = 0; i < c.n; i++)
+        if (ab_op_row_of(op)->masks >> c.masks[i] & 1u)
+            taken[n++] = c.masks[i];
+    return n ? taken[t % n] : AB_MASK_NONE;
+}
 
 /* Adds s with the cycle's next mask (and activation, norm), unless a size
  * is below 1, its FLOPs pass the budget (each must take milliseconds on
@@ -778,17 +318,11 @@ static void edge_add(edges *e, ab_shape s, mask_cycle cycle)
     if (s.batch < 1 || s.heads < 1 || s.q_len < 1 || s.kv_len < 1 || s.head_dim < 1)
         return;
     int t = e->turn++;
-    if (s.op == AB_OP_SDPA)
-        s.mask = cycle == KEY_MASKS ? CYCLE(key_masks, t)
-               : cycle == STREAM_MASKS ? CYCLE(stream_masks, t) : CYCLE(sdpa_masks, t);
-    else if (ab_op_is_decoder(s.op))
-        s.mask = t % 2 ? AB_MASK_PADDING : AB_MASK_NONE;
-    else
-        s.mask = CYCLE(layer_masks, t);
-    if (ab_op_is_layer(s.op)) {
+    s.mask = mask_at(cycle, s.op, t);
+    if (ab_op_takes(s.op, AB_KEY_norm))
         s.norm_first = t % 2;
+    if (ab_op_takes(s.op, AB_KEY_act))
         s.act = (attn_activation)(t % 3);
-    }
     if (ab_shape_flops(&s) > AB_EDGE_FLOPS)
         return;
     for (int i = 0; i < e->n; i++)
@@ -864,40 +398,40 @@ int ab_edge_shapes(const attn_kernel *k, const int *params, ab_shape *out, int m
     const int wide = g->nr ? g->nr : g->lanes;
     AROUND(r, g->mr)
         AROUND(w, g->nr)
-            edge_add(&e, layer_edge(AB_OP_ENCODER, 1, r, w, 2 * g->nr + 1), ALL_MASKS);
+            edge_add(&e, layer_edge(AB_OP_ENCODER, 1, r, w, 2 * g->nr + 1), LAYER_MASKS);
     AROUND(kd, g->mr ? e.kc : 0) {
-        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, g->nr + 1, kd), ALL_MASKS);
-        edge_add(&e, layer_edge(AB_OP_MHA, 1, g->mr + 1, kd, 0), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, g->nr + 1, kd), LAYER_MASKS);
+        edge_add(&e, layer_edge(AB_OP_MHA, 1, g->mr + 1, kd, 0), LAYER_MASKS);
     }
     AROUND(r, g->mr ? e.mc : 0)
-        edge_add(&e, layer_edge(AB_OP_MHA, 1, r, g->nr + 1, 0), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_MHA, 1, r, g->nr + 1, 0), LAYER_MASKS);
     AROUND(n, g->nr ? e.nc : 0)
-        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, g->nr, n), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, g->nr, n), LAYER_MASKS);
     /* The weights streamed up to stream_rows rows, then the blocking
      * loops: rows around it, widths and depth with tails on both paths
      * (and Q, K and V parts not whole register tiles apart). */
     AROUND(r, e.stream_rows > g->skinny_rows ? e.stream_rows : 0) {
-        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, r, g->nr + 1, 2 * g->nr + 1), ALL_MASKS);
-        edge_add(&e, layer_edge(AB_OP_MHA, 1, r, g->mr + 1, 0), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, r, g->nr + 1, 2 * g->nr + 1), LAYER_MASKS);
+        edge_add(&e, layer_edge(AB_OP_MHA, 1, r, g->mr + 1, 0), LAYER_MASKS);
     }
     AROUND(w, g->mr ? 0 : g->lanes)
-        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, 3, w, 2 * g->lanes + 1), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, 3, w, 2 * g->lanes + 1), LAYER_MASKS);
     /* The FFN's second gemm reading rows 4 KiB apart (F 1024), which crowd
      * one L1 set and are packed, not read in place, its C four register
      * tiles wide and more, so that two threads split it by columns and
      * share the packed rows. */
     if (g->mr)
-        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, 3 * g->nr + 1, 1024), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_ENCODER, 1, g->mr + 1, 3 * g->nr + 1, 1024), LAYER_MASKS);
     /* Its skinny path (a decoding step's b rows of one token): widths and
      * depths that end in a vector tail and a partial group of 4 rows of B;
      * and generation, a prompt of 2 then 2 steps of b rows. */
     AROUND(b, g->skinny_rows) {
         const int d = 2 * g->lanes + 1, f = 4 * g->lanes + 2;
-        edge_add(&e, layer_edge(AB_OP_ENCODER, b, 1, d, f), ALL_MASKS);
+        edge_add(&e, layer_edge(AB_OP_ENCODER, b, 1, d, f), LAYER_MASKS);
         ab_shape gen = { .op = AB_OP_GENERATE, .batch = b, .heads = 1, .q_len = 2, .steps = 2,
                          .kv_len = g->lanes + 1, .layers = 1, .head_dim = d, .d_ff = f };
         if (b >= g->skinny_rows)
-            edge_add(&e, gen, ALL_MASKS);
+            edge_add(&e, gen, LAYER_MASKS);
     }
 
     /* Attention: the last query tile's rows around the micro-tile, query
@@ -905,9 +439,9 @@ int ab_edge_shapes(const attn_kernel *k, const int *params, ab_shape *out, int m
      * (P·V reduces over keys), streaming's key tiles and its crossover, and
      * head dims around the micro-tile, the vector and kc. */
     AROUND(r, g->attn_rows)
-        edge_add(&e, sdpa_edge(1, 2, 2, e.bq + r, g->attn_keys + 1, wide + 1), ALL_MASKS);
+        edge_add(&e, sdpa_edge(1, 2, 2, e.bq + r, g->attn_keys + 1, wide + 1), SDPA_MASKS);
     AROUND(q, e.bq)
-        edge_add(&e, sdpa_edge(2, 1, 1, q, 2 * g->attn_keys + 1, g->lanes + 1), ALL_MASKS);
+        edge_add(&e, sdpa_edge(2, 1, 1, q, 2 * g->attn_keys + 1, g->lanes + 1), SDPA_MASKS);
     const int streams = e.bk > 0 && e.stream_from > 0;
     const int key_edges[] = { g->attn_keys ? g->attn_keys : g->lanes, e.kc,
                               streams ? e.stream_from : 0 };
@@ -920,7 +454,7 @@ int ab_edge_shapes(const attn_kernel *k, const int *params, ab_shape *out, int m
     const int dh_edges[] = { g->nr, g->lanes, e.kc };
     for (size_t i = 0; i < sizeof dh_edges / sizeof dh_edges[0]; i++)
         AROUND(dh, dh_edges[i])
-            edge_add(&e, sdpa_edge(1, 2, 2, e.lq, 2 * wide + 1, dh), ALL_MASKS);
+            edge_add(&e, sdpa_edge(1, 2, 2, e.lq, 2 * wide + 1, dh), SDPA_MASKS);
 
     /* The decode path: query rows per key/value head at decode_rows (the
      * last on it) and decode_rows + 1 — a head's own rows, query heads

@@ -265,8 +265,8 @@ static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps
 {
     int improved = 0;
     for (int i = 0; i < start->kernel->n_params && !r->out_of_time; i++) {
-        if (s->op == AB_OP_SDPA && start->kernel->params[i].gemm_only)
-            continue;   /* SDPA alone never reads it: nothing to tune */
+        if (!ab_op_row_of(s->op)->gemms && start->kernel->params[i].gemm_only)
+            continue;   /* an op without GEMMs (SDPA) never reads it: nothing to tune */
         ab_candidate grid[8], before = r->best;
         int g = neighbours(start, i, steps, n_steps, grid);
         *total += g;
@@ -389,7 +389,7 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
         if (n < MAX_CANDIDATES && check_of(o, &c, s))
             all[n++] = c;
         for (int p = 0; p < k->n_params; p++) {
-            if (s->op == AB_OP_SDPA && k->params[p].gemm_only)
+            if (!ab_op_row_of(s->op)->gemms && k->params[p].gemm_only)
                 continue;
             static const double coarse[] = { 0.5, 2.0 };
             ab_candidate grid[8];
@@ -420,26 +420,7 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
 
 void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)
 {
-    if (ab_op_is_decoder(s->op)) {
-        /* api.c chooses a decoder layer's kernel by the encoder's bucket of
-         * its self-attention's length (the cache's tokens and the new ones),
-         * without a mask class; generate's by its whole length P + N, the
-         * bucket of most of its steps (lengths P + 1 … P + N), which take
-         * most of its time. */
-        int len = s->q_len + (s->op == AB_OP_GENERATE ? s->steps : 0);
-        attn_bucket_of(b, ATTN_OP_ENCODER, len, len, s->head_dim, NULL, threads);
-        return;
-    }
-    /* bert: attn_encoder chooses once for its layers, by the encoder's bucket. */
-    static const int ops[AB_OP_COUNT] = { [AB_OP_SDPA] = ATTN_OP_SDPA, [AB_OP_MHA] = ATTN_OP_MHA,
-                                          [AB_OP_ENCODER] = ATTN_OP_ENCODER,
-                                          [AB_OP_BERT] = ATTN_OP_ENCODER };
-    /* Only which parts of a mask are set matters to the bucket. */
-    attn_mask causal = { .causal = 1 }, padded = { .key_padding = (const uint8_t *)"" };
-    const attn_mask *m = s->mask == AB_MASK_NONE ? NULL
-                       : s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_CAUSAL_BR ? &causal
-                       : &padded;
-    attn_bucket_of(b, ops[s->op], s->q_len, s->kv_len, s->head_dim, m, threads);
+    ab_op_row_of(s->op)->bucket(s, threads, b);
 }
 
 void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_opts *o,

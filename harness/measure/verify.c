@@ -5,7 +5,8 @@
 
 double ab_tolerance(ab_op op, double max_abs_ref, double max_abs_v)
 {
-    if (op == AB_OP_SDPA)
+    const ab_op_row *row = ab_op_row_of(op);
+    if (row && row->tolerance == AB_TOL_VALUES)
         return 2e-5 * fmax(1.0, max_abs_v);
     return 1e-4 * fmax(1.0, max_abs_ref);
 }

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "suites.h"
+#include "ops.h"
 
 double ab_tolerance(ab_op op, double max_abs_ref, double max_abs_v);
 

@@ -265,15 +265,12 @@ static void json_counters(ab_json *j, const ab_run_context *c, const ab_result *
     ab_json_number(j, "read_bw_error", r->read_gbs > 0 ? r->read_error : NAN);
     ab_json_number(j, "peak_gflops", r->peak_gflops > 0 ? r->peak_gflops : NAN);
     ab_json_number(j, "peak_error", r->peak_gflops > 0 ? r->peak_error : NAN);
-    if (r->shape.op == AB_OP_GENERATE && seconds > 0) {
-        /* a call: the prompt, then N tokens; per new token, the prompt included */
-        ab_json_number(j, "tokens_per_second", r->shape.steps / seconds);
-        ab_json_number(j, "ms_per_token", 1e3 * seconds / r->shape.steps);
-    }
-    if (r->shape.op == AB_OP_BERT && seconds > 0) {
-        /* a call: B sequences of L tokens through the whole model */
-        ab_json_number(j, "sequences_per_second", r->shape.batch / seconds);
-        ab_json_number(j, "ms_per_sequence", 1e3 * seconds / r->shape.batch);
+    const ab_op_row *row = ab_op_row_of(r->shape.op);
+    if (row && row->rate.per_second && seconds > 0) {
+        /* the op's units of work per call (ops.h): its tokens, sequences */
+        double units = ab_shape_value(&r->shape, row->rate.unit);
+        ab_json_number(j, row->rate.per_second, units / seconds);
+        ab_json_number(j, row->rate.ms_per, 1e3 * seconds / units);
     }
     if (!isnan(r->extra_rss))
         ab_json_number(j, "extra_rss_bytes", r->extra_rss);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "attn.h"
-#include "suites.h"
+#include "ops.h"
 
 typedef struct ab_workload {
     ab_shape shape;
@@ -68,9 +68,10 @@ void ab_free(void *p);
 uint64_t ab_rng_next(uint64_t *state);
 double ab_rng_uniform(uint64_t *state);   /* [0, 1) */
 
-/* One call of the shape's operation on ctx, writing out. For generate:
- * the caches reset, then the prompt and the N steps (ab_decode_chunks);
- * out is every position's last-layer output, [B][P + N][D]. */
+/* One call of the shape's operation on ctx (its row's run), writing
+ * out. For generate: the caches reset, then the prompt and the N steps
+ * (ab_decode_chunks); out is every position's last-layer output,
+ * [B][P + N][D]. */
 attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out);
 
 /* Decodes a target through a stack of n_layers decoder layers with caches
@@ -86,5 +87,33 @@ attn_status ab_decode_chunks(attn_ctx *ctx, const attn_encoder_config *c, int n_
                              int batch, int len, const int *chunks, int n_chunks, const float *x,
                              int mem_len, const float *memory, const uint8_t *mem_key_padding,
                              float *work, float *out);
+
+/* ---- For the rows' make (ops.h): parts of a workload, each drawn from
+ * *seed in turn, every buffer misalign bytes past a 64-byte boundary. Each
+ * returns 0, or -1 when out of memory (the caller's make fails, and
+ * ab_workload_init frees what was taken). ---------------------------------------- */
+
+/* A block of at least bytes, owned by w (freed with it); NULL when out of memory. */
+void *ab_workload_take(ab_workload *w, size_t bytes, size_t misalign);
+/* n floats owned by w, uniform in [center − amp, center + amp). */
+float *ab_workload_filled(ab_workload *w, size_t n, size_t misalign, double center, double amp,
+                          uint64_t *seed);
+/* w->mha: the four D×D projections and their biases, ±1/√D. */
+int ab_workload_mha_weights(ab_workload *w, size_t misalign, uint64_t *seed);
+/* w->x_q ([B][q_len + steps][D]) and w->x_kv: its own [B][kv_len][D]
+ * when separate_kv, else x_q; and out_len, the size of x_q. */
+int ab_workload_inputs(ab_workload *w, int separate_kv, size_t misalign, uint64_t *seed);
+/* w->enc_cfg from the shape (D, H, F, norm, act; LayerNorm eps 1e-5). */
+void ab_workload_layer_config(ab_workload *w);
+/* w->enc: w->mha as its attention, then its LayerNorms (γ 1 ± 0.2, β
+ * ± 0.2) and FFN (W_ff1, b_ff1, b_ff2 ±1/√D, W_ff2 ±1/√F). */
+int ab_workload_encoder_weights(ab_workload *w, size_t misalign, uint64_t *seed);
+/* n layers' weights, drawn as ab_workload_encoder_weights and
+ * ab_workload_mha_weights draw theirs, in one block: NULL when out of
+ * memory. */
+attn_encoder_weights *ab_workload_encoder_stack(ab_workload *w, int n, size_t misalign,
+                                                uint64_t *seed);
+attn_decoder_weights *ab_workload_decoder_stack(ab_workload *w, int n, size_t misalign,
+                                                uint64_t *seed);
 
 #endif /* AB_WORKLOAD_H */

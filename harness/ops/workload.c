@@ -51,8 +51,7 @@ double ab_rng_uniform(uint64_t *s)
     return (double)(ab_rng_next(s) >> 11) * 0x1.0p-53;
 }
 
-/* A block of at least bytes, owned by w. */
-static void *take(ab_workload *w, size_t bytes, size_t misalign)
+void *ab_workload_take(ab_workload *w, size_t bytes, size_t misalign)
 {
     if (w->n_blocks == (int)(sizeof w->blocks / sizeof w->blocks[0]))
         return NULL;
@@ -64,11 +63,10 @@ static void *take(ab_workload *w, size_t bytes, size_t misalign)
     return p;
 }
 
-/* Uniform in [center − amp, center + amp). */
-static float *filled(ab_workload *w, size_t n, size_t misalign, double center, double amp,
-                     uint64_t *seed)
+float *ab_workload_filled(ab_workload *w, size_t n, size_t misalign, double center, double amp,
+                          uint64_t *seed)
 {
-    float *p = take(w, n * sizeof(float), misalign);
+    float *p = ab_workload_take(w, n * sizeof(float), misalign);
     for (size_t i = 0; p && i < n; i++)
         p[i] = (float)(center + amp * (2.0 * ab_rng_uniform(seed) - 1.0));
     return p;
@@ -145,7 +143,7 @@ typedef int (*layer_arrays_fn)(void *layer, size_t d, size_t f, const float **sl
 static void *layer_stack(ab_workload *w, int n, size_t elem, layer_arrays_fn arrays, size_t d,
                          size_t f, size_t misalign, uint64_t *seed)
 {
-    char *layers = take(w, (size_t)n * elem, 0);   /* pointers: aligned */
+    char *layers = ab_workload_take(w, (size_t)n * elem, 0);   /* pointers: aligned */
     const float **slot[LAYER_ARRAYS];
     size_t len[LAYER_ARRAYS], total = 0;
     double center[LAYER_ARRAYS], amp[LAYER_ARRAYS];
@@ -155,7 +153,7 @@ static void *layer_stack(ab_workload *w, int n, size_t elem, layer_arrays_fn arr
     int count = arrays(layers, d, f, slot, len, center, amp);
     for (int i = 0; i < count; i++)
         total += (len[i] + 15) / 16 * 16;
-    float *block = take(w, (size_t)n * total * sizeof(float), misalign);
+    float *block = ab_workload_take(w, (size_t)n * total * sizeof(float), misalign);
     if (!block)
         return NULL;
     for (int l = 0; l < n; l++) {
@@ -170,49 +168,6 @@ static void *layer_stack(ab_workload *w, int n, size_t elem, layer_arrays_fn arr
     return layers;
 }
 
-/* op=bert without a file: BERT-base's tables (a vocabulary of 30522, 512
- * positions or L if more, 2 token types) drawn at random, ids uniform over
- * the vocabulary, type 0 for the first half of each sequence and 1 after
- * (a sentence pair). */
-#define BERT_VOCAB 30522
-#define BERT_POSITIONS 512
-static int bert_inputs(ab_workload *w, size_t misalign, uint64_t *seed)
-{
-    const ab_shape *s = &w->shape;
-    size_t b = (size_t)s->batch, l = (size_t)s->q_len, d = (size_t)s->heads * s->head_dim;
-    if (w->model) {
-        w->emb_cfg = w->model->embed_config;
-        w->emb = w->model->embed;
-        w->enc_cfg = w->model->layer_config;
-        w->layers = w->model->layers;
-    } else {
-        attn_embedding_config c = { BERT_VOCAB, s->q_len > BERT_POSITIONS ? s->q_len : BERT_POSITIONS,
-                                    2, (int)d, 1e-12f };
-        w->emb_cfg = c;
-        w->enc_cfg.ln_eps = 1e-12f;
-        w->emb.token = filled(w, (size_t)c.vocab_size * d, misalign, 0.0, 1.0, seed);
-        w->emb.position = filled(w, (size_t)c.max_positions * d, misalign, 0.0, 1.0, seed);
-        w->emb.token_type = filled(w, 2 * d, misalign, 0.0, 1.0, seed);
-        w->emb.ln_gamma = filled(w, d, misalign, 1.0, 0.2, seed);
-        w->emb.ln_beta = filled(w, d, misalign, 0.0, 0.2, seed);
-        w->layers = layer_stack(w, s->layers, sizeof(attn_encoder_weights), encoder_arrays, d,
-                                (size_t)s->d_ff, misalign, seed);
-        if (!w->emb.token || !w->emb.position || !w->emb.token_type || !w->emb.ln_gamma
-            || !w->emb.ln_beta || !w->layers)
-            return -1;
-    }
-    w->ids = take(w, b * l * sizeof(int32_t), misalign);
-    w->type_ids = take(w, b * l * sizeof(int32_t), misalign);
-    if (!w->ids || !w->type_ids)
-        return -1;
-    int types = w->emb_cfg.n_token_types;
-    for (size_t i = 0; i < b * l; i++) {
-        w->ids[i] = (int32_t)(ab_rng_next(seed) % (uint64_t)w->emb_cfg.vocab_size);
-        w->type_ids[i] = types > 1 && i % l >= l / 2 ? 1 : 0;
-    }
-    return 0;
-}
-
 static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
 {
     const ab_shape *s = &w->shape;
@@ -223,7 +178,7 @@ static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
 
     m->causal = ab_shape_causal(s);
     if (kind == AB_MASK_PADDING || kind == AB_MASK_PADALL || kind == AB_MASK_ALL) {
-        uint8_t *pad = take(w, b * lk, misalign);
+        uint8_t *pad = ab_workload_take(w, b * lk, misalign);
         if (!pad)
             return -1;
         /* Batch i pads its last i·Lk/(2B) keys: every batch but the first
@@ -238,7 +193,7 @@ static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
     }
     if (kind == AB_MASK_KEEP || kind == AB_MASK_ALL) {
         size_t rows = kind == AB_MASK_KEEP ? b * lq : lq;
-        uint8_t *keep = take(w, rows * lk, misalign);
+        uint8_t *keep = ab_workload_take(w, rows * lk, misalign);
         if (!keep)
             return -1;
         for (size_t i = 0; i < rows * lk; i++)
@@ -248,7 +203,7 @@ static int make_mask(ab_workload *w, size_t misalign, uint64_t *seed)
     }
     if (kind == AB_MASK_BIAS || kind == AB_MASK_ALL) {
         size_t rows = kind == AB_MASK_BIAS ? b * lq : lq;
-        m->bias = filled(w, rows * lk, misalign, 0.0, 1.0, seed);
+        m->bias = ab_workload_filled(w, rows * lk, misalign, 0.0, 1.0, seed);
         if (!m->bias)
             return -1;
         m->bias_per_batch = kind == AB_MASK_BIAS;
@@ -265,90 +220,95 @@ int ab_workload_init_model(ab_workload *w, const ab_shape *s, const attn_bert *m
                            uint64_t seed, size_t misalign)
 {
     memset(w, 0, sizeof *w);
+    const ab_op_row *row = ab_op_row_of(s->op);
     w->shape = *s;
-    w->model = s->op == AB_OP_BERT ? model : NULL;
+    w->model = row && row->takes_model ? model : NULL;
     /* generate: the target is the prompt and the N tokens fed one by one */
-    double target = (double)s->q_len + (s->op == AB_OP_GENERATE ? s->steps : 0);
+    double target = (double)s->q_len + s->steps;
     double dm = (double)s->heads * s->head_dim;
-    double n_layers = s->op == AB_OP_GENERATE || s->op == AB_OP_BERT ? s->layers : 1;
+    double n_layers = s->layers > 1 ? s->layers : 1;
     /* Sizes are each up to 2^30: their products can pass SIZE_MAX and wrap
-     * into a small allocation. Every buffer is at most one of these (the
-     * decoder stack's weights are one block). */
+     * into a small allocation. Every buffer is at most one of these (a
+     * layer stack's weights are one block); a row that draws a larger one
+     * (op=bert's token table) checks it in its make. */
     double largest = fmax(fmax((double)s->batch * s->heads * fmax(target, s->kv_len) * s->head_dim,
                                (double)s->batch * s->q_len * s->kv_len * 5.0),
                           n_layers * (8.0 * dm * dm + 2.0 * dm * fmax(s->d_ff, 1) + 16.0 * dm
                                       + fmax(s->d_ff, 1) + LAYER_ARRAYS * 16.0));
-    if (s->op == AB_OP_BERT)   /* the token table */
-        largest = fmax(largest, (double)BERT_VOCAB * dm);
-    if (!(largest * sizeof(float) < (double)(PTRDIFF_MAX / 2)) || target > INT_MAX
+    if (!row || !(largest * sizeof(float) < (double)(PTRDIFF_MAX / 2)) || target > INT_MAX
         || n_layers > AB_MAX_LAYERS)   /* ab_shape_parse refuses it */
         return -1;
-    size_t lq = (size_t)target;
-    size_t b = (size_t)s->batch, lk = (size_t)s->kv_len;
-    size_t h = (size_t)s->heads, dh = (size_t)s->head_dim, d = h * dh, f = (size_t)s->d_ff;
-    double wamp = 1.0 / sqrt((double)d);   /* keeps projections O(1) */
-    int ok = 1;
-
-    if (s->op == AB_OP_SDPA) {
-        w->q = filled(w, b * h * lq * dh, misalign, 0.0, 1.0, &seed);
-        size_t hkv = (size_t)ab_shape_kv_heads(s);
-        w->k = filled(w, b * hkv * lk * dh, misalign, 0.0, 1.0, &seed);
-        w->v = filled(w, b * hkv * lk * dh, misalign, 0.0, 1.0, &seed);
-        ok = w->q && w->k && w->v;
-        w->max_abs_v = 1.0;
-        w->out_len = b * h * lq * dh;
-    } else {
-        const float **slots[8] = { &w->mha.w_q, &w->mha.w_k, &w->mha.w_v, &w->mha.w_o,
-                                   &w->mha.b_q, &w->mha.b_k, &w->mha.b_v, &w->mha.b_o };
-        for (int i = 0; ok && (s->op == AB_OP_MHA || s->op == AB_OP_ENCODER) && i < 8; i++)
-            ok &= (*slots[i] = filled(w, i < 4 ? d * d : d, misalign, 0.0, wamp, &seed)) != NULL;
-        w->x_q = filled(w, b * lq * d, misalign, 0.0, 1.0, &seed);
-        w->x_kv = s->cross || ab_op_is_decoder(s->op)
-                ? filled(w, b * lk * d, misalign, 0.0, 1.0, &seed) : w->x_q;
-        ok &= w->x_q && w->x_kv;
-        w->out_len = b * lq * d;
-    }
-    if (ok && ab_op_is_layer(s->op)) {
-        attn_encoder_config c = { (int)d, s->heads, s->d_ff, 1e-5f, s->norm_first, s->act };
-        w->enc_cfg = c;
-    }
-    if (ok && ab_op_is_decoder(s->op))
-        ok = (w->dec = layer_stack(w, s->op == AB_OP_GENERATE ? s->layers : 1,
-                                   sizeof(attn_decoder_weights), decoder_arrays, d, f, misalign,
-                                   &seed)) != NULL;
-    if (ok && s->op == AB_OP_BERT)
-        ok = bert_inputs(w, misalign, &seed) == 0;
-    if (ok && s->op == AB_OP_GENERATE) {
-        /* The prompt in one call, then one token per call. */
-        int n = s->steps + 1;
-        w->chunks = take(w, sizeof(int) * (size_t)n, misalign);
-        ok = w->chunks != NULL;
-        for (int i = 0; ok && i < n; i++)
-            w->chunks[i] = i == 0 ? s->q_len : 1;
-        ok = ok && (w->chunk = take(w, sizeof(float) * b * (size_t)s->q_len * d, misalign)) != NULL;
-        for (int l = 0; ok && l < s->layers; l++)
-            ok = attn_kv_cache_create(&w->caches[l], s->batch, s->heads, s->head_dim,
-                                      s->q_len + s->steps) == ATTN_OK;
-    }
-    if (ok && s->op == AB_OP_ENCODER) {
-        attn_encoder_weights *e = &w->enc;
-        e->attn = w->mha;
-        e->ln1_gamma = filled(w, d, misalign, 1.0, 0.2, &seed);
-        e->ln1_beta = filled(w, d, misalign, 0.0, 0.2, &seed);
-        e->ln2_gamma = filled(w, d, misalign, 1.0, 0.2, &seed);
-        e->ln2_beta = filled(w, d, misalign, 0.0, 0.2, &seed);
-        e->w_ff1 = filled(w, f * d, misalign, 0.0, wamp, &seed);
-        e->b_ff1 = filled(w, f, misalign, 0.0, wamp, &seed);
-        e->w_ff2 = filled(w, d * f, misalign, 0.0, 1.0 / sqrt((double)f), &seed);
-        e->b_ff2 = filled(w, d, misalign, 0.0, wamp, &seed);
-        ok = e->ln1_gamma && e->ln1_beta && e->ln2_gamma && e->ln2_beta && e->w_ff1
-          && e->b_ff1 && e->w_ff2 && e->b_ff2;
-    }
-    if (!ok || make_mask(w, misalign, &seed) != 0) {
+    if (row->make(w, &seed, misalign) != 0 || make_mask(w, misalign, &seed) != 0) {
         ab_workload_free(w);
         return -1;
     }
     return 0;
+}
+
+int ab_workload_mha_weights(ab_workload *w, size_t misalign, uint64_t *seed)
+{
+    size_t d = (size_t)w->shape.heads * w->shape.head_dim;
+    const float **slots[8] = { &w->mha.w_q, &w->mha.w_k, &w->mha.w_v, &w->mha.w_o,
+                               &w->mha.b_q, &w->mha.b_k, &w->mha.b_v, &w->mha.b_o };
+    for (int i = 0; i < 8; i++)   /* ±1/√D keeps the projections O(1) */
+        if (!(*slots[i] = ab_workload_filled(w, i < 4 ? d * d : d, misalign, 0.0,
+                                             1.0 / sqrt((double)d), seed)))
+            return -1;
+    return 0;
+}
+
+int ab_workload_inputs(ab_workload *w, int separate_kv, size_t misalign, uint64_t *seed)
+{
+    const ab_shape *s = &w->shape;
+    size_t b = (size_t)s->batch, d = (size_t)s->heads * s->head_dim;
+    size_t target = (size_t)s->q_len + (size_t)s->steps;
+    w->x_q = ab_workload_filled(w, b * target * d, misalign, 0.0, 1.0, seed);
+    w->x_kv = separate_kv ? ab_workload_filled(w, b * (size_t)s->kv_len * d, misalign, 0.0, 1.0, seed)
+                          : w->x_q;
+    w->out_len = b * target * d;
+    return w->x_q && w->x_kv ? 0 : -1;
+}
+
+void ab_workload_layer_config(ab_workload *w)
+{
+    const ab_shape *s = &w->shape;
+    attn_encoder_config c = { s->heads * s->head_dim, s->heads, s->d_ff, 1e-5f, s->norm_first,
+                              s->act };
+    w->enc_cfg = c;
+}
+
+int ab_workload_encoder_weights(ab_workload *w, size_t misalign, uint64_t *seed)
+{
+    size_t d = (size_t)w->shape.heads * w->shape.head_dim, f = (size_t)w->shape.d_ff;
+    double wamp = 1.0 / sqrt((double)d);
+    attn_encoder_weights *e = &w->enc;
+    e->attn = w->mha;
+    e->ln1_gamma = ab_workload_filled(w, d, misalign, 1.0, 0.2, seed);
+    e->ln1_beta = ab_workload_filled(w, d, misalign, 0.0, 0.2, seed);
+    e->ln2_gamma = ab_workload_filled(w, d, misalign, 1.0, 0.2, seed);
+    e->ln2_beta = ab_workload_filled(w, d, misalign, 0.0, 0.2, seed);
+    e->w_ff1 = ab_workload_filled(w, f * d, misalign, 0.0, wamp, seed);
+    e->b_ff1 = ab_workload_filled(w, f, misalign, 0.0, wamp, seed);
+    e->w_ff2 = ab_workload_filled(w, d * f, misalign, 0.0, 1.0 / sqrt((double)f), seed);
+    e->b_ff2 = ab_workload_filled(w, d, misalign, 0.0, wamp, seed);
+    return e->ln1_gamma && e->ln1_beta && e->ln2_gamma && e->ln2_beta && e->w_ff1 && e->b_ff1
+        && e->w_ff2 && e->b_ff2 ? 0 : -1;
+}
+
+attn_encoder_weights *ab_workload_encoder_stack(ab_workload *w, int n, size_t misalign,
+                                                uint64_t *seed)
+{
+    return layer_stack(w, n, sizeof(attn_encoder_weights), encoder_arrays,
+                       (size_t)w->shape.heads * w->shape.head_dim, (size_t)w->shape.d_ff,
+                       misalign, seed);
+}
+
+attn_decoder_weights *ab_workload_decoder_stack(ab_workload *w, int n, size_t misalign,
+                                                uint64_t *seed)
+{
+    return layer_stack(w, n, sizeof(attn_decoder_weights), decoder_arrays,
+                       (size_t)w->shape.heads * w->shape.head_dim, (size_t)w->shape.d_ff,
+                       misalign, seed);
 }
 
 /* Every pointer of w into its blocks (at most WORKLOAD_SLOTS). */
@@ -402,7 +362,7 @@ int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift)
     for (int i = 0; i < src->n_blocks; i++) {
         /* The same offset from a 64-byte boundary as the original, plus shift. */
         size_t misalign = shift / 64 * 64 + (uintptr_t)src->blocks[i] % 64;
-        void *p = take(dst, src->sizes[i], misalign);
+        void *p = ab_workload_take(dst, src->sizes[i], misalign);
         if (!p) {
             ab_workload_free(dst);
             return -1;
@@ -415,8 +375,7 @@ int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift)
         *slot[k] = moved(*slot[k], src, dst);
     /* The layers' arrays, pointed to from the copied stack (a model's
      * layers are not the workload's: they stay where they are). */
-    int n_layers = src->shape.op == AB_OP_GENERATE || src->shape.op == AB_OP_BERT
-                 ? src->shape.layers : 1;
+    int n_layers = src->shape.layers > 1 ? src->shape.layers : 1;
     for (int l = 0; l < n_layers && (dst->dec || (dst->layers && !dst->model)); l++) {
         const float **field[LAYER_ARRAYS];
         size_t len[LAYER_ARRAYS];
@@ -452,38 +411,8 @@ void ab_workload_free(ab_workload *w)
 
 attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
 {
-    const ab_shape *s = &w->shape;
-    switch (s->op) {
-    case AB_OP_SDPA: {
-        attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale,
-                                s->kv_heads, 0 };
-        return attn_sdpa(ctx, &sh, w->q, w->k, w->v, &w->mask, out);
-    }
-    case AB_OP_MHA:
-        return attn_mha(ctx, s->heads * s->head_dim, s->heads, s->scale, &w->mha, s->batch,
-                        s->q_len, s->kv_len, w->x_q, w->x_kv, &w->mask, out);
-    case AB_OP_ENCODER:
-        return attn_encoder_layer(ctx, &w->enc_cfg, &w->enc, s->batch, s->q_len, w->x_q,
-                                  &w->mask, out);
-    case AB_OP_BERT: {    /* the embeddings, then the stack in place on out */
-        attn_status st = attn_embed(ctx, &w->emb_cfg, &w->emb, s->batch, s->q_len, w->ids,
-                                    w->type_ids, 0, out);
-        return st != ATTN_OK ? st
-             : attn_encoder(ctx, &w->enc_cfg, s->layers, w->layers, NULL, NULL, s->batch,
-                            s->q_len, out, &w->mask, out);
-    }
-    case AB_OP_DECODER:   /* no cache: the layer over the whole target */
-        return attn_decoder_layer(ctx, &w->enc_cfg, w->dec, s->batch, s->q_len, w->x_q,
-                                  s->kv_len, w->x_kv, w->mask.key_padding, NULL, out);
-    case AB_OP_GENERATE:
-        for (int l = 0; l < s->layers; l++)
-            attn_kv_cache_reset(w->caches[l]);
-        return ab_decode_chunks(ctx, &w->enc_cfg, s->layers, w->dec, w->caches, s->batch,
-                                s->q_len + s->steps, w->chunks, s->steps + 1, w->x_q, s->kv_len,
-                                w->x_kv, w->mask.key_padding, w->chunk, out);
-    default:
-        return ATTN_ERR_INVALID_ARG;
-    }
+    const ab_op_row *row = ab_op_row_of(w->shape.op);
+    return row ? row->run(ctx, w, out) : ATTN_ERR_INVALID_ARG;
 }
 
 attn_status ab_decode_chunks(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,

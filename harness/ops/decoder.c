@@ -1,0 +1,86 @@
+/* decoder.c — op=decoder: one transformer decoder layer (causal
+ * self-attention over L target tokens, cross-attention over a memory of M,
+ * then the FFN) without a cache; the memory may be padded. */
+#include "ops.h"
+#include "workload.h"
+
+static int resolve(const ab_shape_keys *k, ab_shape *s, char *err, size_t len)
+{
+    (void)err, (void)len;
+    s->q_len = k->v[AB_KEY_L];
+    s->kv_len = k->given & AB_KEY_BIT(M) ? k->v[AB_KEY_M] : s->q_len;
+    return 0;
+}
+
+double ab_decoder_layer_flops(double b, double lq, double lk, double d, double f)
+{
+    return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d     /* self-attention */
+                + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d /* cross-attention */
+                + 4.0 * lq * d * f);                                      /* FFN */
+}
+
+double ab_decoder_weight_floats(double d, double f, int memory_kv)
+{
+    double attn = memory_kv ? 8.0 : 6.0;
+    return attn * d * d + 2.0 * d * f + attn * d + f + d + 6.0 * d;
+}
+
+/* M is the shape's kv_len. */
+static double flops(const ab_shape *s)
+{
+    return ab_decoder_layer_flops(s->batch, s->q_len, s->kv_len, (double)s->heads * s->head_dim,
+                                  s->d_ff);
+}
+
+/* x and y; the memory; every weight, bias and LayerNorm. */
+static double bytes(const ab_shape *s)
+{
+    double b = s->batch, d = (double)s->heads * s->head_dim;
+    double floats = b * s->q_len * d * 2.0 + b * s->kv_len * d
+                  + ab_decoder_weight_floats(d, s->d_ff, 1);
+    return 4.0 * floats + ab_mask_bytes(s);
+}
+
+static int make(ab_workload *w, uint64_t *seed, size_t misalign)
+{
+    if (ab_workload_inputs(w, 1, misalign, seed) != 0)
+        return -1;
+    ab_workload_layer_config(w);
+    return (w->dec = ab_workload_decoder_stack(w, 1, misalign, seed)) ? 0 : -1;
+}
+
+/* No cache: the layer over the whole target. */
+static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+{
+    const ab_shape *s = &w->shape;
+    return attn_decoder_layer(ctx, &w->enc_cfg, w->dec, s->batch, s->q_len, w->x_q, s->kv_len,
+                              w->x_kv, w->mask.key_padding, NULL, out);
+}
+
+void ab_decoder_bucket(const ab_shape *s, int threads, attn_bucket *b)
+{
+    /* generate's length P + N is the bucket of most of its steps (lengths
+     * P + 1 … P + N), which take most of its time. */
+    int len = s->q_len + s->steps;
+    attn_bucket_of(b, ATTN_OP_ENCODER, len, len, s->head_dim, NULL, threads);
+}
+
+const ab_op_row ab_op__decoder = {
+    .name = "decoder",
+    .description = "one decoder layer, no cache: causal self-attention over L, cross-attention "
+                   "over a memory of M, the FFN",
+    .keys = AB_LAYER_KEYS | AB_KEY_BIT(L) | AB_KEY_BIT(M),
+    .masks = AB_MASKS_PADDING,
+    .text = { AB_KEY_B, AB_KEY_L, AB_KEY_M, AB_KEY_D, AB_KEY_H, AB_KEY_F, AB_KEY_norm, AB_KEY_act,
+              AB_KEY_mask, AB_KEY_END },
+    .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_L, AB_KEY_M, AB_KEY_F, AB_KEY_norm,
+               AB_KEY_act, AB_KEY_mask, AB_KEY_END },
+    .resolve = resolve,
+    .flops = flops,
+    .bytes = bytes,
+    .make = make,
+    .run = run,
+    .bucket = ab_decoder_bucket,
+    .tolerance = AB_TOL_OUTPUT,
+    .gemms = 1,
+};

@@ -1,0 +1,107 @@
+/* generate.c — op=generate: token-by-token generation through a stack of
+ * `layers` decoder layers with KV caches: a prompt of P tokens in one call,
+ * then N calls of one token each, over a memory of M. */
+#include "ops.h"
+#include "workload.h"
+
+static int resolve(const ab_shape_keys *k, ab_shape *s, char *err, size_t len)
+{
+    (void)err, (void)len;
+    s->q_len = k->v[AB_KEY_P];
+    s->kv_len = k->given & AB_KEY_BIT(M) ? k->v[AB_KEY_M] : s->q_len;
+    return 0;
+}
+
+/* The whole sequence's products, made token by token: a cache makes the
+ * same products as one call over P + N. */
+static double flops(const ab_shape *s)
+{
+    return s->layers * ab_decoder_layer_flops(s->batch, (double)s->q_len + s->steps, s->kv_len,
+                                              (double)s->heads * s->head_dim, s->d_ff);
+}
+
+/* Floats one step (one token, every layer) reads with the cache holding
+ * `held` tokens before it: the weights it uses, its token in and out, the
+ * memory's K and V, and the self-attention's K and V (held + 1). */
+static double step_floats(const ab_shape *s, double held)
+{
+    double b = s->batch, d = (double)s->heads * s->head_dim;
+    return s->layers * (ab_decoder_weight_floats(d, s->d_ff, 0)
+                        + b * (2.0 * d + 2.0 * s->kv_len * d + 2.0 * (held + 1.0) * d));
+}
+
+/* The prompt's call reads what a decoder call does; each of the N steps
+ * then reads its layers' weights again (a stack whose weights exceed the
+ * last-level cache must: pass_bytes) and the keys and values of every
+ * earlier token, Σ (P + t + 1) for t < N; every call of every layer the
+ * memory's padding. */
+static double bytes(const ab_shape *s)
+{
+    double b = s->batch, lq = s->q_len, d = (double)s->heads * s->head_dim, n = s->steps;
+    double floats = s->layers * (b * lq * d * 2.0 + b * s->kv_len * d
+                                 + ab_decoder_weight_floats(d, s->d_ff, 1))
+                  + n * step_floats(s, 0.0) + s->layers * b * 2.0 * d * (n * lq + n * (n - 1.0) / 2.0);
+    return 4.0 * floats + s->layers * (n + 1.0) * ab_mask_bytes(s);
+}
+
+/* One pass: the last step, the caches at their longest. */
+static double pass_bytes(const ab_shape *s)
+{
+    return 4.0 * step_floats(s, s->q_len + s->steps - 1.0) + s->layers * ab_mask_bytes(s);
+}
+
+static int make(ab_workload *w, uint64_t *seed, size_t misalign)
+{
+    const ab_shape *s = &w->shape;
+    if (ab_workload_inputs(w, 1, misalign, seed) != 0)
+        return -1;
+    ab_workload_layer_config(w);
+    if (!(w->dec = ab_workload_decoder_stack(w, s->layers, misalign, seed)))
+        return -1;
+    /* The prompt in one call, then one token per call. */
+    int n = s->steps + 1;
+    size_t chunk = (size_t)s->batch * (size_t)s->q_len * (size_t)s->heads * (size_t)s->head_dim;
+    if (!(w->chunks = ab_workload_take(w, sizeof(int) * (size_t)n, misalign))
+        || !(w->chunk = ab_workload_take(w, sizeof(float) * chunk, misalign)))
+        return -1;
+    for (int i = 0; i < n; i++)
+        w->chunks[i] = i == 0 ? s->q_len : 1;
+    for (int l = 0; l < s->layers; l++)
+        if (attn_kv_cache_create(&w->caches[l], s->batch, s->heads, s->head_dim,
+                                 s->q_len + s->steps) != ATTN_OK)
+            return -1;
+    return 0;
+}
+
+static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+{
+    const ab_shape *s = &w->shape;
+    for (int l = 0; l < s->layers; l++)
+        attn_kv_cache_reset(w->caches[l]);
+    return ab_decode_chunks(ctx, &w->enc_cfg, s->layers, w->dec, w->caches, s->batch,
+                            s->q_len + s->steps, w->chunks, s->steps + 1, w->x_q, s->kv_len,
+                            w->x_kv, w->mask.key_padding, w->chunk, out);
+}
+
+const ab_op_row ab_op__generate = {
+    .name = "generate",
+    .description = "generation: a prompt of P tokens, then N tokens one by one, through `layers` "
+                   "decoder layers with KV caches over a memory of M",
+    .keys = AB_LAYER_KEYS | AB_KEY_BIT(P) | AB_KEY_BIT(N) | AB_KEY_BIT(M) | AB_KEY_BIT(layers),
+    .masks = AB_MASKS_PADDING,
+    .text = { AB_KEY_B, AB_KEY_P, AB_KEY_N, AB_KEY_M, AB_KEY_layers, AB_KEY_D, AB_KEY_H,
+              AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_mask, AB_KEY_END },
+    .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_P, AB_KEY_N, AB_KEY_M, AB_KEY_layers,
+               AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_mask, AB_KEY_END },
+    .resolve = resolve,
+    .flops = flops,
+    .bytes = bytes,
+    .pass_bytes = pass_bytes,
+    .make = make,
+    .run = run,
+    .bucket = ab_decoder_bucket,
+    .tolerance = AB_TOL_OUTPUT,
+    .gemms = 1,
+    /* a call: the prompt, then N tokens; per new token, the prompt included */
+    .rate = { "tokens_per_second", "ms_per_token", AB_KEY_N },
+};

@@ -1,0 +1,79 @@
+/* sdpa.c — op=sdpa: scaled dot-product attention on [B][H][L][Dh], with
+ * grouped key/value heads (Hkv) and every mask; decoding is Lq = 1. */
+#include "ops.h"
+#include "workload.h"
+
+static int resolve(const ab_shape_keys *k, ab_shape *s, char *err, size_t len)
+{
+    (void)err, (void)len;
+    ab_lengths_from_keys(k, s);
+    return 0;
+}
+
+static double flops(const ab_shape *s)
+{
+    return 4.0 * s->batch * s->heads * ab_visible_pairs(s) * s->head_dim;
+}
+
+/* Keys some query sees: all of them, but under a top-left causal mask with
+ * Lq < Lk the keys from Lq on, which no query reaches. */
+static double keys_read(const ab_shape *s)
+{
+    return ab_shape_causal(s) == ATTN_CAUSAL_TOP_LEFT && s->q_len < s->kv_len ? s->q_len
+                                                                              : s->kv_len;
+}
+
+/* Q and the output; K and V of the key/value heads only, and of the keys
+ * some query sees. */
+static double bytes(const ab_shape *s)
+{
+    double floats = (double)s->batch * s->head_dim
+                  * (2.0 * s->heads * s->q_len + 2.0 * ab_shape_kv_heads(s) * keys_read(s));
+    return 4.0 * floats + ab_mask_bytes(s);
+}
+
+static int make(ab_workload *w, uint64_t *seed, size_t misalign)
+{
+    const ab_shape *s = &w->shape;
+    size_t b = (size_t)s->batch, dh = (size_t)s->head_dim;
+    size_t q = b * (size_t)s->heads * (size_t)s->q_len * dh;
+    size_t kv = b * (size_t)ab_shape_kv_heads(s) * (size_t)s->kv_len * dh;
+    w->q = ab_workload_filled(w, q, misalign, 0.0, 1.0, seed);
+    w->k = ab_workload_filled(w, kv, misalign, 0.0, 1.0, seed);
+    w->v = ab_workload_filled(w, kv, misalign, 0.0, 1.0, seed);
+    w->max_abs_v = 1.0;
+    w->out_len = q;
+    return w->q && w->k && w->v ? 0 : -1;
+}
+
+static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+{
+    const ab_shape *s = &w->shape;
+    attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale,
+                           s->kv_heads, 0 };
+    return attn_sdpa(ctx, &sh, w->q, w->k, w->v, &w->mask, out);
+}
+
+static void bucket(const ab_shape *s, int threads, attn_bucket *b)
+{
+    ab_attention_bucket(s, ATTN_OP_SDPA, threads, b);
+}
+
+const ab_op_row ab_op__sdpa = {
+    .name = "sdpa",
+    .description = "softmax(Q·Kᵀ·scale + mask)·V on [B][H][L][Dh]; Hkv grouped key/value heads",
+    .keys = AB_KEY_BIT(B) | AB_KEY_BIT(H) | AB_KEY_BIT(Hkv) | AB_KEY_BIT(L) | AB_KEY_BIT(Lq)
+          | AB_KEY_BIT(Lk) | AB_KEY_BIT(Dh) | AB_KEY_BIT(D) | AB_KEY_BIT(mask) | AB_KEY_BIT(scale),
+    .masks = AB_MASKS_ALL,
+    .text = { AB_KEY_B, AB_KEY_LENGTHS, AB_KEY_H, AB_KEY_Hkv, AB_KEY_Dh, AB_KEY_mask, AB_KEY_scale,
+              AB_KEY_END },
+    .label = { AB_KEY_B, AB_KEY_H, AB_KEY_Hkv, AB_KEY_LENGTHS, AB_KEY_Dh, AB_KEY_mask,
+               AB_KEY_scale, AB_KEY_END },
+    .resolve = resolve,
+    .flops = flops,
+    .bytes = bytes,
+    .make = make,
+    .run = run,
+    .bucket = bucket,
+    .tolerance = AB_TOL_VALUES,
+};
