@@ -42,14 +42,13 @@
 #include <sys/syscall.h>
 #endif
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #ifdef ATTN_HAVE_PAPI
 #include <papi.h>
 #include <pthread.h>
 #endif
+
+#include "machine.h"
+#include "text.h"
 
 #define WHY_LEN 160  /* == sizeof ((ab_counter_probe *)0)->why */
 #define ERR_LEN 200
@@ -103,33 +102,6 @@ struct ab_counters {
     char err[ERR_LEN];
 };
 
-/* snprintf into a buffer that may be NULL or empty; always terminated. */
-static void put(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void put(char *dst, size_t len, const char *fmt, ...)
-{
-    if (!dst || len == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(dst, len, fmt, ap);
-    va_end(ap);
-}
-
-/* Appends to what dst already holds, within len. */
-static void append(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *dst, size_t len, const char *fmt, ...)
-{
-    if (!dst || len == 0)
-        return;
-    size_t used = strnlen(dst, len);
-    if (used >= len - 1)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(dst + used, len - used, fmt, ap);
-    va_end(ap);
-}
-
 static char *dup_string(const char *s)
 {
     size_t n = strlen(s) + 1;
@@ -161,87 +133,7 @@ static const char *const PROBE_NAMES[] = {
 };
 #define N_PROBES ((int)(sizeof PROBE_NAMES / sizeof PROBE_NAMES[0]))
 
-/* ---- the machine: hypervisor and perf_event_open probe -------------------------- */
-
-/* Friendly names for the CPUID hypervisor vendor signatures. */
-static const char *hypervisor_friendly(const char *vendor)
-{
-    static const struct { const char *sig, *name; } known[] = {
-        {"KVMKVMKVM", "KVM"},         {"Linux KVM Hv", "KVM"},
-        {"Microsoft Hv", "Hyper-V"},  {"VMwareVMware", "VMware"},
-        {"XenVMMXenVMM", "Xen"},      {"TCGTCGTCGTCG", "QEMU TCG"},
-        {"VBoxVBoxVBox", "VirtualBox"}, {"bhyve bhyve", "bhyve"},
-        {"lrpepyh  vr", "Parallels"}, {"ACRNACRNACRN", "ACRN"},
-        {"QNXQVMBSQG", "QNX hypervisor"}, {"Apple VZ", "Apple Virtualization"},
-    };
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strcmp(vendor, known[i].sig) == 0)
-            return known[i].name;
-    return NULL;
-}
-
-/* Trims spaces and NULs the vendor signatures are padded with. */
-static void trim(char *s)
-{
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n'))
-        s[--n] = '\0';
-    size_t lead = strspn(s, " ");
-    if (lead)
-        memmove(s, s + lead, n - lead + 1);
-}
-
-/* Detects the hypervisor we run under: name gets a friendly name ("KVM"),
- * sig its vendor signature ("KVMKVMKVM"), which may be the same. Returns 0
- * when none is detected. papi_vendor is PAPI's virtual_vendor_string when
- * known. */
-static int hypervisor_name(const char *papi_vendor, char *name, size_t name_len, char *sig,
-                           size_t sig_len)
-{
-    char vendor[64] = "";
-
-    if (papi_vendor && papi_vendor[0])
-        snprintf(vendor, sizeof vendor, "%s", papi_vendor);
-#if defined(__x86_64__) || defined(__i386__)
-    if (!vendor[0]) {
-        /* CPUID.1:ECX bit 31 says a hypervisor is present; leaf 0x40000000
-         * then holds its 12-byte vendor signature in EBX, ECX, EDX. Without
-         * the bit, that leaf returns unrelated data on bare metal. */
-        unsigned a, b, c, d;
-        if (__get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 31))) {
-            __cpuid(0x40000000u, a, b, c, d);
-            char s[13];
-            memcpy(s, &b, 4);
-            memcpy(s + 4, &c, 4);
-            memcpy(s + 8, &d, 4);
-            s[12] = '\0';
-            for (int i = 0; i < 12; i++)  /* stray control bytes: keep one line */
-                if (s[i] && (s[i] < 32 || s[i] > 126))
-                    s[i] = '?';
-            snprintf(vendor, sizeof vendor, "%s", s);
-            trim(vendor);
-            if (!vendor[0])
-                snprintf(vendor, sizeof vendor, "unknown hypervisor");
-        }
-    }
-#endif
-    if (!vendor[0]) {
-        /* Xen (also on ARM) says so here. */
-        FILE *f = fopen("/sys/hypervisor/type", "r");
-        if (f) {
-            if (!fgets(vendor, sizeof vendor, f))
-                vendor[0] = '\0';
-            fclose(f);
-        }
-    }
-    trim(vendor);
-    if (!vendor[0])
-        return 0;
-    const char *friendly = hypervisor_friendly(vendor);
-    put(name, name_len, "%s", friendly ? friendly : vendor);
-    put(sig, sig_len, "%s", vendor);
-    return 1;
-}
+/* ---- the machine: perf_event_open probe ------------------------------------------ */
 
 /* /proc/sys/kernel/perf_event_paranoid, or INT_MIN when it cannot be read
  * (no perf_event support in the kernel). */
@@ -317,15 +209,15 @@ static void explain_pmu(const pmu_probe *p, const char *papi_vendor, int papi_so
                         size_t len)
 {
     char hv[64], sig[64], hv_text[140];
-    int virt = hypervisor_name(papi_vendor, hv, sizeof hv, sig, sizeof sig);
+    int virt = ab_hypervisor_name(papi_vendor, hv, sizeof hv, sig, sizeof sig);
     if (virt && strcmp(hv, sig) != 0)
-        put(hv_text, sizeof hv_text, "%s, CPU signature \"%s\"", hv, sig);
+        ab_putf(hv_text, sizeof hv_text, "%s, CPU signature \"%s\"", hv, sig);
     else
-        put(hv_text, sizeof hv_text, "%s", virt ? hv : "");
+        ab_putf(hv_text, sizeof hv_text, "%s", virt ? hv : "");
 
     switch (p->err) {
     case 0:
-        put(out, len, "the kernel opens hardware counters (perf_event_open works)");
+        ab_putf(out, len, "the kernel opens hardware counters (perf_event_open works)");
         break;
     case ENOENT:
     case EOPNOTSUPP:
@@ -333,33 +225,33 @@ static void explain_pmu(const pmu_probe *p, const char *papi_vendor, int papi_so
         /* The kernel has no hardware PMU driver bound: typical of virtual
          * machines whose hypervisor does not virtualise the PMU. */
         if (virt)
-            put(out, len, "no hardware PMU exposed to this virtual machine (hypervisor: %s)%s",
-                hv_text, papi_soft ? ": only software events such as perf::TASK-CLOCK can be "
-                "counted" : "");
+            ab_putf(out, len, "no hardware PMU exposed to this virtual machine (hypervisor: %s)%s",
+                    hv_text, papi_soft ? ": only software events such as perf::TASK-CLOCK can be "
+                    "counted" : "");
         else
-            put(out, len, "no hardware PMU exposed to this machine (perf_event_open of CPU "
-                "cycles: %s)%s", strerror(p->err),
-                papi_soft ? ": only software events can be counted" : "");
+            ab_putf(out, len, "no hardware PMU exposed to this machine (perf_event_open of CPU "
+                    "cycles: %s)%s", strerror(p->err),
+                    papi_soft ? ": only software events can be counted" : "");
         break;
     case EACCES:
     case EPERM:
         if (p->paranoid > 2 && geteuid() != 0)
-            put(out, len, "perf_event_paranoid=%d forbids performance counters to unprivileged "
-                "users; allow them with `sysctl -w kernel.perf_event_paranoid=2` (or 1), "
-                "or grant CAP_PERFMON", p->paranoid);
+            ab_putf(out, len, "perf_event_paranoid=%d forbids performance counters to unprivileged "
+                    "users; allow them with `sysctl -w kernel.perf_event_paranoid=2` (or 1), "
+                    "or grant CAP_PERFMON", p->paranoid);
         else if (p->paranoid != INT_MIN)
-            put(out, len, "perf_event_open is denied (%s) although perf_event_paranoid=%d allows "
-                "it: a seccomp filter (container) or a security module blocks it",
-                strerror(p->err), p->paranoid);
+            ab_putf(out, len, "perf_event_open is denied (%s) although perf_event_paranoid=%d "
+                    "allows it: a seccomp filter (container) or a security module blocks it",
+                    strerror(p->err), p->paranoid);
         else
-            put(out, len, "perf_event_open is denied (%s)", strerror(p->err));
+            ab_putf(out, len, "perf_event_open is denied (%s)", strerror(p->err));
         break;
     case ENOSYS:
-        put(out, len, "the kernel has no perf_event support (perf_event_open: %s)",
-            strerror(p->err));
+        ab_putf(out, len, "the kernel has no perf_event support (perf_event_open: %s)",
+                strerror(p->err));
         break;
     default:
-        put(out, len, "perf_event_open of CPU cycles fails: %s", strerror(p->err));
+        ab_putf(out, len, "perf_event_open of CPU cycles fails: %s", strerror(p->err));
         break;
     }
 }
@@ -728,14 +620,14 @@ static int direct_start(ab_counters *c, int pass)
     if (c->all_threads) {
         now = list_threads(&n);
         if (!now) {
-            put(c->err, sizeof c->err, "cannot list the threads in /proc/self/task: %s",
-                strerror(errno));
+            ab_putf(c->err, sizeof c->err, "cannot list the threads in /proc/self/task: %s",
+                    strerror(errno));
             return -1;
         }
     } else {
         now = malloc(sizeof *now);
         if (!now) {
-            put(c->err, sizeof c->err, "out of memory");
+            ab_putf(c->err, sizeof c->err, "out of memory");
             return -1;
         }
         now[0] = (pid_t)syscall(SYS_gettid);
@@ -757,12 +649,12 @@ static int direct_start(ab_counters *c, int pass)
                 continue;  /* it exited after the listing: nothing to count */
             if (err) {
                 if (err == EMFILE || err == ENFILE)
-                    put(c->err, sizeof c->err, "perf_event_open for thread %d of %d: %s (one "
-                        "descriptor per thread and software event; raise ulimit -n)",
-                        (int)now[i], n, strerror(err));
+                    ab_putf(c->err, sizeof c->err, "perf_event_open for thread %d of %d: %s (one "
+                            "descriptor per thread and software event; raise ulimit -n)",
+                            (int)now[i], n, strerror(err));
                 else
-                    put(c->err, sizeof c->err, "perf_event_open for thread %d: %s", (int)now[i],
-                        strerror(err));
+                    ab_putf(c->err, sizeof c->err, "perf_event_open for thread %d: %s", (int)now[i],
+                            strerror(err));
                 direct_close_all(c);
                 free(now);
                 return -1;
@@ -785,8 +677,8 @@ static int direct_start(ab_counters *c, int pass)
             for (int i = 0; i < ev->nthr; i++)
                 if (ioctl(ev->thr[i].fd, pick ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_RESET, 0)
                     != 0) {
-                    put(c->err, sizeof c->err, "perf_event_open counter of %s, thread %d: %s",
-                        ev->name, (int)ev->thr[i].tid, strerror(errno));
+                    ab_putf(c->err, sizeof c->err, "perf_event_open counter of %s, thread %d: %s",
+                            ev->name, (int)ev->thr[i].tid, strerror(errno));
                     for (int k = 0; k < c->n; k++)
                         for (int j = 0; c->ev[k].direct && j < c->ev[k].nthr; j++)
                             (void)ioctl(c->ev[k].thr[j].fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -822,8 +714,8 @@ static int direct_stop(ab_counters *c, int pass, long long *values)
         for (int i = 0; i < ev->nthr; i++) {
             uint64_t v = 0;
             if (read(ev->thr[i].fd, &v, sizeof v) != (ssize_t)sizeof v) {
-                put(c->err, sizeof c->err, "reading %s of thread %d: %s", ev->name,
-                    (int)ev->thr[i].tid, strerror(errno));
+                ab_putf(c->err, sizeof c->err, "reading %s of thread %d: %s", ev->name,
+                        (int)ev->thr[i].tid, strerror(errno));
                 ok = 0;
                 rc = -1;
                 break;
@@ -880,13 +772,13 @@ static void papi_init_once(void)
     int v = PAPI_library_init(PAPI_VER_CURRENT);
     if (v != PAPI_VER_CURRENT) {
         if (v > 0)
-            put(papi_init_error, sizeof papi_init_error,
-                "PAPI_library_init: the library (%d.%d) does not match the headers (%d.%d)",
-                PAPI_VERSION_MAJOR(v), PAPI_VERSION_MINOR(v),
-                PAPI_VERSION_MAJOR(PAPI_VER_CURRENT), PAPI_VERSION_MINOR(PAPI_VER_CURRENT));
+            ab_putf(papi_init_error, sizeof papi_init_error,
+                    "PAPI_library_init: the library (%d.%d) does not match the headers (%d.%d)",
+                    PAPI_VERSION_MAJOR(v), PAPI_VERSION_MINOR(v),
+                    PAPI_VERSION_MAJOR(PAPI_VER_CURRENT), PAPI_VERSION_MINOR(PAPI_VER_CURRENT));
         else
-            put(papi_init_error, sizeof papi_init_error, "PAPI_library_init failed: %s",
-                papi_text(v));
+            ab_putf(papi_init_error, sizeof papi_init_error, "PAPI_library_init failed: %s",
+                    papi_text(v));
         return;
     }
     /* PAPI prints its internal errors on stderr unless its error level is
@@ -954,9 +846,9 @@ static int papi_new_set(int cidx, int *set, int *inherit, char *note, size_t not
             /* PAPI 7's perf_event component checks the permission with a
              * hardware event, so it refuses on machines without a PMU even
              * for software events. Counting goes on without it. */
-            put(note, note_len, "%s refuses PAPI_INHERIT: %s", info->name, papi_text(r));
+            ab_putf(note, note_len, "%s refuses PAPI_INHERIT: %s", info->name, papi_text(r));
     } else {
-        put(note, note_len, "%s cannot inherit counters", info ? info->name : "the component");
+        ab_putf(note, note_len, "%s cannot inherit counters", info ? info->name : "the component");
     }
     return PAPI_OK;
 }
@@ -1082,7 +974,7 @@ static int papi_place(ab_counters *c, int e)
     else
         c->inherit = c->inherit && inherit;
     if (!inherit && !c->inherit_note[0])
-        put(c->inherit_note, sizeof c->inherit_note, "%s", note);
+        ab_putf(c->inherit_note, sizeof c->inherit_note, "%s", note);
     c->npass++;
     return 0;
 }
@@ -1182,7 +1074,7 @@ static int backend_start(ab_counters *c, int pass)
         return 0;
     int r = PAPI_start(c->pass[pass].set);
     if (r != PAPI_OK) {
-        put(c->err, sizeof c->err, "PAPI_start (pass %d) failed: %s", pass, papi_text(r));
+        ab_putf(c->err, sizeof c->err, "PAPI_start (pass %d) failed: %s", pass, papi_text(r));
         return -1;
     }
     return 0;
@@ -1195,7 +1087,7 @@ static int backend_stop(ab_counters *c, int pass, long long *values)
         return 0;
     int r = PAPI_stop(ps->set, ps->vals);
     if (r != PAPI_OK) {
-        put(c->err, sizeof c->err, "PAPI_stop (pass %d) failed: %s", pass, papi_text(r));
+        ab_putf(c->err, sizeof c->err, "PAPI_stop (pass %d) failed: %s", pass, papi_text(r));
         return -1;
     }
     if (values)
@@ -1208,20 +1100,20 @@ static int backend_stop(ab_counters *c, int pass, long long *values)
 static void backend_describe(const ab_counters *probe, char *summary, size_t summary_len,
                              char *diagnosis, size_t diag_len)
 {
-    put(diagnosis, diag_len, "%s", "");
+    ab_putf(diagnosis, diag_len, "%s", "");
     if (!papi_ready()) {
-        put(summary, summary_len, "PAPI %d.%d.%d.%d (headers), not initialised",
-            PAPI_VERSION_MAJOR(PAPI_VERSION), PAPI_VERSION_MINOR(PAPI_VERSION),
-            PAPI_VERSION_REVISION(PAPI_VERSION), PAPI_VERSION_INCREMENT(PAPI_VERSION));
-        put(diagnosis, diag_len, "%s", papi_init_error);
+        ab_putf(summary, summary_len, "PAPI %d.%d.%d.%d (headers), not initialised",
+                PAPI_VERSION_MAJOR(PAPI_VERSION), PAPI_VERSION_MINOR(PAPI_VERSION),
+                PAPI_VERSION_REVISION(PAPI_VERSION), PAPI_VERSION_INCREMENT(PAPI_VERSION));
+        ab_putf(diagnosis, diag_len, "%s", papi_init_error);
         return;
     }
 
     int v = PAPI_get_opt(PAPI_LIB_VERSION, NULL);
     if (v <= 0)
         v = PAPI_VERSION;
-    put(summary, summary_len, "PAPI %d.%d.%d.%d", PAPI_VERSION_MAJOR(v), PAPI_VERSION_MINOR(v),
-        PAPI_VERSION_REVISION(v), PAPI_VERSION_INCREMENT(v));
+    ab_putf(summary, summary_len, "PAPI %d.%d.%d.%d", PAPI_VERSION_MAJOR(v), PAPI_VERSION_MINOR(v),
+            PAPI_VERSION_REVISION(v), PAPI_VERSION_INCREMENT(v));
 
     /* Hardware counting works when the cycle or instruction preset does
      * (PROBE_NAMES starts with PAPI_TOT_CYC, PAPI_TOT_INS). */
@@ -1231,23 +1123,23 @@ static void backend_describe(const ab_counters *probe, char *summary, size_t sum
     int cidx = PAPI_get_component_index("perf_event");
     const PAPI_component_info_t *info = cidx >= 0 ? PAPI_get_component_info(cidx) : NULL;
     if (!info)
-        append(summary, summary_len, ", no perf_event component");
+        ab_appendf(summary, summary_len, ", no perf_event component");
     else if (info->disabled)
-        append(summary, summary_len, ", perf_event component disabled");
+        ab_appendf(summary, summary_len, ", perf_event component disabled");
     else if (hw_ok)
-        append(summary, summary_len, ", perf_event component enabled, %d hardware counters",
-               info->num_cntrs);
+        ab_appendf(summary, summary_len, ", perf_event component enabled, %d hardware counters",
+                   info->num_cntrs);
     else
         /* PAPI still reports its table's counter count (6 on AMD) then. */
-        append(summary, summary_len, ", perf_event component enabled, software events only");
+        ab_appendf(summary, summary_len, ", perf_event component enabled, software events only");
     char hv[64], sig[64];
-    if (hypervisor_name(papi_vendor, hv, sizeof hv, sig, sizeof sig))
-        append(summary, summary_len, ", %s virtual machine", hv);
+    if (ab_hypervisor_name(papi_vendor, hv, sizeof hv, sig, sizeof sig))
+        ab_appendf(summary, summary_len, ", %s virtual machine", hv);
 
     if (hw_ok)
         return;
     if (!info) {
-        put(diagnosis, diag_len, "PAPI was built without its perf_event component");
+        ab_putf(diagnosis, diag_len, "PAPI was built without its perf_event component");
         return;
     }
     pmu_probe pmu;
@@ -1259,20 +1151,21 @@ static void backend_describe(const ab_counters *probe, char *summary, size_t sum
          * component disabled even PAPI's software events are gone. */
         char cause[400];
         if (pmu.err == 0)
-            put(cause, sizeof cause, "the kernel opens hardware counters, so libpfm4 does not "
-                "know this CPU");
+            ab_putf(cause, sizeof cause, "the kernel opens hardware counters, so libpfm4 does not "
+                    "know this CPU");
         else
             explain_pmu(&pmu, papi_vendor, 0, cause, sizeof cause);
-        put(diagnosis, diag_len, "PAPI's perf_event component is disabled (%s), so no event "
-            "can be counted through PAPI; %s",
-            info->disabled_reason[0] ? info->disabled_reason : papi_text(info->disabled), cause);
+        ab_putf(diagnosis, diag_len, "PAPI's perf_event component is disabled (%s), so no event "
+                "can be counted through PAPI; %s",
+                info->disabled_reason[0] ? info->disabled_reason : papi_text(info->disabled),
+                cause);
         return;
     }
     if (pmu.err == 0)
         /* The kernel counts cycles but PAPI does not map its presets here
          * (e.g. libpfm4 does not know this CPU). */
-        put(diagnosis, diag_len, "the kernel opens hardware counters but PAPI cannot count "
-            "PAPI_TOT_CYC: %s", probe ? probe->ev[0].why : "out of memory");
+        ab_putf(diagnosis, diag_len, "the kernel opens hardware counters but PAPI cannot count "
+                "PAPI_TOT_CYC: %s", probe ? probe->ev[0].why : "out of memory");
     else
         explain_pmu(&pmu, papi_vendor, 1, diagnosis, diag_len);
 }
@@ -1314,8 +1207,8 @@ static void backend_describe(const ab_counters *probe, char *summary, size_t sum
                              char *diagnosis, size_t diag_len)
 {
     (void)probe;
-    put(summary, summary_len, "PAPI not built in");
-    put(diagnosis, diag_len, "%s", NOT_BUILT_IN);
+    ab_putf(summary, summary_len, "PAPI not built in");
+    ab_putf(diagnosis, diag_len, "%s", NOT_BUILT_IN);
     /* Whether installing PAPI would bring hardware counters is worth
      * knowing: say so when the kernel has none to offer either. */
     pmu_probe pmu;
@@ -1323,7 +1216,7 @@ static void backend_describe(const ab_counters *probe, char *summary, size_t sum
     if (pmu.err != 0) {
         char why[WHY_LEN * 2];
         explain_pmu(&pmu, NULL, 1, why, sizeof why);
-        append(diagnosis, diag_len, "; besides, %s", why);
+        ab_appendf(diagnosis, diag_len, "; besides, %s", why);
     }
 }
 
@@ -1414,14 +1307,14 @@ int ab_counters_start(ab_counters *c, int pass)
         return -1;
     if (pass < 0 || pass >= c->npass) {
         if (c->npass == 0)
-            put(c->err, sizeof c->err, "no pass %d: no event can be counted", pass);
+            ab_putf(c->err, sizeof c->err, "no pass %d: no event can be counted", pass);
         else
-            put(c->err, sizeof c->err, "no pass %d: there are %d", pass, c->npass);
+            ab_putf(c->err, sizeof c->err, "no pass %d: there are %d", pass, c->npass);
         return -1;
     }
     if (c->running >= 0) {
-        put(c->err, sizeof c->err, "cannot start pass %d: pass %d is still counting", pass,
-            c->running);
+        ab_putf(c->err, sizeof c->err, "cannot start pass %d: pass %d is still counting", pass,
+                c->running);
         return -1;
     }
     /* PAPI's set starts last and stops first, so that the direct events'
@@ -1441,16 +1334,16 @@ int ab_counters_stop(ab_counters *c, int pass, long long *values)
     if (!c)
         return -1;
     if (pass < 0 || pass >= c->npass || c->running != pass) {
-        put(c->err, sizeof c->err, "cannot stop pass %d: it is not counting", pass);
+        ab_putf(c->err, sizeof c->err, "cannot stop pass %d: it is not counting", pass);
         return -1;
     }
     c->running = -1;  /* whatever PAPI_stop says, the pass is over */
     int papi = backend_stop(c, pass, values);
     char papi_err[ERR_LEN];
-    put(papi_err, sizeof papi_err, "%s", c->err);
+    ab_putf(papi_err, sizeof papi_err, "%s", c->err);
     int direct = direct_stop(c, pass, values);
     if (papi != 0)  /* the first failure is the one to report */
-        put(c->err, sizeof c->err, "%s", papi_err);
+        ab_putf(c->err, sizeof c->err, "%s", papi_err);
     return papi != 0 || direct != 0 ? -1 : 0;
 }
 
@@ -1462,8 +1355,8 @@ const char *ab_counters_error(const ab_counters *c)
 int ab_counters_describe(char *summary, size_t summary_len, char *diagnosis, size_t diag_len,
                          ab_counter_probe *probes, int max)
 {
-    put(summary, summary_len, "%s", "");
-    put(diagnosis, diag_len, "%s", "");
+    ab_putf(summary, summary_len, "%s", "");
+    ab_putf(diagnosis, diag_len, "%s", "");
 
     /* Every probe event is tried alone, exactly as a benchmark would. */
     ab_counters *c = ab_counters_open(PROBE_NAMES, N_PROBES);
@@ -1473,15 +1366,15 @@ int ab_counters_describe(char *summary, size_t summary_len, char *diagnosis, siz
     for (int p = 0; c && p < c->npass; p++)
         papi_passes += c->pass[p].papi;
     if (c && c->direct_pass >= 0)
-        append(summary, summary_len, ", software events count %s",
-               c->all_threads ? "every thread" : "the calling thread and threads it creates");
+        ab_appendf(summary, summary_len, ", software events count %s",
+                   c->all_threads ? "every thread" : "the calling thread and threads it creates");
     if (papi_passes > 0) {
         if (c->inherit)
-            append(summary, summary_len, ", PAPI events count the calling thread and threads "
-                   "it creates");
+            ab_appendf(summary, summary_len, ", PAPI events count the calling thread and threads "
+                       "it creates");
         else
-            append(summary, summary_len, ", PAPI events count the calling thread only (%s)",
-                   c->inherit_note);
+            ab_appendf(summary, summary_len, ", PAPI events count the calling thread only (%s)",
+                       c->inherit_note);
     }
 
     int n = 0;
@@ -1493,7 +1386,7 @@ int ab_counters_describe(char *summary, size_t summary_len, char *diagnosis, siz
             p->available = why == NULL;
             p->via = ab_counters_via(c, n);
             p->scope = ab_counters_scope(c, n);
-            put(p->why, sizeof p->why, "%s", why ? why : "");
+            ab_putf(p->why, sizeof p->why, "%s", why ? why : "");
         }
     ab_counters_close(c);
     return n;
