@@ -20,13 +20,6 @@
 #include "machine.h"
 #include "text.h"
 
-static const char *const PROBE_NAMES[] = {
-    "PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_FP_OPS", "PAPI_SP_OPS",
-    "PAPI_VEC_SP", "PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L3_TCM",
-    "perf::TASK-CLOCK", "perf::PAGE-FAULTS", "perf::CONTEXT-SWITCHES", "perf::CPU-MIGRATIONS",
-};
-#define N_PROBES ((int)(sizeof PROBE_NAMES / sizeof PROBE_NAMES[0]))
-
 int ab_perf_event_paranoid(void)
 {
     int v = INT_MIN;
@@ -43,9 +36,9 @@ void ab_probe_pmu(ab_pmu_probe *p)
 {
     p->paranoid = ab_perf_event_paranoid();
 #ifdef __linux__
-    /* exclude_kernel: what perf_event_paranoid=2 still allows. */
+    /* User space only: what perf_event_paranoid=2 still allows. */
     int fd = ab_perf_event_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0 /* this thread */,
-                                1, 0);
+                                1 /* exclude_kernel */, 0 /* inherit */);
     if (fd >= 0) {
         close(fd);
         p->err = 0;
@@ -107,6 +100,14 @@ void ab_explain_pmu(const ab_pmu_probe *p, const char *papi_vendor, int papi_sof
         break;
     }
 }
+
+/* The events `attnbench info` tries (counters.h lists them). */
+static const char *const PROBE_NAMES[] = {
+    "PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_FP_OPS", "PAPI_SP_OPS",
+    "PAPI_VEC_SP", "PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L3_TCM",
+    "perf::TASK-CLOCK", "perf::PAGE-FAULTS", "perf::CONTEXT-SWITCHES", "perf::CPU-MIGRATIONS",
+};
+#define N_PROBES ((int)(sizeof PROBE_NAMES / sizeof PROBE_NAMES[0]))
 
 int ab_counters_describe(char *summary, size_t summary_len, char *diagnosis, size_t diag_len,
                          ab_counter_probe *probes, int max)

@@ -406,7 +406,8 @@ void ab_papi_describe(const ab_counters *probe, char *summary, size_t summary_le
             PAPI_VERSION_REVISION(v), PAPI_VERSION_INCREMENT(v));
 
     /* Hardware counting works when the cycle or instruction preset does
-     * (PROBE_NAMES starts with PAPI_TOT_CYC, PAPI_TOT_INS). */
+     * (the probe list, PROBE_NAMES in counters_diagnosis.c, starts with
+     * PAPI_TOT_CYC, PAPI_TOT_INS). */
     int hw_ok = probe && (probe->ev[0].why == NULL || probe->ev[1].why == NULL);
     const PAPI_hw_info_t *hw = PAPI_get_hardware_info();
     const char *papi_vendor = hw && hw->virtualized ? hw->virtual_vendor_string : NULL;
