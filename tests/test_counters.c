@@ -660,18 +660,14 @@ static void test_team(void)
 /* ---- kernel mode ---------------------------------------------------------------- */
 
 /* Opens a counter of the kernel for this thread, as the diagnosis and the
- * direct back end do, independently of them. Returns 0 or errno. */
+ * direct back end do, independently of them: sharing their
+ * ab_perf_event_open would let a fault in it pass unseen, the back end and
+ * this oracle then failing alike. Returns 0 or errno. */
 static int perf_open_errno(unsigned type, unsigned long long config)
 {
 #ifdef __linux__
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = type;
-    attr.config = config;
-    attr.disabled = 1;
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
+    struct perf_event_attr attr = {.size = sizeof attr, .type = type, .config = config,
+                                   .disabled = 1, .exclude_kernel = 1, .exclude_hv = 1};
     long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0UL);
     if (fd < 0)
         return errno;

@@ -38,12 +38,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"   /* attn_cpu_cache_size: the fallback's caches */
+#include "text.h"
 
 #ifdef ATTN_HAVE_HWLOC
 #include <hwloc.h>
@@ -52,17 +52,6 @@
 /* Highest CPU number accepted. Linux allows at most 8192 (NR_CPUS with
  * MAXSMP); anything far beyond is corrupt, not a CPU. */
 #define AB_CPU_LIMIT 65536
-
-__attribute__((format(printf, 3, 4)))
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (!err || err_len == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
 
 /* The library's cache sizes (the kernels size their tiles with them): L1
  * data, L2 and L3 taken for unified, as on every CPU the library runs on.
@@ -105,13 +94,13 @@ static int hwloc_usable(char *err, size_t err_len)
 {
     unsigned run = hwloc_get_api_version();
     if ((run >> 16) != (HWLOC_API_VERSION >> 16)) {
-        set_err(err, err_len, "hwloc library API %#x does not match the headers' %#x", run,
+        ab_putf(err, err_len, "hwloc library API %#x does not match the headers' %#x", run,
                 (unsigned)HWLOC_API_VERSION);
         return 0;
     }
     if (access("/sys/devices/system/cpu/cpu0/topology/package_cpus", R_OK) != 0 &&
         access("/sys/devices/system/cpu/cpu0/topology/core_siblings", R_OK) != 0) {
-        set_err(err, err_len, "no CPU topology in /sys (hwloc would complain on stderr)");
+        ab_putf(err, err_len, "no CPU topology in /sys (hwloc would complain on stderr)");
         return 0;
     }
     return 1;
@@ -126,7 +115,7 @@ static int hwloc_open(hwloc_topology_t *topo, int minimal, char *err, size_t err
     if (!hwloc_usable(err, err_len))
         return -1;
     if (hwloc_topology_init(topo) != 0) {
-        set_err(err, err_len, "hwloc_topology_init: %s", strerror(errno));
+        ab_putf(err, err_len, "hwloc_topology_init: %s", strerror(errno));
         return -1;
     }
     /* INCLUDE_DISALLOWED: the whole machine, so that cache instances and
@@ -144,7 +133,7 @@ static int hwloc_open(hwloc_topology_t *topo, int minimal, char *err, size_t err
         hwloc_topology_set_io_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_NONE);
     }
     if (hwloc_topology_load(*topo) != 0) {
-        set_err(err, err_len, "hwloc_topology_load: %s", strerror(errno));
+        ab_putf(err, err_len, "hwloc_topology_load: %s", strerror(errno));
         hwloc_topology_destroy(*topo);
         return -1;
     }
@@ -198,7 +187,7 @@ static int hwloc_fill(hwloc_topology_t topo, ab_topology *t, hwloc_const_cpuset_
     hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_topology_cpuset(topo));
     int ref = hwloc_bitmap_first(allowed);
     if (ref < 0) {
-        set_err(err, err_len, "none of hwloc's PUs is in this thread's affinity mask");
+        ab_putf(err, err_len, "none of hwloc's PUs is in this thread's affinity mask");
         return -1;
     }
     t->pus = hwloc_bitmap_weight(allowed);
@@ -256,15 +245,15 @@ int ab_topology_from_hwloc(ab_topology *t, struct hwloc_topology *topo,
                            const struct hwloc_bitmap_s *allowed, char *err, size_t err_len)
 {
     if (!t || !topo) {
-        set_err(err, err_len, "no topology to fill or to read");
+        ab_putf(err, err_len, "no topology to fill or to read");
         return -1;
     }
     memset(t, 0, sizeof *t);
-    set_err(err, err_len, "%s", "");
+    ab_putf(err, err_len, "%s", "");
     hwloc_bitmap_t mine = hwloc_bitmap_alloc(), tmp = hwloc_bitmap_alloc();
     int r = -1;
     if (!mine || !tmp)
-        set_err(err, err_len, "out of memory");
+        ab_putf(err, err_len, "out of memory");
     else
         r = hwloc_fill(topo, t, allowed, mine, tmp, err, err_len);
     hwloc_bitmap_free(mine);
@@ -281,18 +270,18 @@ int ab_topology_from_hwloc(ab_topology *t, struct hwloc_topology *topo,
 int ab_topology_load_fallback(ab_topology *t, char *err, size_t err_len)
 {
     if (!t) {
-        set_err(err, err_len, "no topology to fill");
+        ab_putf(err, err_len, "no topology to fill");
         return -1;
     }
     memset(t, 0, sizeof *t);
-    set_err(err, err_len, "%s", "");
+    ab_putf(err, err_len, "%s", "");
     /* A set of AB_CPU_LIMIT CPUs: sched_getaffinity fails with EINVAL when
      * the set is smaller than the kernel's CPU count, which may exceed
      * CPU_SETSIZE. */
     size_t size = CPU_ALLOC_SIZE(AB_CPU_LIMIT);
     cpu_set_t *set = CPU_ALLOC(AB_CPU_LIMIT);
     if (!set || sched_getaffinity(0, size, set) != 0) {
-        set_err(err, err_len, "sched_getaffinity: %s", set ? strerror(errno) : "out of memory");
+        ab_putf(err, err_len, "sched_getaffinity: %s", set ? strerror(errno) : "out of memory");
         CPU_FREE(set);
         return -1;
     }
@@ -321,7 +310,7 @@ int ab_topology_load_fallback(ab_topology *t, char *err, size_t err_len)
 int ab_topology_load(ab_topology *t, char *err, size_t err_len)
 {
     if (!t) {
-        set_err(err, err_len, "no topology to fill");
+        ab_putf(err, err_len, "no topology to fill");
         return -1;
     }
 #ifdef ATTN_HAVE_HWLOC
@@ -340,7 +329,7 @@ int ab_topology_load(ab_topology *t, char *err, size_t err_len)
             size_t len = strlen(t->source);
             snprintf(t->source + len, sizeof t->source - len, "+library caches");
         }
-        set_err(err, err_len, "%s", "");
+        ab_putf(err, err_len, "%s", "");
         return 0;
     }
 #endif
@@ -369,7 +358,7 @@ static int bind_cpus(const int *cpus, int n, char *err, size_t err_len)
     int max = -1;
     for (int i = 0; i < n; i++) {
         if (cpus[i] < 0 || cpus[i] >= AB_CPU_LIMIT) {
-            set_err(err, err_len, "invalid CPU number %d in the topology", cpus[i]);
+            ab_putf(err, err_len, "invalid CPU number %d in the topology", cpus[i]);
             return -1;
         }
         max = cpus[i] > max ? cpus[i] : max;
@@ -389,14 +378,14 @@ static int bind_cpus(const int *cpus, int n, char *err, size_t err_len)
         hwloc_bitmap_free(set);
         hwloc_topology_destroy(topo);
         if (r != 0)
-            set_err(err, err_len, "hwloc_set_cpubind to CPU %d%s: %s", cpus[0],
+            ab_putf(err, err_len, "hwloc_set_cpubind to CPU %d%s: %s", cpus[0],
                     n > 1 ? " and others" : "", strerror(e));
         return r == 0 ? 0 : -1;
     }
 #endif
     cpu_set_t *set = CPU_ALLOC((size_t)max + 1);
     if (!set) {
-        set_err(err, err_len, "out of memory");
+        ab_putf(err, err_len, "out of memory");
         return -1;
     }
     size_t size = CPU_ALLOC_SIZE((size_t)max + 1);
@@ -407,7 +396,7 @@ static int bind_cpus(const int *cpus, int n, char *err, size_t err_len)
     int e = errno;
     CPU_FREE(set);
     if (r != 0)
-        set_err(err, err_len, "sched_setaffinity to CPU %d%s: %s", cpus[0],
+        ab_putf(err, err_len, "sched_setaffinity to CPU %d%s: %s", cpus[0],
                 n > 1 ? " and others" : "", strerror(e));
     return r == 0 ? 0 : -1;
 }
@@ -415,30 +404,30 @@ static int bind_cpus(const int *cpus, int n, char *err, size_t err_len)
 int ab_bind_cores(const ab_topology *t, int n, char *err, size_t err_len)
 {
     if (!t || t->cores <= 0 || t->cores > AB_MAX_CORES) {
-        set_err(err, err_len, "no cores in the topology");
+        ab_putf(err, err_len, "no cores in the topology");
         return -1;
     }
     if (n <= 0 || n > t->cores)
         n = t->cores;
     if (bind_cpus(t->core_cpu, n, err, err_len) != 0)
         return -1;
-    set_err(err, err_len, "%s", "");
+    ab_putf(err, err_len, "%s", "");
     return n;
 }
 
 int ab_pin_to_core(const ab_topology *t, int core, char *err, size_t err_len)
 {
     if (!t || t->cores <= 0 || t->cores > AB_MAX_CORES) {
-        set_err(err, err_len, "no cores in the topology");
+        ab_putf(err, err_len, "no cores in the topology");
         return -1;
     }
     if (core < 0 || core >= t->cores) {
-        set_err(err, err_len, "core %d out of range: %d core%s (0..%d)", core, t->cores,
+        ab_putf(err, err_len, "core %d out of range: %d core%s (0..%d)", core, t->cores,
                 t->cores == 1 ? "" : "s", t->cores - 1);
         return -1;
     }
     if (bind_cpus(&t->core_cpu[core], 1, err, err_len) != 0)
         return -1;
-    set_err(err, err_len, "%s", "");
+    ab_putf(err, err_len, "%s", "");
     return 0;
 }
