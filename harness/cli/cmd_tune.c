@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "timer.h"
 #include "plan.h"
+#include "plan_flags.h"
 #include "tune.h"
 #include "wisdom_store.h"
 
@@ -67,11 +68,11 @@ int ab_cmd_tune(int argc, char **argv)
     int rounds = 7, evaluate = 0, n_pos;
     double budget = 600, min_time = 0.05;
     const ab_flag flags[] = {
-        { "suite", AB_FLAG_STRING, &suite_name, "NAME", "tune every bucket of a suite (default: default)", 0, 0 },
-        { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "tune the buckets of these shapes instead (';' separates)", 0, 0 },
+        AB_PLAN_FLAG_SUITE(&suite_name),
+        AB_PLAN_FLAG_SHAPE(&shape_text),
         { "level", AB_FLAG_STRING, &level_name, "L", "estimate, measure (default) or patient", 0, 0 },
         { "budget", AB_FLAG_DOUBLE, &budget, "S", "seconds for the whole search; the best so far is kept (default 600)", 1, 1e6 },
-        { "threads", AB_FLAG_STRING, &threads_text, "N", "thread count(s) to tune for, N or N1,N2 (default: all cores, as run)", 0, 0 },
+        AB_PLAN_FLAG_THREADS(&threads_text),
         { "rounds", AB_FLAG_INT, &rounds, "R", "interleaved timing rounds per comparison (default 7)", 3, 64 },
         { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds per timed batch (default 0.05)", 1e-4, 10 },
         { "wisdom", AB_FLAG_STRING, &wisdom, "FILE", "the wisdom file (default: $ATTN_WISDOM, else ~/.cache/attnbench/wisdom)", 0, 0 },
