@@ -58,6 +58,15 @@ static int side_stats(const ab_bench_file *files, int n, const char *name, ab_ru
     return k;
 }
 
+/* 1 when name is one of names[0..n-1]. */
+static int listed(const char *const *names, int n, const char *name)
+{
+    for (int j = 0; j < n; j++)
+        if (strcmp(names[j], name) == 0)
+            return 1;
+    return 0;
+}
+
 int ab_cmd_compare(int argc, char **argv)
 {
     double alpha = 0.01, min_effect = 0.05, run_noise = AB_DEFAULT_RUN_NOISE;
@@ -122,10 +131,7 @@ int ab_cmd_compare(int argc, char **argv)
     for (int i = 0; i < nb; i++)
         for (int k = 0; k < base[i].n; k++) {
             const char *name = base[i].set[k].name;
-            int seen = 0;
-            for (int j = 0; j < n && !seen; j++)
-                seen = strcmp(names[j], name) == 0;
-            if (seen || n == AB_MAX_BENCH)
+            if (listed(names, n, name) || n == AB_MAX_BENCH)
                 continue;
             ab_bench_runs *r = &runs[n];
             r->attnbench = base[i].attnbench;
@@ -171,9 +177,7 @@ int ab_cmd_compare(int argc, char **argv)
     for (int f = 0; f < nf; f++)
         for (int k = 0; k < fresh[f].n; k++) {
             const char *name = fresh[f].set[k].name;
-            int known = 0;
-            for (int j = 0; j < judged && !known; j++)
-                known = strcmp(names[j], name) == 0;
+            int known = listed(names, judged, name);
             for (int g = 0; g < f && !known; g++)
                 known = ab_bench_file_find(&fresh[g], name) != NULL;
             if (!known)

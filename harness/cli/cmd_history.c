@@ -13,10 +13,23 @@
 
 #define MAX_FILES 256
 
-static const char *db_path(const char *flag)
+/* The --db flag of both subcommands, declared once. */
+#define DB_FLAG(dest)                                                                              \
+    { "db", AB_FLAG_STRING, (dest), "FILE",                                                        \
+      "the history database (default: $ATTN_HISTORY_DB, else results/history.db)", 0, 0 }
+
+/* Opens the database of --db (db_flag), else $ATTN_HISTORY_DB, else
+ * results/history.db; NULL, said on stderr for "attnbench cmd", when it
+ * cannot be opened. */
+static ab_history *open_db(const char *cmd, const char *db_flag)
 {
     const char *env = getenv("ATTN_HISTORY_DB");
-    return flag ? flag : env && env[0] ? env : "results/history.db";
+    char err[512];
+    ab_history *h = ab_history_open(db_flag ? db_flag : env && env[0] ? env : "results/history.db",
+                                    err, sizeof err);
+    if (!h)
+        fprintf(stderr, "attnbench %s: %s\n", cmd, err);
+    return h;
 }
 
 static int history_add(int argc, char **argv)
@@ -25,7 +38,7 @@ static int history_add(int argc, char **argv)
     double min_effect = 0.05;
     int n_pos;
     const ab_flag flags[] = {
-        { "db", AB_FLAG_STRING, &db, "FILE", "the history database (default: $ATTN_HISTORY_DB, else results/history.db)", 0, 0 },
+        DB_FLAG(&db),
         { "commit", AB_FLAG_STRING, &commit, "SHA", "the git commit of these results (default: the file's)", 0, 0 },
         { "min-effect", AB_FLAG_DOUBLE, &min_effect, "F", "smallest step that counts, as a fraction (default 0.05)", 0, 10 },
     };
@@ -41,12 +54,10 @@ static int history_add(int argc, char **argv)
         fprintf(stderr, "attnbench history add: give at least one JSON file\n");
         return AB_EXIT_USAGE;
     }
-    char err[512];
-    ab_history *h = ab_history_open(db_path(db), err, sizeof err);
-    if (!h) {
-        fprintf(stderr, "attnbench history add: %s\n", err);
+    ab_history *h = open_db("history add", db);
+    if (!h)
         return AB_EXIT_USAGE;
-    }
+    char err[512];
     int status = AB_EXIT_OK;
     for (int i = 0; i < n_pos; i++) {
         ab_bench_file bf;
@@ -74,7 +85,7 @@ static int history_show(int argc, char **argv)
     const char *db = NULL, *name = NULL, *machine = NULL;
     int n_pos;
     const ab_flag flags[] = {
-        { "db", AB_FLAG_STRING, &db, "FILE", "the history database (default: $ATTN_HISTORY_DB, else results/history.db)", 0, 0 },
+        DB_FLAG(&db),
         { "benchmark", AB_FLAG_STRING, &name, "NAME", "show this benchmark run by run", 0, 0 },
         { "machine", AB_FLAG_STRING, &machine, "ID", "only this machine (its machine_id)", 0, 0 },
     };
@@ -85,12 +96,10 @@ static int history_show(int argc, char **argv)
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
-    char err[512];
-    ab_history *h = ab_history_open(db_path(db), err, sizeof err);
-    if (!h) {
-        fprintf(stderr, "attnbench history show: %s\n", err);
+    ab_history *h = open_db("history show", db);
+    if (!h)
         return AB_EXIT_USAGE;
-    }
+    char err[512];
     rc = ab_history_show(h, name, machine, err, sizeof err);
     if (rc != 0)
         fprintf(stderr, "attnbench history show: %s\n", err);

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "memory.h"
 #include "plan.h"
+#include "plan_flags.h"
 #include "progress.h"
 #include "report.h"
 #include "select.h"
@@ -330,9 +331,9 @@ static int plan_of(int argc, char **argv, run_plan *p)
     const ab_flag flags[] = {
         { "kernel", AB_FLAG_STRING, &kernel, "K", "kernel name(s) K1,K2, auto, or all (default: all, or ATTN_KERNEL)", 0, 0 },
         { "op", AB_FLAG_STRING, &op_name, "OP", op_help, 0, 0 },
-        { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "explicit shapes, e.g. 'B=1,H=12,L=512,Dh=64,mask=causal'; ';' separates several", 0, 0 },
-        { "suite", AB_FLAG_STRING, &suite_name, "NAME", "a suite of `attnbench list --suites` (default: default)", 0, 0 },
-        { "threads", AB_FLAG_STRING, &threads_text, "N", "threads, one per core (default: all cores); a list N1,N2 runs each", 0, 0 },
+        AB_PLAN_FLAG_SHAPE(&shape_text),
+        AB_PLAN_FLAG_SUITE(&suite_name),
+        AB_PLAN_FLAG_THREADS(&threads_text),
         { "repetitions", AB_FLAG_INT, &reps, "R", "repetitions per benchmark, at least (default 7; exactly, with --precision 0)", 1, AB_MAX_REPS },
         { "max-repetitions", AB_FLAG_INT, &max_reps, "R", "repetitions per benchmark, at most (default 100)", 1, AB_MAX_REPS },
         { "precision", AB_FLAG_DOUBLE, &precision, "P", "sample until the median's 95% interval is within +-P of it (default 0.02; 0 with --iterations); 0: fixed repetitions", 0, 1 },

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "timer.h"
 #include "plan.h"
+#include "plan_flags.h"
 #include "tune.h"
 #include "wisdom_store.h"
 
@@ -59,25 +60,40 @@ static int parse_level(const char *s, ab_tune_level *l)
     return 0;
 }
 
-int ab_cmd_tune(int argc, char **argv)
+/* What a tune is to do, from its flags: the wisdom file, and either the
+ * records to move between it and another file (--export, --import) or the
+ * buckets to tune and how. */
+typedef struct tune_plan {
+    char wisdom[PATH_MAX];
+    const char *export_path, *import_path;
+    ab_plan plan;                  /* shapes, thread counts, machine (plan.h) */
+    ab_tune_opts o;                /* level, rounds and min_time; tune_buckets sets the rest */
+    double budget;
+    int evaluate;
+} tune_plan;
+
+/* Parses the flags into t and finds the wisdom file; unless records are to
+ * be moved, which needs no plan, also makes the plan. -1 when the command is
+ * to go on, else the exit status (the message printed). */
+static int plan_of(int argc, char **argv, tune_plan *t)
 {
     const char *suite_name = NULL, *shape_text = NULL, *level_name = "measure", *wisdom = NULL;
-    const char *export_path = NULL, *import_path = NULL;
     const char *threads_text = NULL;
-    int rounds = 7, evaluate = 0, n_pos;
-    double budget = 600, min_time = 0.05;
+    int n_pos;
+    t->o = (ab_tune_opts){ .rounds = 7, .min_time = 0.05 };
+    t->budget = 600;
     const ab_flag flags[] = {
-        { "suite", AB_FLAG_STRING, &suite_name, "NAME", "tune every bucket of a suite (default: default)", 0, 0 },
-        { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "tune the buckets of these shapes instead (';' separates)", 0, 0 },
+        AB_PLAN_FLAG_SUITE(&suite_name),
+        AB_PLAN_FLAG_SHAPE(&shape_text),
         { "level", AB_FLAG_STRING, &level_name, "L", "estimate, measure (default) or patient", 0, 0 },
-        { "budget", AB_FLAG_DOUBLE, &budget, "S", "seconds for the whole search; the best so far is kept (default 600)", 1, 1e6 },
-        { "threads", AB_FLAG_STRING, &threads_text, "N", "thread count(s) to tune for, N or N1,N2 (default: all cores, as run)", 0, 0 },
-        { "rounds", AB_FLAG_INT, &rounds, "R", "interleaved timing rounds per comparison (default 7)", 3, 64 },
-        { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds per timed batch (default 0.05)", 1e-4, 10 },
+        { "budget", AB_FLAG_DOUBLE, &t->budget, "S", "seconds for the whole search; the best so far is kept (default 600)", 1, 1e6 },
+        AB_PLAN_FLAG_THREADS(&threads_text),
+        { "rounds", AB_FLAG_INT, &t->o.rounds, "R", "interleaved timing rounds per comparison (default 7)", 3, 64 },
+        { "min-time", AB_FLAG_DOUBLE, &t->o.min_time, "S", "seconds per timed batch (default 0.05)", 1e-4, 10 },
         { "wisdom", AB_FLAG_STRING, &wisdom, "FILE", "the wisdom file (default: $ATTN_WISDOM, else ~/.cache/attnbench/wisdom)", 0, 0 },
-        { "export", AB_FLAG_STRING, &export_path, "FILE", "write every record of the wisdom to FILE and stop", 0, 0 },
-        { "import", AB_FLAG_STRING, &import_path, "FILE", "merge FILE's records into the wisdom and stop", 0, 0 },
-        { "evaluate", AB_FLAG_BOOL, &evaluate, NULL, "time each pick against an exhaustive search of its neighbourhood; exit 1 when it is over 5% slower", 0, 0 },
+        { "export", AB_FLAG_STRING, &t->export_path, "FILE", "write every record of the wisdom to FILE and stop", 0, 0 },
+        { "import", AB_FLAG_STRING, &t->import_path, "FILE", "merge FILE's records into the wisdom and stop", 0, 0 },
+        { "evaluate", AB_FLAG_BOOL, &t->evaluate, NULL, "time each pick against an exhaustive search of its neighbourhood; exit 1 when it is over 5% slower", 0, 0 },
     };
     int rc = ab_cli_command(
         "tune",
@@ -92,83 +108,133 @@ int ab_cmd_tune(int argc, char **argv)
     if (rc >= 0)
         return rc;
 
-    char path[PATH_MAX], err[512];
     if (wisdom)
-        snprintf(path, sizeof path, "%s", wisdom);
-    else if (attn_wisdom_default_path(path, sizeof path) != 0) {
+        snprintf(t->wisdom, sizeof t->wisdom, "%s", wisdom);
+    else if (attn_wisdom_default_path(t->wisdom, sizeof t->wisdom) != 0) {
         fprintf(stderr, "attnbench tune: no wisdom path: set ATTN_WISDOM or HOME, or give --wisdom\n");
         return AB_EXIT_USAGE;
     }
-    if (export_path && import_path) {
+    if (t->export_path && t->import_path) {
         fprintf(stderr, "attnbench tune: give --export or --import, not both\n");
         return AB_EXIT_USAGE;
     }
-    if (export_path || import_path) {
-        attn_wisdom *w = malloc(sizeof *w);
-        if (!w) {
-            fprintf(stderr, "attnbench tune: out of memory\n");
-            return AB_EXIT_FAIL;
-        }
-        int r = attn_wisdom_read(import_path ? import_path : path, w, err, sizeof err);
-        if (r != 0) {
-            fprintf(stderr, "attnbench tune: %s: %s\n", import_path ? "--import" : "--export", err);
-            free(w);
-            return AB_EXIT_FAIL;
-        }
-        int st = 0;
-        if (import_path) {
-            st = merge(path, w, err, sizeof err);
-        } else {
-            ab_atomic_file af;
-            st = ab_atomic_open(&af, export_path, err, sizeof err) != 0
-                 || attn_wisdom_write(af.f, w) != 0 || ab_atomic_commit(&af, 0, err, sizeof err) != 0;
-        }
-        if (st != 0)
-            fprintf(stderr, "attnbench tune: %s\n", err);
-        else
-            printf("%s %d records (%d machines) %s %s\n", import_path ? "imported" : "exported",
-                   w->n, w->n_machines, import_path ? "into" : "to", import_path ? path : export_path);
-        free(w);
-        return st != 0 ? AB_EXIT_FAIL : AB_EXIT_OK;
-    }
-
-    ab_tune_opts o = { .rounds = rounds, .min_time = min_time };
-    if (parse_level(level_name, &o.level) != 0) {
+    if (t->export_path || t->import_path)
+        return -1;
+    if (parse_level(level_name, &t->o.level) != 0) {
         fprintf(stderr, "attnbench tune: --level: '%s' (estimate, measure, patient)\n", level_name);
         return AB_EXIT_USAGE;
     }
-    ab_plan *plan = malloc(sizeof *plan);
-    if (!plan) {
+    char err[512];
+    if (ab_plan_make(&t->plan, suite_name, shape_text, AB_OP_SDPA, 0, threads_text, err,
+                     sizeof err) != 0) {
+        fprintf(stderr, "attnbench tune: %s\n", err);
+        return AB_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* --export FILE writes every record of the wisdom to FILE (atomically);
+ * --import FILE merges FILE's records into the wisdom. The two are one
+ * function because they differ only in which file is read and where its
+ * records go. */
+static int move_records(const tune_plan *t)
+{
+    const char *import_path = t->import_path, *path = t->wisdom;
+    char err[512];
+    attn_wisdom *w = malloc(sizeof *w);
+    if (!w) {
         fprintf(stderr, "attnbench tune: out of memory\n");
         return AB_EXIT_FAIL;
     }
-    if (ab_plan_make(plan, suite_name, shape_text, AB_OP_SDPA, 0, threads_text, err,
-                     sizeof err) != 0) {
-        fprintf(stderr, "attnbench tune: %s\n", err);
-        free(plan);
-        return AB_EXIT_USAGE;
+    int r = attn_wisdom_read(import_path ? import_path : path, w, err, sizeof err);
+    if (r != 0) {
+        fprintf(stderr, "attnbench tune: %s: %s\n", import_path ? "--import" : "--export", err);
+        free(w);
+        return AB_EXIT_FAIL;
     }
-    double start = ab_now();
-    o.deadline = start + budget;
+    int st = 0;
+    if (import_path) {
+        st = merge(path, w, err, sizeof err);
+    } else {
+        ab_atomic_file af;
+        st = ab_atomic_open(&af, t->export_path, err, sizeof err) != 0
+             || attn_wisdom_write(af.f, w) != 0 || ab_atomic_commit(&af, 0, err, sizeof err) != 0;
+    }
+    if (st != 0)
+        fprintf(stderr, "attnbench tune: %s\n", err);
+    else
+        printf("%s %d records (%d machines) %s %s\n", import_path ? "imported" : "exported", w->n,
+               w->n_machines, import_path ? "into" : "to", import_path ? path : t->export_path);
+    free(w);
+    return st != 0 ? AB_EXIT_FAIL : AB_EXIT_OK;
+}
 
-    char key[320];
+/* The row of a tuned bucket: the winner and its parameters, its time and
+ * the untuned default's, the speedup and the check's error. */
+static void print_row(const char *bucket, const attn_wisdom_record *rec, int out_of_time)
+{
+    char params[160] = "-";
+    size_t used = 0;
+    for (int p = 0; p < rec->n_params && used < sizeof params; p++)
+        used += (size_t)snprintf(params + used, sizeof params - used, "%s%s=%d", p ? "," : "",
+                                 rec->param_name[p], rec->param_value[p]);
+    char tuned[24] = "-", dflt[24] = "-", speedup[16] = "-";
+    if (rec->time_ns > 0)
+        snprintf(tuned, sizeof tuned, "%.3g ms", rec->time_ns / 1e6);
+    if (rec->default_time_ns > 0)
+        snprintf(dflt, sizeof dflt, "%.3g ms", rec->default_time_ns / 1e6);
+    if (rec->time_ns > 0 && rec->default_time_ns > 0)
+        snprintf(speedup, sizeof speedup, "%.2fx", rec->default_time_ns / rec->time_ns);
+    printf("%-36s %-8s %-44s %10s %10s %8s %.3g%s\n", bucket, rec->kernel, params, tuned, dflt,
+           speedup, rec->max_err, out_of_time ? "  (out of time: best so far)" : "");
+}
+
+/* --evaluate: times the pick against an exhaustive search of its
+ * neighbourhood (which re-times the pick too) and prints how they compare.
+ * 1 when the pick is over 5% slower than the search's best, else 0; a
+ * search that fails judges nothing. */
+static int evaluate_pick(const ab_shape *shape, const ab_tune_opts *o, ab_candidate *pick)
+{
+    ab_candidate winner;
+    int n_ex = 0;
+    if (ab_tune_evaluate(shape, o, pick, &winner, &n_ex) != 0)
+        return 0;
+    double ratio = pick->median / winner.median;
+    printf("%-36s exhaustive search (%d candidates): best %s at %.3g ms; the pick at %.3g ms is "
+           "%.3fx its time%s\n", "", n_ex, winner.kernel->name, winner.median * 1e3,
+           pick->median * 1e3, ratio, ratio > 1.05 ? ": MORE THAN 5% SLOWER" : "");
+    return ratio > 1.05;
+}
+
+/* Tunes each bucket of the plan's shapes at each thread count, on the
+ * first shape that stands for it, a row each, until the budget is spent;
+ * then merges the winners into the wisdom. 0, or AB_EXIT_FAIL when a
+ * bucket failed, an evaluated pick was over 5% slower or the wisdom could
+ * not be written. */
+static int tune_buckets(const tune_plan *t)
+{
+    const ab_plan *plan = &t->plan;
+    ab_tune_opts o = t->o;
+    double start = ab_now();
+    o.deadline = start + t->budget;
+
+    char key[320], err[512];
     attn_machine_key(key, sizeof key);
     uint64_t me = attn_machine_hash(key);
     attn_wisdom *found = calloc(1, sizeof *found);
     if (!found) {
         fprintf(stderr, "attnbench tune: out of memory\n");
-        free(plan);
         return AB_EXIT_FAIL;
     }
     printf("%-36s %-8s %-44s %10s %10s %8s %s\n", "bucket", "kernel", "parameters", "tuned",
            "default", "speedup", "max err");
     int failed = 0;
-    for (int t = 0; t < plan->nt * plan->ns; t++) {
-        const ab_shape *shape = &plan->shapes[t % plan->ns];
+    for (int i = 0; i < plan->nt * plan->ns; i++) {
+        const ab_shape *shape = &plan->shapes[i % plan->ns];
         attn_wisdom_record rec;
         ab_tune_result res;
         attn_bucket bk;
-        o.threads = plan->thread_counts[t / plan->ns];
+        o.threads = plan->thread_counts[i / plan->ns];
         /* One shape per bucket: the first that stands for it. */
         ab_tune_bucket(shape, o.threads, &bk);
         int seen = 0;
@@ -179,7 +245,7 @@ int ab_cmd_tune(int argc, char **argv)
         char bucket[80];
         attn_bucket_format(&bk, bucket, sizeof bucket);
         if (ab_now() > o.deadline) {
-            printf("%-36s out of time (--budget %.0f s): not tuned\n", bucket, budget);
+            printf("%-36s out of time (--budget %.0f s): not tuned\n", bucket, t->budget);
             continue;
         }
         tune_progress tp = { bucket, o.deadline };
@@ -195,38 +261,31 @@ int ab_cmd_tune(int argc, char **argv)
         }
         ab_tune_record(&res, shape, &o, me, &rec);
         attn_wisdom_put(found, &rec, key);
-        char params[160] = "-";
-        size_t used = 0;
-        for (int p = 0; p < rec.n_params && used < sizeof params; p++)
-            used += (size_t)snprintf(params + used, sizeof params - used, "%s%s=%d", p ? "," : "",
-                                     rec.param_name[p], rec.param_value[p]);
-        char tuned[24] = "-", dflt[24] = "-", speedup[16] = "-";
-        if (rec.time_ns > 0)
-            snprintf(tuned, sizeof tuned, "%.3g ms", rec.time_ns / 1e6);
-        if (rec.default_time_ns > 0)
-            snprintf(dflt, sizeof dflt, "%.3g ms", rec.default_time_ns / 1e6);
-        if (rec.time_ns > 0 && rec.default_time_ns > 0)
-            snprintf(speedup, sizeof speedup, "%.2fx", rec.default_time_ns / rec.time_ns);
-        printf("%-36s %-8s %-44s %10s %10s %8s %.3g%s\n", bucket, rec.kernel, params, tuned, dflt,
-               speedup, rec.max_err, res.out_of_time ? "  (out of time: best so far)" : "");
-        ab_candidate winner;
-        int n_ex = 0;
-        if (evaluate && ab_tune_evaluate(shape, &o, &res.best, &winner, &n_ex) == 0) {
-            double ratio = res.best.median / winner.median;
-            printf("%-36s exhaustive search (%d candidates): best %s at %.3g ms; the pick at "
-                   "%.3g ms is %.3fx its time%s\n", "", n_ex, winner.kernel->name,
-                   winner.median * 1e3, res.best.median * 1e3, ratio,
-                   ratio > 1.05 ? ": MORE THAN 5% SLOWER" : "");
-            failed += ratio > 1.05;
-        }
+        print_row(bucket, &rec, res.out_of_time);
+        if (t->evaluate)
+            failed += evaluate_pick(shape, &o, &res.best);
         fflush(stdout);
     }
-    int st = found->n ? merge(path, found, err, sizeof err) : 0;
+    int st = found->n ? merge(t->wisdom, found, err, sizeof err) : 0;
     if (st != 0)
-        fprintf(stderr, "attnbench tune: writing %s: %s\n", path, err);
+        fprintf(stderr, "attnbench tune: writing %s: %s\n", t->wisdom, err);
     else if (found->n)
-        printf("wrote %d records to %s (%.0f s)\n", found->n, path, ab_now() - start);
+        printf("wrote %d records to %s (%.0f s)\n", found->n, t->wisdom, ab_now() - start);
     free(found);
-    free(plan);
     return st != 0 || failed ? AB_EXIT_FAIL : AB_EXIT_OK;
+}
+
+/* parse and plan → move the records, or tune the buckets. */
+int ab_cmd_tune(int argc, char **argv)
+{
+    tune_plan *t = calloc(1, sizeof *t);
+    if (!t) {
+        fprintf(stderr, "attnbench tune: out of memory\n");
+        return AB_EXIT_FAIL;
+    }
+    int rc = plan_of(argc, argv, t);
+    if (rc < 0)
+        rc = t->export_path || t->import_path ? move_records(t) : tune_buckets(t);
+    free(t);
+    return rc;
 }
