@@ -250,6 +250,7 @@ test: all
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(TEST_BIN) tests/fixtures
 	$(CLI_BIN) check --quiet
 	sh tests/cli.sh $(CLI_BIN)
+	$(PYTHON) tests/list_json.py $(CLI_BIN)
 	sh tests/crash.sh $(CLI_BIN)
 	$(if $(filter 1,$(SAN)),@echo "ceilings: skipped under the sanitizers (their timings mean nothing)",PYTHON=$(PYTHON) sh tests/ceilings.sh $(CLI_BIN))
 	PYTHON=$(PYTHON) sh tests/test_report.sh $(CLI_BIN)

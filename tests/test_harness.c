@@ -1,7 +1,7 @@
 /*
  * test_harness.c — unit tests of the benchmark harness: statistics on known
  * samples, the FLOP formulas against hand-computed counts (docs/api.md §8),
- * shapes, flag parsing, kernel selection (forced, unsupported, ATTN_KERNEL),
+ * shapes and the ops table's rules, flag parsing, kernel selection (forced, unsupported, ATTN_KERNEL),
  * the correctness bound, and the JSON/CSV writers (parsed back by an
  * independent parser, every Google Benchmark field present).
  */
@@ -293,6 +293,80 @@ static void test_shapes(void)
     ab_shape_parse("B=1,H=4,Hkv=4,L=8,Dh=8", AB_OP_SDPA, &s, err, sizeof err);
     ab_shape_label(&s, text, sizeof text);
     CHECK(s.kv_heads == 0 && strcmp(text, "B1_H4_L8_Dh8") == 0, "label %s", text);
+}
+
+/* A value key k accepts, whatever its kind (ops.h's AB_SHAPE_KEYS). */
+static const char *some_value(ab_key k)
+{
+    switch (k) {
+    case AB_KEY_mask:  return "none";
+    case AB_KEY_norm:  return "post";
+    case AB_KEY_act:   return "relu";
+    case AB_KEY_scale: return "0.5";
+    case AB_KEY_cross: return "1";
+    default:           return "2";
+    }
+}
+
+static void test_ops_table(void)
+{
+    char err[256], text[512], want[512] = "";
+    ab_shape s, back;
+    t_case("ops: the table's names, in order, are the op list and parse back");
+    for (int op = 0; op < AB_OP_COUNT; op++) {
+        ab_op got;
+        CHECK(ab_op_row_of((ab_op)op) && strcmp(ab_op_row_of((ab_op)op)->name, ab_op_name((ab_op)op)) == 0
+              && ab_op_parse(ab_op_name((ab_op)op), &got) == 0 && got == (ab_op)op, "op %d", op);
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", op ? ", " : "",
+                 ab_op_name((ab_op)op));
+    }
+    CHECK(strcmp(ab_op_list(), want) == 0, "list '%s', names '%s'", ab_op_list(), want);
+    CHECK(!ab_op_row_of(AB_OP_COUNT) && strcmp(ab_op_name(AB_OP_COUNT), "?") == 0, "past the table");
+
+    t_case("ops: each op takes exactly its row's keys, and names them when refusing one");
+    for (int op = 0; op < AB_OP_COUNT; op++)
+        for (int k = 0; k < AB_KEY_COUNT; k++) {
+            /* H 2 (Hkv and D must fit it); Lq or Lk alone of an encoder
+             * would be two lengths: L 2 with it; cross=1 with two. */
+            snprintf(text, sizeof text, "op=%s,%s=%s%s%s", ab_op_name((ab_op)op),
+                     ab_key_name((ab_key)k), some_value((ab_key)k), k == AB_KEY_H ? "" : ",H=2",
+                     k == AB_KEY_Lq || k == AB_KEY_Lk ? ",L=2" : "");
+            if (k == AB_KEY_cross)
+                snprintf(text + strlen(text), sizeof text - strlen(text), ",Lq=2,Lk=3");
+            err[0] = '\0';
+            int rc = ab_shape_parse(text, AB_OP_SDPA, &s, err, sizeof err);
+            char says[64];
+            snprintf(says, sizeof says, "takes no %s (its keys:", ab_key_name((ab_key)k));
+            if (ab_op_takes((ab_op)op, (ab_key)k))
+                CHECK(rc == 0, "%s refused: %s", text, err);
+            else
+                CHECK(rc == -1 && strstr(err, says), "%s: %s", text, rc ? err : "accepted");
+        }
+
+    t_case("ops: every op alone takes its defaults, round-trips and lists only its keys");
+    for (int op = 0; op < AB_OP_COUNT; op++) {
+        snprintf(text, sizeof text, "op=%s", ab_op_name((ab_op)op));
+        CHECK(ab_shape_parse(text, AB_OP_SDPA, &s, err, sizeof err) == 0, "%s: %s", text, err);
+        CHECK(s.batch == 1 && s.head_dim == 64 && s.mask == AB_MASK_NONE
+              && s.heads == (op == AB_OP_BERT ? 12 : 1), "%s: B %d H %d Dh %d", text, s.batch,
+              s.heads, s.head_dim);
+        ab_shape_format(&s, text, sizeof text);
+        CHECK(ab_shape_parse(text, AB_OP_SDPA, &back, err, sizeof err) == 0
+              && memcmp(&s, &back, sizeof s) == 0, "%s does not round-trip", text);
+        ab_key_value v[AB_KEY_COUNT];
+        int n = ab_shape_key_values(&s, v);
+        for (int i = 0; i < n; i++)
+            CHECK(ab_op_takes((ab_op)op, v[i].key), "%s lists %s", text, ab_key_name(v[i].key));
+        CHECK(n > 0 && ab_shape_flops(&s) > 0 && ab_shape_bytes(&s) > 0
+              && ab_shape_pass_bytes(&s) > 0, "%s: %d keys, no work", text, n);
+    }
+    /* One length or two: L is listed only when it is one. */
+    ab_shape_parse("op=sdpa,Lq=2,Lk=3", AB_OP_SDPA, &s, err, sizeof err);
+    ab_key_value v[AB_KEY_COUNT];
+    int n = ab_shape_key_values(&s, v), has_l = 0;
+    for (int i = 0; i < n; i++)
+        has_l |= v[i].key == AB_KEY_L;
+    CHECK(!has_l, "Lq 2, Lk 3 listed an L");
 }
 
 static int parse_args(char **argv, int argc, const ab_flag *flags, const char **pos, int *n_pos,
@@ -1045,6 +1119,7 @@ void test_harness(void)
     test_stats();
     test_flops();
     test_shapes();
+    test_ops_table();
     test_generate();
     test_cli();
     test_select();

@@ -345,7 +345,7 @@ static ab_shape sdpa_edge(int b, int h, int hkv, int lq, int lk, int dh)
 static ab_shape layer_edge(ab_op op, int b, int l, int d, int f)
 {
     ab_shape s = { .op = op, .batch = b, .heads = 1, .q_len = l, .kv_len = l, .head_dim = d,
-                   .d_ff = op == AB_OP_ENCODER ? f : 0 };
+                   .d_ff = ab_op_takes(op, AB_KEY_F) ? f : 0 };
     return s;
 }
 
