@@ -236,7 +236,7 @@ static int tune_buckets(const tune_plan *t)
         attn_bucket bk;
         o.threads = plan->thread_counts[i / plan->ns];
         /* One shape per bucket: the first that stands for it. */
-        ab_tune_bucket(shape, o.threads, &bk);
+        ab_shape_bucket(shape, o.threads, &bk);
         int seen = 0;
         for (int j = 0; j < found->n; j++)
             seen |= attn_bucket_equal(&found->rec[j].bucket, &bk);

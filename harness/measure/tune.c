@@ -418,18 +418,13 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
     return rc;
 }
 
-void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b)
-{
-    ab_op_row_of(s->op)->bucket(s, threads, b);
-}
-
 void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_opts *o,
                     uint64_t machine, attn_wisdom_record *rec)
 {
     static const char *const levels[] = { "estimate", "measure", "patient" };
     memset(rec, 0, sizeof *rec);
     rec->machine = machine;
-    ab_tune_bucket(s, o->threads, &rec->bucket);
+    ab_shape_bucket(s, o->threads, &rec->bucket);
     snprintf(rec->kernel, sizeof rec->kernel, "%s", r->best.kernel->name);
     rec->n_params = r->best.kernel->n_params;
     for (int i = 0; i < rec->n_params; i++) {

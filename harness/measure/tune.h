@@ -85,9 +85,6 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
 int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pick,
                      ab_candidate *winner, int *n_candidates);
 
-/* The bucket of shape s at this thread count. */
-void ab_tune_bucket(const ab_shape *s, int threads, attn_bucket *b);
-
 /* The wisdom record of a result for shape s (bucket, kernel, parameter
  * names and values, times, max error, level, now). */
 void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_opts *o,

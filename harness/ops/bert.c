@@ -97,12 +97,6 @@ static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
                         out, &w->mask, out);
 }
 
-/* attn_encoder chooses once for its layers, by the encoder's bucket. */
-static void bucket(const ab_shape *s, int threads, attn_bucket *b)
-{
-    ab_attention_bucket(s, ATTN_OP_ENCODER, threads, b);
-}
-
 const ab_op_row ab_op__bert = {
     .name = "bert",
     .description = "a BERT end to end: embeddings, then `layers` post-LN GELU encoder layers "
@@ -117,14 +111,9 @@ const ab_op_row ab_op__bert = {
               AB_KEY_act, AB_KEY_mask, AB_KEY_END },
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_L, AB_KEY_layers, AB_KEY_F, AB_KEY_norm,
                AB_KEY_act, AB_KEY_mask, AB_KEY_END },
-    .resolve = resolve,
-    .flops = flops,
-    .bytes = bytes,
-    .make = make,
-    .run = run,
-    .bucket = bucket,
-    .tolerance = AB_TOL_OUTPUT,
-    .gemms = 1,
+    .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
+    .bucket = { ATTN_OP_ENCODER },    /* attn_encoder chooses once for its layers */
+    .tolerance = AB_TOL_OUTPUT, .gemms = 1,
     .takes_model = 1,
     /* a call: B sequences of L tokens through the whole model */
     .rate = { "sequences_per_second", "ms_per_sequence", AB_KEY_B },

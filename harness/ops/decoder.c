@@ -57,14 +57,6 @@ static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
                               w->x_kv, w->mask.key_padding, NULL, out);
 }
 
-void ab_decoder_bucket(const ab_shape *s, int threads, attn_bucket *b)
-{
-    /* generate's length P + N is the bucket of most of its steps (lengths
-     * P + 1 … P + N), which take most of its time. */
-    int len = s->q_len + s->steps;
-    attn_bucket_of(b, ATTN_OP_ENCODER, len, len, s->head_dim, NULL, threads);
-}
-
 const ab_op_row ab_op__decoder = {
     .name = "decoder",
     .description = "one decoder layer, no cache: causal self-attention over L, cross-attention "
@@ -75,12 +67,7 @@ const ab_op_row ab_op__decoder = {
               AB_KEY_mask, AB_KEY_END },
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_L, AB_KEY_M, AB_KEY_F, AB_KEY_norm,
                AB_KEY_act, AB_KEY_mask, AB_KEY_END },
-    .resolve = resolve,
-    .flops = flops,
-    .bytes = bytes,
-    .make = make,
-    .run = run,
-    .bucket = ab_decoder_bucket,
-    .tolerance = AB_TOL_OUTPUT,
-    .gemms = 1,
+    .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
+    .bucket = { ATTN_OP_ENCODER, .by_sequence = 1 },
+    .tolerance = AB_TOL_OUTPUT, .gemms = 1,
 };

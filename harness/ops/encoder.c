@@ -50,11 +50,6 @@ static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
                               out);
 }
 
-static void bucket(const ab_shape *s, int threads, attn_bucket *b)
-{
-    ab_attention_bucket(s, ATTN_OP_ENCODER, threads, b);
-}
-
 const ab_op_row ab_op__encoder = {
     .name = "encoder",
     .description = "one transformer encoder layer: self-attention, then the FFN; pre- or post-LN",
@@ -64,12 +59,7 @@ const ab_op_row ab_op__encoder = {
               AB_KEY_mask, AB_KEY_END },
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_LENGTHS, AB_KEY_F, AB_KEY_norm, AB_KEY_act,
                AB_KEY_mask, AB_KEY_END },
-    .resolve = resolve,
-    .flops = ab_encoder_layer_flops,
-    .bytes = bytes,
-    .make = make,
-    .run = run,
-    .bucket = bucket,
-    .tolerance = AB_TOL_OUTPUT,
-    .gemms = 1,
+    .resolve = resolve, .flops = ab_encoder_layer_flops, .bytes = bytes, .make = make, .run = run,
+    .bucket = { ATTN_OP_ENCODER },
+    .tolerance = AB_TOL_OUTPUT, .gemms = 1,
 };

@@ -93,15 +93,12 @@ const ab_op_row ab_op__generate = {
               AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_mask, AB_KEY_END },
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_P, AB_KEY_N, AB_KEY_M, AB_KEY_layers,
                AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_mask, AB_KEY_END },
-    .resolve = resolve,
-    .flops = flops,
-    .bytes = bytes,
-    .pass_bytes = pass_bytes,
-    .make = make,
-    .run = run,
-    .bucket = ab_decoder_bucket,
-    .tolerance = AB_TOL_OUTPUT,
-    .gemms = 1,
+    .resolve = resolve, .flops = flops, .bytes = bytes,
+    .pass_bytes = pass_bytes, .make = make, .run = run,
+    /* P + N: the bucket of most of its steps (lengths P + 1 … P + N),
+     * which take most of its time */
+    .bucket = { ATTN_OP_ENCODER, .by_sequence = 1 },
+    .tolerance = AB_TOL_OUTPUT, .gemms = 1,
     /* a call: the prompt, then N tokens; per new token, the prompt included */
     .rate = { "tokens_per_second", "ms_per_token", AB_KEY_N },
 };

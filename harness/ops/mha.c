@@ -45,11 +45,6 @@ static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
                     s->q_len, s->kv_len, w->x_q, w->x_kv, &w->mask, out);
 }
 
-static void bucket(const ab_shape *s, int threads, attn_bucket *b)
-{
-    ab_attention_bucket(s, ATTN_OP_MHA, threads, b);
-}
-
 const ab_op_row ab_op__mha = {
     .name = "mha",
     .description = "multi-head attention: the Q, K, V and output projections around SDPA, "
@@ -62,12 +57,7 @@ const ab_op_row ab_op__mha = {
               AB_KEY_scale, AB_KEY_END },
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_LENGTHS, AB_KEY_cross, AB_KEY_mask,
                AB_KEY_scale, AB_KEY_END },
-    .resolve = resolve,
-    .flops = flops,
-    .bytes = bytes,
-    .make = make,
-    .run = run,
-    .bucket = bucket,
-    .tolerance = AB_TOL_OUTPUT,
-    .gemms = 1,
+    .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
+    .bucket = { ATTN_OP_MHA },
+    .tolerance = AB_TOL_OUTPUT, .gemms = 1,
 };

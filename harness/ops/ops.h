@@ -132,8 +132,12 @@ typedef struct ab_op_row {
     int (*make)(struct ab_workload *w, uint64_t *seed, size_t misalign);
     /* One call of the op on ctx, writing w->out_len floats to out. */
     attn_status (*run)(attn_ctx *ctx, const struct ab_workload *w, float *out);
-    /* The wisdom's bucket api.c looks up for this call (tune.h). */
-    void (*bucket)(const ab_shape *s, int threads, attn_bucket *b);
+    /* The wisdom's bucket api.c looks up for this call (ab_shape_bucket):
+     * wisdom_op's (wisdom.h's ATTN_OP_*) by the lengths, head width and
+     * mask class, or by_sequence: a decoder layer's, by the encoder's
+     * bucket of its self-attention's whole length (the cache's tokens and
+     * the new ones, q_len + steps), without a mask class. */
+    struct { int wisdom_op, by_sequence; } bucket;
     ab_tolerance_scale tolerance;
     /* Its calls run GEMMs: a kernel's gemm-only parameters matter. */
     int gemms;
@@ -206,6 +210,8 @@ double ab_mask_bytes(const ab_shape *s);
 double ab_shape_flops(const ab_shape *s);
 double ab_shape_bytes(const ab_shape *s);
 double ab_shape_pass_bytes(const ab_shape *s);
+/* The wisdom's bucket of one call of s at threads (the row's bucket). */
+void ab_shape_bucket(const ab_shape *s, int threads, attn_bucket *b);
 
 /* ---- For the rows ---------------------------------------------------------------------- */
 
@@ -220,10 +226,6 @@ double ab_shape_pass_bytes(const ab_shape *s);
 /* Lq and Lk from L, Lq and Lk (Lq or L; Lk, else Lq when given, else L):
  * the lengths of sdpa, mha and the encoder layer. */
 void ab_lengths_from_keys(const ab_shape_keys *k, ab_shape *s);
-/* The bucket of an attention call (sdpa, mha, the encoder layer and a
- * stack of them) of the api's op (wisdom.h's ATTN_OP_*), by its lengths,
- * head width and mask class. */
-void ab_attention_bucket(const ab_shape *s, int api_op, int threads, attn_bucket *b);
 
 /* Work of one encoder layer (self-attention over s's visible pairs, then
  * the FFN) and the floats of its weights, biases and LayerNorms: op=encoder
@@ -236,9 +238,5 @@ double ab_encoder_weight_floats(double d, double f);
  * the cache (not the cross-attention's K and V projections). */
 double ab_decoder_layer_flops(double b, double lq, double lk, double d, double f);
 double ab_decoder_weight_floats(double d, double f, int memory_kv);
-/* api.c chooses a decoder layer's kernel by the encoder's bucket of its
- * self-attention's length (the cache's tokens and the new ones), without a
- * mask class: op=decoder's L, op=generate's P + N. */
-void ab_decoder_bucket(const ab_shape *s, int threads, attn_bucket *b);
 
 #endif /* AB_OPS_H */

@@ -54,11 +54,6 @@ static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
     return attn_sdpa(ctx, &sh, w->q, w->k, w->v, &w->mask, out);
 }
 
-static void bucket(const ab_shape *s, int threads, attn_bucket *b)
-{
-    ab_attention_bucket(s, ATTN_OP_SDPA, threads, b);
-}
-
 const ab_op_row ab_op__sdpa = {
     .name = "sdpa",
     .description = "softmax(Q·Kᵀ·scale + mask)·V on [B][H][L][Dh]; Hkv grouped key/value heads",
@@ -69,11 +64,7 @@ const ab_op_row ab_op__sdpa = {
               AB_KEY_END },
     .label = { AB_KEY_B, AB_KEY_H, AB_KEY_Hkv, AB_KEY_LENGTHS, AB_KEY_Dh, AB_KEY_mask,
                AB_KEY_scale, AB_KEY_END },
-    .resolve = resolve,
-    .flops = flops,
-    .bytes = bytes,
-    .make = make,
-    .run = run,
-    .bucket = bucket,
+    .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
+    .bucket = { ATTN_OP_SDPA },
     .tolerance = AB_TOL_VALUES,
 };

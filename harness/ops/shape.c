@@ -543,12 +543,18 @@ double ab_shape_pass_bytes(const ab_shape *s)
     return !row ? 0.0 : row->pass_bytes ? row->pass_bytes(s) : row->bytes(s);
 }
 
-void ab_attention_bucket(const ab_shape *s, int api_op, int threads, attn_bucket *b)
+void ab_shape_bucket(const ab_shape *s, int threads, attn_bucket *b)
 {
+    const ab_op_row *row = ab_op_row_of(s->op);
+    if (row->bucket.by_sequence) {
+        int len = s->q_len + s->steps;
+        attn_bucket_of(b, row->bucket.wisdom_op, len, len, s->head_dim, NULL, threads);
+        return;
+    }
     /* Only which parts of a mask are set matters to the bucket. */
     attn_mask causal = { .causal = 1 }, padded = { .key_padding = (const uint8_t *)"" };
     const attn_mask *m = s->mask == AB_MASK_NONE ? NULL
                        : s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_CAUSAL_BR ? &causal
                        : &padded;
-    attn_bucket_of(b, api_op, s->q_len, s->kv_len, s->head_dim, m, threads);
+    attn_bucket_of(b, row->bucket.wisdom_op, s->q_len, s->kv_len, s->head_dim, m, threads);
 }
