@@ -141,3 +141,11 @@ int ab_cli_command(const char *cmd, const char *usage, const char *description, 
         return -1;
     }
 }
+
+int ab_cli_op(const char *cmd, const char *name, ab_op *op)
+{
+    if (!name || ab_op_parse(name, op) == 0)
+        return 0;
+    fprintf(stderr, "attnbench %s: --op: unknown op '%s' (%s)\n", cmd, name, ab_op_list());
+    return -1;
+}

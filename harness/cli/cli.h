@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ops.h"
+
 typedef enum ab_flag_kind {
     AB_FLAG_BOOL,      /* present or not; takes no value */
     AB_FLAG_INT,
@@ -47,5 +49,9 @@ void ab_cli_help(FILE *out, const char *usage, const char *description,
 int ab_cli_command(const char *cmd, const char *usage, const char *description, int argc,
                    char **argv, const ab_flag *flags, int n_flags, const char **pos, int max_pos,
                    int *n_pos);
+
+/* An --op value (NULL: none given, *op left as it is): 0, or -1 after
+ * "attnbench CMD: --op: unknown op 'X' (the ops)" on stderr. */
+int ab_cli_op(const char *cmd, const char *name, ab_op *op);
 
 #endif /* AB_CLI_H */

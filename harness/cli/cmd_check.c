@@ -147,10 +147,8 @@ int ab_cmd_check(int argc, char **argv)
     if (rc >= 0)
         return rc;
     ab_op op = AB_OP_SDPA;
-    if (op_name && ab_op_parse(op_name, &op) != 0) {
-        fprintf(stderr, "attnbench check: --op: unknown op '%s' (%s)\n", op_name, ab_op_list());
+    if (ab_cli_op("check", op_name, &op) != 0)
         return AB_EXIT_USAGE;
-    }
     const attn_kernel *kernels[64];
     char err[512];
     int nk = ab_select_kernels(kernel, getenv("ATTN_KERNEL"), kernels, 64, err, sizeof err);

@@ -153,10 +153,8 @@ int ab_cmd_list(int argc, char **argv)
     if (rc >= 0)
         return rc;
     ab_op op = AB_OP_SDPA;
-    if (op_name && ab_op_parse(op_name, &op) != 0) {
-        fprintf(stderr, "attnbench list: --op: unknown op '%s' (%s)\n", op_name, ab_op_list());
+    if (ab_cli_op("list", op_name, &op) != 0)
         return AB_EXIT_USAGE;
-    }
     if ((shape_text || op_name) && !json) {
         fprintf(stderr, "attnbench list: --shape and --op go with --json\n");
         return AB_EXIT_USAGE;

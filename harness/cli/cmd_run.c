@@ -373,10 +373,8 @@ static int plan_of(int argc, char **argv, run_plan *p)
 
     char err[512];
     ab_op op = AB_OP_SDPA;
-    if (op_name && ab_op_parse(op_name, &op) != 0) {
-        fprintf(stderr, "attnbench run: --op: unknown op '%s' (%s)\n", op_name, ab_op_list());
+    if (ab_cli_op("run", op_name, &op) != 0)
         return AB_EXIT_USAGE;
-    }
     if (json && json_dir) {
         fprintf(stderr, "attnbench run: give --json or --json-dir, not both\n");
         return AB_EXIT_USAGE;
