@@ -112,7 +112,7 @@ const ab_op_row ab_op__bert = {
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_L, AB_KEY_layers, AB_KEY_F, AB_KEY_norm,
                AB_KEY_act, AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
-    .bucket = { ATTN_OP_ENCODER },    /* attn_encoder chooses once for its layers */
+    .bucket = { .wisdom_op = ATTN_OP_ENCODER },    /* attn_encoder chooses once for its layers */
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
     .takes_model = 1,
     /* a call: B sequences of L tokens through the whole model */

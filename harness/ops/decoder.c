@@ -68,6 +68,6 @@ const ab_op_row ab_op__decoder = {
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_L, AB_KEY_M, AB_KEY_F, AB_KEY_norm,
                AB_KEY_act, AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
-    .bucket = { ATTN_OP_ENCODER, .by_sequence = 1 },
+    .bucket = { .wisdom_op = ATTN_OP_ENCODER, .by_sequence = 1 },
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
 };

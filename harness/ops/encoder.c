@@ -60,6 +60,6 @@ const ab_op_row ab_op__encoder = {
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_LENGTHS, AB_KEY_F, AB_KEY_norm, AB_KEY_act,
                AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = ab_encoder_layer_flops, .bytes = bytes, .make = make, .run = run,
-    .bucket = { ATTN_OP_ENCODER },
+    .bucket = { .wisdom_op = ATTN_OP_ENCODER },
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
 };

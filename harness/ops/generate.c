@@ -97,7 +97,7 @@ const ab_op_row ab_op__generate = {
     .pass_bytes = pass_bytes, .make = make, .run = run,
     /* P + N: the bucket of most of its steps (lengths P + 1 … P + N),
      * which take most of its time */
-    .bucket = { ATTN_OP_ENCODER, .by_sequence = 1 },
+    .bucket = { .wisdom_op = ATTN_OP_ENCODER, .by_sequence = 1 },
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
     /* a call: the prompt, then N tokens; per new token, the prompt included */
     .rate = { "tokens_per_second", "ms_per_token", AB_KEY_N },

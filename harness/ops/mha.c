@@ -58,6 +58,6 @@ const ab_op_row ab_op__mha = {
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_LENGTHS, AB_KEY_cross, AB_KEY_mask,
                AB_KEY_scale, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
-    .bucket = { ATTN_OP_MHA },
+    .bucket = { .wisdom_op = ATTN_OP_MHA },
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
 };

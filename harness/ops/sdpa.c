@@ -65,6 +65,6 @@ const ab_op_row ab_op__sdpa = {
     .label = { AB_KEY_B, AB_KEY_H, AB_KEY_Hkv, AB_KEY_LENGTHS, AB_KEY_Dh, AB_KEY_mask,
                AB_KEY_scale, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
-    .bucket = { ATTN_OP_SDPA },
+    .bucket = { .wisdom_op = ATTN_OP_SDPA },
     .tolerance = AB_TOL_VALUES,
 };
