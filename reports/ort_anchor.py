@@ -262,17 +262,15 @@ class Filler:
 
 
 def mask_parts(s, fill):
-    """pytorch_anchor.make_workload's mask parts (harness/measure/workload.c), in numpy:
+    """pytorch_anchor.make_workload's mask parts (harness/ops/workload.c), in numpy:
     real [B][Lk] (True = a real key) or None; keep and bias [B][Lq][Lk] (keep, bias) or
     [Lq][Lk] (all), or None; hidden [Lq][Lk] (True = hidden by the causal mask) or None."""
     np = fill.np
     b, lq, lk = s.batch, s.q_len, s.kv_len
     real = None
-    if s.mask in ("padding", "padall", "all"):
-        limit = np.array([lk - i * lk // (2 * b) for i in range(b)])
-        real = np.arange(lk)[None, :] < limit[:, None]
-        if s.mask == "padall":
-            real[b - 1] = False
+    counts = pa.real_keys(s)
+    if counts is not None:
+        real = np.arange(lk)[None, :] < np.array(counts)[:, None]
     rows = (b, lq, lk) if s.mask in ("keep", "bias") else (lq, lk)
     keep = fill(rows) * 0.5 + 0.5 < 0.7 if s.mask in ("keep", "all") else None
     bias = fill(rows) if s.mask in ("bias", "all") else None

@@ -269,6 +269,18 @@ def causal_kind(s):
             else "bottom-right" if s.mask == "causal-br" else None)
 
 
+def real_keys(s):
+    """harness/ops/workload.c's padding, for torch's and numpy's masks alike:
+    how many keys of each batch are real (decoder, generate: the memory's
+    tokens), the rest padding; None when the mask pads none. Batch b pads its
+    last b·Lk/(2B) keys (integer division), and under padall the last batch
+    all of them."""
+    if s.mask not in ("padding", "padall", "all"):
+        return None
+    b, lk = s.batch, s.kv_len
+    return [0 if s.mask == "padall" and i == b - 1 else lk - i * lk // (2 * b) for i in range(b)]
+
+
 # ---- attnbench: shapes and machine context ---------------------------------------
 
 def attnbench_list(binary, args):
@@ -523,11 +535,9 @@ def make_workload(torch, s, parts=None, vocab=None):
     # The mask's parts (harness/ops/workload.c make_mask).
     causal = causal_kind(s)
     real = None                                 # [B][Lk], True = a real token (decoder: memory)
-    if s.mask in ("padding", "padall", "all"):
-        limit = torch.tensor([lk - i * lk // (2 * b) for i in range(b)])
-        real = torch.arange(lk)[None, :] < limit[:, None]
-        if s.mask == "padall":
-            real[b - 1] = False
+    counts = real_keys(s)
+    if counts is not None:
+        real = torch.arange(lk)[None, :] < torch.tensor(counts)[:, None]
     rows = (b, lq, lk) if s.mask in ("keep", "bias") else (lq, lk)
     keep = torch.rand(rows, generator=g) < 0.7 if s.mask in ("keep", "all") else None
     bias = filled(rows, 0.0, 1.0) if s.mask in ("bias", "all") else None
