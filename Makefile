@@ -254,9 +254,9 @@ test: all
 	sh tests/crash.sh $(CLI_BIN)
 	$(if $(filter 1,$(SAN)),@echo "ceilings: skipped under the sanitizers (their timings mean nothing)",PYTHON=$(PYTHON) sh tests/ceilings.sh $(CLI_BIN))
 	PYTHON=$(PYTHON) sh tests/test_report.sh $(CLI_BIN)
-	@if $(PYTHON) -c 'import torch' 2>/dev/null; then $(PYTHON) reports/pytorch_anchor.py --self-test; \
+	@if $(PYTHON) -c 'import torch' 2>/dev/null; then $(PYTHON) reports/pytorch_anchor.py --self-test --attnbench $(CLI_BIN); \
 	else echo "pytorch_anchor.py --self-test: skipped (no torch for $(PYTHON))"; fi
-	PYTHON=$(PYTHON) sh tests/ort_anchor.sh
+	PYTHON=$(PYTHON) sh tests/ort_anchor.sh $(CLI_BIN)
 	$(MAKE) --no-print-directory examples
 	sh tests/examples.sh $(BUILD)/examples
 

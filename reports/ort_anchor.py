@@ -24,10 +24,13 @@ Design. This script builds one .onnx model per shape (onnx.helper; weights and
 inputs from numpy) in a temporary folder under build/ort_anchor/ (deleted after
 the run unless --keep-models), and reports/ort_anchor/time_session.js loads it
 into an InferenceSession and times `await session.run(feeds, fetches)`, printing
-the timings as JSON. Shapes, suites, run names, FLOP and byte counts, the machine
-context and peaks, the statistics, the table and the JSON entries are
-pytorch_anchor.py's functions (imported; it imports torch only inside its worker),
-so both anchors agree with attnbench by construction: see its docstring.
+the timings as JSON. The shapes are the attnbench binary's (`attnbench list
+--json`, --attnbench PATH, default build/attnbench: build it first, make), read
+as pytorch_anchor.py reads them: their canonical text, label, FLOPs and bytes
+carried unchanged into the run names and the JSON, so both anchors agree with
+attnbench by construction (see its docstring). That reading, the machine context
+and peaks, the statistics, the table and the JSON entries are pytorch_anchor.py's
+functions (imported; it imports torch only inside its worker).
 
 Graphs (fp32; ORT's com.microsoft contrib ops, as its transformer optimizer
 fuses a BERT model; graph optimization level "all"):
@@ -134,9 +137,10 @@ layouts, GQA with and without a cache, grouped-query and not): max |difference|
 <= 1e-4 on the rows that see a key, 1 thread; then auto's form choices, and one
 short timed run through the command line whose JSON is read back (op=bert's
 sequences_per_second and ms_per_sequence included; the checks' op=bert models
-have a vocabulary of 50). Exit status: 0; 1 when a benchmark or check failed,
-the file could not be written or onnx / numpy / node / the package are missing;
-2 for bad arguments.
+have a vocabulary of 50). Its shapes are read by the attnbench binary too.
+Exit status: 0; 1 when a benchmark or check failed, the file could not be
+written or onnx / numpy / node / the package / the attnbench binary are
+missing; 2 for bad arguments, shapes attnbench refuses included.
 """
 import json
 import math
@@ -258,17 +262,15 @@ class Filler:
 
 
 def mask_parts(s, fill):
-    """pytorch_anchor.make_workload's mask parts (harness/measure/workload.c), in numpy:
+    """pytorch_anchor.make_workload's mask parts (harness/ops/workload.c), in numpy:
     real [B][Lk] (True = a real key) or None; keep and bias [B][Lq][Lk] (keep, bias) or
     [Lq][Lk] (all), or None; hidden [Lq][Lk] (True = hidden by the causal mask) or None."""
     np = fill.np
     b, lq, lk = s.batch, s.q_len, s.kv_len
     real = None
-    if s.mask in ("padding", "padall", "all"):
-        limit = np.array([lk - i * lk // (2 * b) for i in range(b)])
-        real = np.arange(lk)[None, :] < limit[:, None]
-        if s.mask == "padall":
-            real[b - 1] = False
+    counts = pa.real_keys(s)
+    if counts is not None:
+        real = np.arange(lk)[None, :] < np.array(counts)[:, None]
     rows = (b, lq, lk) if s.mask in ("keep", "bias") else (lq, lk)
     keep = fill(rows) * 0.5 + 0.5 < 0.7 if s.mask in ("keep", "all") else None
     bias = fill(rows) if s.mask in ("bias", "all") else None
@@ -869,16 +871,31 @@ SELF_TEST_SHAPES = [
 SELF_TEST_VOCAB = 50                 # op=bert's token table in the checks
 
 
-def self_test(verbose=True):
+SELF_TEST_AUTO = [                   # --sdpa-form auto's choices for the suites' shapes
+    ("op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br", "mha-bnsh"),
+    ("op=sdpa,B=1,Lq=1,Lk=4096,H=32,Dh=128,mask=causal-br", "mha-bnsh"),
+    ("op=sdpa,B=1,L=4096,H=12,Dh=64,mask=causal", "gqa"),
+    ("op=sdpa,B=1,L=256,H=4,Dh=64,mask=causal", "mha"),
+    ("op=sdpa,B=1,L=4096,H=12,Dh=64,mask=none", "mha"),
+    ("op=sdpa,B=1,Lq=5,Lk=7,H=3,Dh=8,mask=causal", "mha"),
+]
+
+
+def self_test(binary, verbose=True):
     """Every graph form against the float64 numpy reference: max |diff| <= 1e-4 on the
-    rows that see a key. Returns 0 when all pass, 1 otherwise."""
+    rows that see a key; the shapes read by the attnbench binary, as a run's. Returns
+    0 when all pass, 1 otherwise."""
     import numpy as np
     t = pa.SelfTest("ort_anchor self-test", verbose)
     report = t.report
+    try:
+        shapes = pa.read_shapes(binary, [text for text, _ in SELF_TEST_SHAPES + SELF_TEST_AUTO])
+    except (pa.UsageError, RuntimeError) as e:
+        report(False, f"the self-test's shapes: {e}")
+        return 1 if t.summary() else 0
     os.makedirs(BUILD_DIR, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=BUILD_DIR, prefix="self-test-") as tmp:
-        for i, (text, form) in enumerate(SELF_TEST_SHAPES):
-            s = pa.parse_shape(text)
+        for i, ((text, form), s) in enumerate(zip(SELF_TEST_SHAPES, shapes)):
             try:
                 w = build(s, form, vocab=SELF_TEST_VOCAB)
             except Skip as e:
@@ -897,22 +914,16 @@ def self_test(verbose=True):
             report(err <= 1e-4 and np.isfinite(got[rows]).all(),
                    f"{text} [{w.short}]: max |ort - numpy| = {err:.2g}")
 
-        # --sdpa-form auto's choices for the suites' shapes.
-        for text, want in (("op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br", "mha-bnsh"),
-                           ("op=sdpa,B=1,Lq=1,Lk=4096,H=32,Dh=128,mask=causal-br", "mha-bnsh"),
-                           ("op=sdpa,B=1,L=4096,H=12,Dh=64,mask=causal", "gqa"),
-                           ("op=sdpa,B=1,L=256,H=4,Dh=64,mask=causal", "mha"),
-                           ("op=sdpa,B=1,L=4096,H=12,Dh=64,mask=none", "mha"),
-                           ("op=sdpa,B=1,Lq=5,Lk=7,H=3,Dh=8,mask=causal", "mha")):
-            got = sdpa_form(pa.parse_shape(text), "auto")
+        for (text, want), s in zip(SELF_TEST_AUTO, shapes[len(SELF_TEST_SHAPES):]):
+            got = sdpa_form(s, "auto")
             report(got == want, f"--sdpa-form auto: {text} -> {got}")
-        # A timed run through the command line, its JSON read back (no attnbench:
-        # the context from Python); op=bert's rate per sequence (B / time).
+        # A timed run through the command line, its JSON read back; op=bert's rate
+        # per sequence (B / time).
         out = os.path.join(tmp, "timed.json")
-        shapes = ("op=encoder,B=1,L=8,D=16,H=2,F=32,norm=pre;op=sdpa,B=1,L=16,H=2,Dh=8,mask=causal;"
-                  "op=bert,B=2,L=8,layers=2,D=16,H=2,F=32,mask=padding")
-        code = main(["--shape", shapes, "--threads", "1", "--repetitions", "2", "--min-time", "0.001",
-                     "--memory", "--attnbench", os.path.join(tmp, "none"), "--json", out])
+        texts = ("op=encoder,B=1,L=8,D=16,H=2,F=32,norm=pre;op=sdpa,B=1,L=16,H=2,Dh=8,mask=causal;"
+                 "op=bert,B=2,L=8,layers=2,D=16,H=2,F=32,mask=padding")
+        code = main(["--shape", texts, "--threads", "1", "--repetitions", "2", "--min-time", "0.001",
+                     "--memory", "--attnbench", binary, "--json", out])
         try:
             with open(out) as f:
                 doc = json.load(f)
@@ -1000,17 +1011,14 @@ def main(argv):
             if missing:
                 print(f"ort_anchor.py: {missing}", file=sys.stderr)
                 return 1
-            return self_test()
+            return self_test(args.attnbench)
         cpus = pa.core_cpus()
         threads = pa.parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
         shapes = pa.select_shapes(args)
-    except pa.UsageError as e:
+    except pa.UsageError as e:          # this script's, or attnbench's on a shape or --op
         print(f"ort_anchor.py: {e}", file=sys.stderr)
         return 2
-    except ValueError as e:
-        print(f"ort_anchor.py: --shape: {e}", file=sys.stderr)
-        return 2
-    except RuntimeError as e:
+    except RuntimeError as e:           # attnbench missing or failing
         print(f"ort_anchor.py: {e}", file=sys.stderr)
         return 1
     if missing:
@@ -1028,7 +1036,7 @@ def main(argv):
             try:
                 w = build(s, args.sdpa_form)
             except Skip as e:
-                not_built.append(f"  {pa.shape_format(s)}: {e}")
+                not_built.append(f"  {s.text}: {e}")
                 continue
             form = w.form if s.op != "sdpa" else next(k for k, v in SDPA_FORM_TEXT.items()
                                                       if v == w.form)

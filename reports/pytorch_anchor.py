@@ -13,9 +13,10 @@ Example:
     /usr/bin/python3 reports/pytorch_anchor.py --suite anchors --threads 1 --memory \\
         --json results/anchors-pytorch.json
 
-Shapes. `--suite NAME` (default: default) takes the suite's shapes from
-`build/attnbench list --suites`, so the lists never drift from harness/measure/suites.c;
-`--shape SHAPES` (repeatable, ';' separates several) takes attnbench's syntax,
+Shapes are the attnbench binary's (--attnbench PATH, default build/attnbench:
+build it first, make), for --shape as for --suite. `--suite NAME` (default:
+default) takes the suite's shapes; `--shape SHAPES` (repeatable, ';' separates
+several; --op the default op of each) takes attnbench's syntax,
 e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal',
 'op=sdpa,B=1,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128,mask=causal-br',
 'op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=pre,act=gelu,mask=padding',
@@ -26,12 +27,13 @@ defaults P 128, N 128, layers 1, M = P; no L, Lq, Lk, cross or scale) or
 'op=bert,B=1,L=128,layers=12,D=768,H=12,F=3072,norm=post,act=gelu,mask=padding'
 (bert: L tokens per sequence, `layers` encoder layers; defaults layers 12, H 12,
 post-LN, so 'op=bert,B=1,L=128,mask=padding' is that shape; mask none or padding).
-The parser, the shape label, and the FLOP and byte counts below are
-transcriptions of ab_shape_parse, ab_shape_label, ab_shape_flops and
-ab_shape_bytes (harness/measure/suites.c). Every suite shape read from attnbench is
-checked against them (canonical text round-trips, GFLOP equal), and the run
-stops if they disagree. Run names are attnbench's:
-`<op>/pytorch/<shape label>/threads:<n>`.
+`attnbench list --json` reads them (a shape it refuses: its message, exit
+status 2) and gives each its canonical text, label, every key's value, FLOPs
+and bytes. The workloads are built from the keys (shape_of); the text, label,
+FLOPs and bytes are carried unchanged into the run names
+(`<op>/pytorch/<shape label>/threads:<n>`), the "shape" fields and the flops
+and bytes counters, so they are attnbench's by construction: this script
+parses no shape and counts nothing itself.
 
 Workloads (fp32, torch.no_grad, modules in eval mode):
   sdpa     the math form on [B][H][L][Dh]: softmax((Q·scale) Kᵀ + mask) V, with
@@ -102,7 +104,7 @@ Workloads (fp32, torch.no_grad, modules in eval mode):
            max |difference| <= 1e-5 on the real tokens, padded rows 0 where the
            nested path is taken; every LayerNorm's eps 1e-12; no two layers with
            the same weights.
-Inputs are uniform like harness/measure/workload.c's (x, memory, Q, K, V in [-1, 1);
+Inputs are uniform like harness/ops/workload.c's (x, memory, Q, K, V in [-1, 1);
 weights and biases ±1/√D, W_ff2 ±1/√F; LayerNorm γ 1±0.2, β ±0.2), from torch's
 generator, not attnbench's splitmix64: same ranges, not the same numbers.
 Masks (all of attnbench's kinds; the decoder and generate take none or padding):
@@ -163,13 +165,15 @@ part of the context (CPU, caches, peaks) comes from a one-microsecond
 `attnbench run --kernel naive` probe at each thread count; pct_peak is against
 the measured FMA peak of the widest ISA the machine has (avx512 > avx2 >
 baseline; the ISA attnbench's `auto` kernel uses), named in
-context.pct_peak_isa. Without the attnbench binary, --shape still works and
-the context is what Python can see (no peaks, pct_peak null). The file is
-written atomically (temporary file in the same folder, fsync, rename).
+context.pct_peak_isa. When the probe fails, the context is what Python can
+see (no peaks, pct_peak null). The file is written atomically (temporary file
+in the same folder, fsync, rename).
 
-Exit status: 0; 1 when a benchmark failed, the file could not be written or
-torch is missing (--self-test: a check failed); 2 for bad arguments (nothing is
-run or written).
+Exit status: 0; 1 when a benchmark failed, the file could not be written,
+torch or the attnbench binary is missing (--self-test: a check failed; without
+the binary its checks of attnbench's values are skipped, said, and the
+workload checks still run); 2 for bad arguments, shapes attnbench refuses
+included (nothing is run or written).
 """
 import argparse
 import gc
@@ -177,6 +181,7 @@ import json
 import math
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -187,7 +192,6 @@ KERNEL = "pytorch"
 SEED = 20261122                      # attnbench's workload seed (cmd_run.c)
 MAX_REPS = 100                       # AB_MAX_REPS
 MAX_THREAD_COUNTS = 16
-MAX_LAYERS = 64                      # AB_MAX_LAYERS
 BERT_VOCAB = 30522                   # op=bert: workload.c's tables (BERT-base's sizes)
 BERT_POSITIONS = 512                 # or L when longer
 BERT_TYPES = 2
@@ -199,223 +203,64 @@ UNSTABLE_CV = 0.05                   # AB_UNSTABLE_CV
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_ATTNBENCH = os.path.join(HERE, os.pardir, "build", "attnbench")
 
-OPS = ("sdpa", "mha", "encoder", "decoder", "generate", "bert")
-LAYER_OPS = ("encoder", "decoder", "generate", "bert")   # ab_op_is_layer: F, norm and act
-MASKS = ("none", "causal", "padding", "padall", "keep", "bias", "all", "causal-br")
-ACTS = ("gelu", "gelu-tanh", "relu")
-
 
 class UsageError(Exception):
     """Bad arguments: reported on stderr, exit status 2, nothing written."""
 
 
-# ---- Shapes: a transcription of harness/measure/suites.c --------------------------------
+# ---- Shapes: attnbench's (`attnbench list --json`) -------------------------------
 
 @dataclass
 class Shape:
-    op: str                      # decoder, generate: kv_len is the memory's length M, as in C
-    batch: int
-    heads: int
-    q_len: int
-    kv_len: int
-    head_dim: int
-    d_ff: int = 0
-    cross: int = 0
+    """One shape as the workloads read it: its op and the op's keys as attnbench
+    resolves them (shape_of), then what attnbench says of it, carried unchanged
+    into the run names and the JSON."""
+    op: str
+    batch: int                   # B
+    heads: int                   # H
+    q_len: int                   # Lq; decoder, bert: L; generate: the prompt's P
+    kv_len: int                  # Lk; decoder, generate: the memory's M; bert: L
+    head_dim: int                # Dh (D = H·Dh)
+    d_ff: int = 0                # F: encoder, decoder, generate, bert
+    cross: int = 0               # mha: K and V from a second sequence
     mask: str = "none"
-    norm_first: int = 0
+    norm_first: int = 0          # norm=pre
     act: str = "gelu"
     scale: float = 0.0           # 0: 1/sqrt(Dh); a C float (float32) otherwise
     kv_heads: int = 0            # sdpa: key/value heads (grouped-query); 0 = heads
     steps: int = 0               # generate: N, the tokens fed one at a time after the prompt
-    layers: int = 0              # generate: the decoder layers; q_len is the prompt's P;
-                                 # bert: the encoder layers
+    layers: int = 0              # generate: the decoder layers; bert: the encoder layers
+    text: str = ""               # attnbench's canonical text ("shape" in its JSON),
+    label: str = ""              # its label (in the run name),
+    flops: float = 0.0           # and its FLOP and byte counts
+    bytes: float = 0.0
 
 
-def _as_float32(x):
-    import struct
-    return struct.unpack("f", struct.pack("f", x))[0]
-
-
-def _size(key, v):
-    # strtol: optional leading space and sign, digits, nothing after.
-    if not re.fullmatch(r"\s*[+-]?[0-9]+", v) or not 1 <= int(v) <= 1 << 30:
-        raise ValueError(f"shape: {key}={v} is not a size in [1, 2^30]")
-    return int(v)
-
-
-def parse_shape(text, default_op="sdpa"):
-    """ab_shape_parse: "B=1,H=12,L=512,Dh=64,mask=causal" → Shape (ValueError)."""
-    # L's default (128) is applied after the loop: generate refuses an explicit L.
-    sizes = {"B": 1, "H": 1, "Hkv": 0, "Dh": 64, "Lq": 0, "Lk": 0, "L": 0, "M": 0, "D": 0,
-             "F": 0, "P": 0, "N": 0, "layers": 0}
-    op, mask, act, norm_first, scale, cross = default_op, "none", "gelu", 1, 0.0, -1
-    h_given = norm_given = False
-    if len(text) >= 512:
-        raise ValueError("shape: text too long")
-    for item in filter(None, text.split(",")):
-        k, eq, v = item.partition("=")
-        if not eq or not k or not v:
-            raise ValueError(f"shape: '{item}' is not key=value")
-        if k == "op":
-            if v not in OPS:
-                raise ValueError(f"shape: unknown op '{v}' ({', '.join(OPS)})")
-            op = v
-        elif k in sizes:
-            sizes[k] = _size(k, v)
-            h_given = h_given or k == "H"
-        elif k == "mask":
-            if v not in MASKS:
-                raise ValueError(f"shape: unknown mask '{v}' (none, causal, causal-br, padding, "
-                                 "padall, keep, bias, all)")
-            mask = v
-        elif k == "norm":
-            if v not in ("pre", "post"):
-                raise ValueError(f"shape: norm must be pre or post, not '{v}'")
-            norm_first = int(v == "pre")
-            norm_given = True
-        elif k == "act":
-            if v not in ACTS:
-                raise ValueError(f"shape: unknown act '{v}' (gelu, gelu-tanh, relu)")
-            act = v
-        elif k == "scale":
-            try:
-                scale = _as_float32(float(v))
-            except (ValueError, OverflowError):
-                scale = math.nan
-            if not math.isfinite(scale):
-                raise ValueError(f"shape: scale={v} is not a finite number")
-        elif k == "cross":
-            if v not in ("0", "1"):
-                raise ValueError("shape: cross must be 0 or 1")
-            cross = int(v)
-        else:
-            raise ValueError(f"shape: unknown key '{k}' (op B H Hkv L Lq Lk M P N layers Dh D F "
-                             "mask norm act scale cross)")
-    # BERT-base unless told otherwise: 12 heads (of 64, the default Dh), post-LN.
-    if op == "bert" and not h_given:
-        sizes["H"] = 12
-    if op == "bert" and not norm_given:
-        norm_first = 0
-    h, hkv, dh = sizes["H"], sizes["Hkv"], sizes["Dh"]
-    if sizes["D"]:
-        if sizes["D"] % h:
-            raise ValueError(f"shape: D={sizes['D']} is not a multiple of H={h}")
-        dh = sizes["D"] // h
-    # D = H·Dh and the default F = 4·D must be sizes too (an int each).
-    if h * dh > 1 << 30 or (not sizes["F"] and 4 * h * dh > 1 << 30):
-        raise ValueError(f"shape: H·Dh = {h * dh}{'' if sizes['F'] else ' (times 4: the default F)'}"
-                         " is larger than 2^30")
-    if hkv and (h % hkv or op != "sdpa"):
-        raise ValueError("shape: Hkv (grouped key/value heads) is for op=sdpa" if op != "sdpa"
-                         else f"shape: Hkv={hkv} does not divide H={h}")
-    l_given = sizes["L"] != 0
-    l = sizes["L"] or 128
-    lq = sizes["Lq"] or l
-    lk = sizes["Lk"] or (lq if sizes["Lq"] else l)
-    s = Shape(op, sizes["B"], h, lq, lk, dh, sizes["F"] or 4 * h * dh,
-              cross if cross >= 0 else int(lq != lk), mask, norm_first, act, scale,
-              0 if hkv == h else hkv)
-    if s.op == "mha" and not s.cross and s.q_len != s.kv_len:
-        raise ValueError("shape: self-attention needs Lq == Lk (or cross=1)")
-    if s.op == "encoder" and (s.q_len != s.kv_len or s.cross):
-        raise ValueError("shape: the encoder layer is self-attention: one L")
-    if s.op == "decoder":            # L the target, M (kept in kv_len) the memory
-        if (sizes["Lq"] or sizes["Lk"] or cross >= 0 or s.scale != 0.0
-                or s.mask not in ("none", "padding")):
-            raise ValueError("shape: the decoder takes L (target), M (memory) and mask none or "
-                             "padding (of the memory); no Lq, Lk, cross or scale")
-        s.kv_len = sizes["M"] or s.q_len
-        s.cross = 0
-    elif s.op == "generate":         # P (kept in q_len), N, layers; M (kv_len) the memory
-        if (l_given or sizes["Lq"] or sizes["Lk"] or cross >= 0 or s.scale != 0.0
-                or s.mask not in ("none", "padding")):
-            raise ValueError("shape: generate takes P (prompt), N (new tokens), layers, M "
-                             "(memory) and mask none or padding (of the memory); no L, Lq, Lk, "
-                             "cross or scale")
-        s.q_len = sizes["P"] or 128
-        s.steps = sizes["N"] or 128
-        s.layers = sizes["layers"] or 1
-        if s.layers > MAX_LAYERS:
-            raise ValueError(f"shape: layers={s.layers} is more than {MAX_LAYERS}")
-        s.kv_len = sizes["M"] or s.q_len
-        s.cross = 0
-    elif sizes["M"]:
-        raise ValueError("shape: M (memory length) is for op=decoder and op=generate")
-    if s.op == "bert":               # L, layers (default 12)
-        if sizes["Lq"] or sizes["Lk"] or sizes["P"] or sizes["N"] or s.mask not in ("none", "padding"):
-            raise ValueError("shape: bert takes L, layers and mask none or padding; no Lq, Lk, P "
-                             "or N")
-        s.layers = sizes["layers"] or 12
-        if s.layers > MAX_LAYERS:
-            raise ValueError(f"shape: layers={s.layers} is more than {MAX_LAYERS}")
-    elif s.op != "generate" and (sizes["P"] or sizes["N"] or sizes["layers"]):
-        raise ValueError("shape: P, N and layers are for op=generate (layers: and op=bert)")
-    if s.op != "mha":
-        s.cross = 0
-    if s.op not in LAYER_OPS:        # layer-only fields zeroed, as in C
-        s.d_ff, s.norm_first, s.act = 0, 0, "gelu"
-    else:
-        s.scale = 0.0
-    return s
-
-
-def shape_format(s):
-    """ab_shape_format: the canonical text, accepted by parse_shape."""
-    t = f"op={s.op},B={s.batch},"
-    if s.op == "decoder":
-        t += f"L={s.q_len},M={s.kv_len},"
-    elif s.op == "generate":
-        t += f"P={s.q_len},N={s.steps},M={s.kv_len},layers={s.layers},"
-    elif s.op == "bert":
-        t += f"L={s.q_len},layers={s.layers},"
-    else:
-        t += f"L={s.q_len}," if s.q_len == s.kv_len else f"Lq={s.q_len},Lk={s.kv_len},"
-    if s.op == "sdpa":
-        t += (f"H={s.heads},Hkv={s.kv_heads},Dh={s.head_dim}" if s.kv_heads
-              else f"H={s.heads},Dh={s.head_dim}")
-    else:
-        t += f"D={s.heads * s.head_dim},H={s.heads}"
-    if s.op == "mha" and s.cross:
-        t += ",cross=1"
-    if s.op in LAYER_OPS:
-        t += f",F={s.d_ff},norm={'pre' if s.norm_first else 'post'},act={s.act}"
-    t += f",mask={s.mask}"
-    if s.scale != 0.0:               # 0 for the layers
-        t += ",scale=%.9g" % s.scale
-    return t
-
-
-def shape_label(s):
-    """ab_shape_label: "B1_H12_L512_Dh64_causal"."""
-    if s.op == "sdpa":
-        t = (f"B{s.batch}_H{s.heads}_Hkv{s.kv_heads}_" if s.kv_heads
-             else f"B{s.batch}_H{s.heads}_")
-    else:
-        t = f"B{s.batch}_D{s.heads * s.head_dim}_H{s.heads}_"
-    if s.op == "decoder":
-        t += f"L{s.q_len}_M{s.kv_len}"
-    elif s.op == "generate":
-        t += f"P{s.q_len}_N{s.steps}_M{s.kv_len}_layers{s.layers}"
-    elif s.op == "bert":
-        t += f"L{s.q_len}_layers{s.layers}"
-    else:
-        t += f"L{s.q_len}" if s.q_len == s.kv_len else f"Lq{s.q_len}_Lk{s.kv_len}"
-    if s.op == "sdpa":
-        t += f"_Dh{s.head_dim}"
-    if s.op == "mha" and s.cross:
-        t += "_cross"
-    if s.op in LAYER_OPS:
-        t += f"_F{s.d_ff}_{'pre' if s.norm_first else 'post'}_{s.act}"
-    if s.mask != "none":
-        t += f"_{s.mask}"
-    if s.scale != 0.0:
-        t += "_scale%g" % s.scale
-    return t
+def shape_of(entry):
+    """The Shape of one shape of `attnbench list --json`: {"op", "keys"} (every
+    key the op takes, resolved: defaults applied, Hkv = H when the heads are not
+    grouped; a key the op does not take keeps the Shape's default) and
+    "shape", "label", "flops", "bytes" (absent in the self-test's own shapes)."""
+    k = entry["keys"]
+    h, hkv = k["H"], k.get("Hkv", k["H"])
+    return Shape(op=entry["op"], batch=k["B"], heads=h,
+                 # The lengths: sdpa, mha, encoder Lq and Lk; decoder L and the
+                 # memory's M; generate the prompt's P and M; bert L.
+                 q_len=k.get("Lq", k.get("P", k.get("L"))),
+                 kv_len=k.get("Lk", k.get("M", k.get("L"))),
+                 head_dim=k["Dh"], d_ff=k.get("F", 0), cross=k.get("cross", 0), mask=k["mask"],
+                 norm_first=int(k.get("norm") == "pre"), act=k.get("act", "gelu"),
+                 # A C float written with 10 digits: rounded back to that float,
+                 # the one attnbench's workload uses.
+                 scale=struct.unpack("f", struct.pack("f", k.get("scale", 0)))[0],
+                 kv_heads=0 if hkv == h else hkv, steps=k.get("N", 0), layers=k.get("layers", 0),
+                 text=entry.get("shape", ""), label=entry.get("label", ""),
+                 flops=entry.get("flops", 0.0), bytes=entry.get("bytes", 0.0))
 
 
 def run_name(s, threads):
     """ab_run_name: "<op>/<kernel>/<shape label>/threads:<n>"."""
-    return f"{s.op}/{KERNEL}/{shape_label(s)}/threads:{threads}"
+    return f"{s.op}/{KERNEL}/{s.label}/threads:{threads}"
 
 
 def causal_kind(s):
@@ -424,143 +269,50 @@ def causal_kind(s):
             else "bottom-right" if s.mask == "causal-br" else None)
 
 
-def visible_pairs(s):
-    """ab_visible_pairs: Lq·Lk, or under a causal mask sum_i clamp(i + 1 + shift, 0, Lk),
-    shift 0 (top-left) or Lk − Lq (bottom-right)."""
-    lq, lk = float(s.q_len), float(s.kv_len)
-    causal = causal_kind(s)
-    if not causal:
-        return lq * lk
-    # Skip the rows that see no key, then a triangle 1, 2, ... up to the first
-    # row that sees all Lk, then full rows.
-    shift = lk - lq if causal == "bottom-right" else 0.0
-    first = -shift if shift < 0.0 else 0.0           # rows before it see nothing
-    start = first + 1.0 + shift                       # keys seen by row `first`
-    tri = max(min(lk - start + 1.0, lq - first), 0.0)  # rows until one sees all Lk
-    pairs = tri * start + tri * (tri - 1.0) / 2.0
-    return pairs + (lq - first - tri) * lk
+def real_keys(s):
+    """harness/ops/workload.c's padding, for torch's and numpy's masks alike:
+    how many keys of each batch are real (decoder, generate: the memory's
+    tokens), the rest padding; None when the mask pads none. Batch b pads its
+    last b·Lk/(2B) keys (integer division), and under padall the last batch
+    all of them."""
+    if s.mask not in ("padding", "padall", "all"):
+        return None
+    b, lk = s.batch, s.kv_len
+    return [0 if s.mask == "padall" and i == b - 1 else lk - i * lk // (2 * b) for i in range(b)]
 
 
-def keys_read(s):
-    """Keys some query sees: all of them, but under a top-left causal mask with
-    Lq < Lk only the first Lq."""
-    return float(s.q_len if causal_kind(s) == "top-left" and s.q_len < s.kv_len else s.kv_len)
+# ---- attnbench: shapes and machine context ---------------------------------------
 
-
-def decoder_flops(b, lq, lk, d, f):
-    """suites.c decoder_flops: one decoder layer over lq target tokens (causal
-    self-attention), cross-attention over lk memory tokens, the FFN."""
-    return b * (8.0 * lq * d * d + 4.0 * (lq * (lq + 1.0) / 2.0) * d      # self-attention
-                + 4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * lq * lk * d  # cross-attention
-                + 4.0 * lq * d * f)                                        # FFN
-
-
-def shape_flops(s):
-    """ab_shape_flops: 2 per multiply-add of the matrix products, over the visible pairs."""
-    b, lq, lk, h, dh = float(s.batch), float(s.q_len), float(s.kv_len), float(s.heads), float(s.head_dim)
-    d, pairs = h * dh, visible_pairs(s)
-    if s.op == "sdpa":
-        return 4.0 * b * h * pairs * dh
-    if s.op == "mha":
-        return b * (4.0 * lq * d * d + 4.0 * lk * d * d + 4.0 * pairs * d)
-    if s.op == "encoder":
-        return b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s.d_ff)
-    if s.op == "bert":               # the layers' products; the embeddings are gathers
-        return s.layers * b * (8.0 * lq * d * d + 4.0 * pairs * d + 4.0 * lq * d * s.d_ff)
-    if s.op == "decoder":            # M = Lk
-        return decoder_flops(b, lq, lk, d, s.d_ff)
-    if s.op == "generate":           # the whole sequence's products, made token by token
-        return s.layers * decoder_flops(b, lq + s.steps, lk, d, s.d_ff)
-    return 0.0
-
-
-def encoder_weight_floats(d, f):
-    """suites.c encoder_weight_floats: one encoder layer's weights, biases and LayerNorms."""
-    return 4.0 * d * d + 2.0 * d * f + 4.0 * d + f + d + 4.0 * d
-
-
-def decoder_weight_floats(d, f, memory_kv):
-    """suites.c decoder_weight_floats: one decoder layer's weights, biases and
-    LayerNorms; without (memory_kv 0) the cross-attention's K and V projections."""
-    attn = 8.0 if memory_kv else 6.0
-    return attn * d * d + 2.0 * d * f + attn * d + f + d + 6.0 * d
-
-
-def step_floats(s, held):
-    """suites.c step_floats: what one generate step (one token, every layer)
-    reads with `held` tokens cached before it: the weights it uses, its token in
-    and out, the memory's K and V, and the self-attention's K and V (held + 1)."""
-    b, d = float(s.batch), float(s.heads) * s.head_dim
-    return s.layers * (decoder_weight_floats(d, s.d_ff, 0)
-                       + b * (2.0 * d + 2.0 * s.kv_len * d + 2.0 * (held + 1.0) * d))
-
-
-def shape_bytes(s):
-    """ab_shape_bytes: inputs, weights and output once (fp32), masks at their width
-    over the visible pairs; K and V of the key/value heads only, and under a
-    top-left causal mask with Lq < Lk of the first Lq keys."""
-    b, lq, lk, h, dh = float(s.batch), float(s.q_len), float(s.kv_len), float(s.heads), float(s.head_dim)
-    d, f, pairs = h * dh, float(s.d_ff), visible_pairs(s)
-    if s.op == "sdpa":                                    # q, out; k, v
-        floats = b * dh * (2.0 * h * lq + 2.0 * (s.kv_heads or s.heads) * keys_read(s))
-    elif s.op == "mha":
-        floats = b * lq * d * 2.0 + (b * lk * d if s.cross else 0.0) + 4.0 * d * d + 4.0 * d
-    elif s.op == "encoder":
-        floats = b * lq * d * 2.0 + encoder_weight_floats(d, f)
-    elif s.op == "bert":
-        # ids and type ids (int32), the embedding rows gathered (token, position,
-        # type), their LayerNorm, every layer's weights, y
-        floats = (2.0 * b * lq + 3.0 * b * lq * d + 2.0 * d
-                  + s.layers * encoder_weight_floats(d, f) + b * lq * d)
-    elif s.op in ("decoder", "generate"):                 # M = Lk: the padding is the memory's
-        floats = (b * lq * d * 2.0 + b * lk * d           # x, y; memory
-                  + decoder_weight_floats(d, f, 1))       # weights, biases, three LayerNorms
-    else:
-        return 0.0
-    mask = {"padding": b * lk, "padall": b * lk, "keep": b * pairs, "bias": 4.0 * b * pairs,
-            "all": b * lk + pairs + 4.0 * pairs}.get(s.mask, 0.0)
-    if s.op == "generate":
-        # The prompt's call reads what a decoder call does, in every layer; each
-        # of the N steps its layers' weights again and the keys and values of
-        # every earlier token, Σ (P + t + 1) for t < N; every call of every
-        # layer the memory's padding.
-        n = float(s.steps)
-        floats = (s.layers * floats + n * step_floats(s, 0.0)
-                  + s.layers * b * 2.0 * d * (n * lq + n * (n - 1.0) / 2.0))
-        return 4.0 * floats + s.layers * (n + 1.0) * mask
-    return 4.0 * floats + mask
-
-
-# ---- attnbench: suites and machine context ---------------------------------------
-
-def read_suites(binary):
-    """{name: [canonical shape text]} from `attnbench list --suites`, each shape
-    checked against this file's transcription of suites.c."""
+def attnbench_list(binary, args):
+    """What `attnbench list --json ARGS` prints (the ops; the suites' shapes, or
+    those of --shape), parsed. UsageError with attnbench's message when it
+    refuses ARGS (a shape or --op: its exit status 2), RuntimeError when it
+    cannot be run."""
+    if not os.access(binary, os.X_OK):
+        raise RuntimeError(f"{binary} not found: the shapes, their labels, FLOPs and bytes "
+                           "are attnbench's (attnbench list --json); build it first: make")
     try:
-        p = subprocess.run([binary, "list", "--suites"], capture_output=True, text=True,
+        p = subprocess.run([binary, "list", "--json", *args], capture_output=True, text=True,
                            timeout=120)
     except (OSError, subprocess.SubprocessError) as e:
-        raise RuntimeError(f"cannot run {binary} list --suites ({e}); build it first: make")
+        raise RuntimeError(f"cannot run {binary} list --json ({e})")
+    if p.returncode == 2:
+        raise UsageError(p.stderr.strip())
     if p.returncode != 0:
-        raise RuntimeError(f"{binary} list --suites failed: {p.stderr.strip()}")
-    suites, current = {}, None
-    for line in p.stdout.splitlines():
-        m = re.match(r"suite (\S+): ", line)
-        if m:
-            current = suites.setdefault(m.group(1), [])
-            continue
-        m = re.match(r"  (op=\S+)\s+(\S+) GFLOP$", line)
-        if m and current is not None:
-            text, gflop = m.groups()
-            s = parse_shape(text)
-            if shape_format(s) != text or "%.3g" % (shape_flops(s) / 1e9) != gflop:
-                raise RuntimeError(
-                    f"this script's copy of harness/measure/suites.c has drifted: '{text}' ({gflop} GFLOP) "
-                    f"reads back as '{shape_format(s)}' ({shape_flops(s) / 1e9:.3g} GFLOP)")
-            current.append(text)
-    if not suites:
-        raise RuntimeError(f"{binary} list --suites listed no suite")
-    return suites
+        raise RuntimeError(f"{binary} list --json failed: {p.stderr.strip()}")
+    try:
+        return json.loads(p.stdout)
+    except ValueError as e:
+        raise RuntimeError(f"{binary} list --json: not JSON ({e})")
+
+
+def read_shapes(binary, texts, op=None):
+    """[Shape] of shape texts in attnbench's syntax (';' may separate several
+    in one), op the default op of each, as attnbench reads them: one `list`
+    a text, each within the bounds of one --shape (as `attnbench run`'s)."""
+    op_args = ["--op", op] if op else []
+    return [shape_of(e) for text in texts
+            for e in attnbench_list(binary, ["--shape", text, *op_args])["shapes"]]
 
 
 def attnbench_context(binary, threads):
@@ -780,14 +532,12 @@ def make_workload(torch, s, parts=None, vocab=None):
     def filled(shape, center, amp):            # uniform in [center − amp, center + amp)
         return (torch.rand(shape, generator=g) * 2.0 - 1.0) * amp + center
 
-    # The mask's parts (harness/measure/workload.c make_mask).
+    # The mask's parts (harness/ops/workload.c make_mask).
     causal = causal_kind(s)
     real = None                                 # [B][Lk], True = a real token (decoder: memory)
-    if s.mask in ("padding", "padall", "all"):
-        limit = torch.tensor([lk - i * lk // (2 * b) for i in range(b)])
-        real = torch.arange(lk)[None, :] < limit[:, None]
-        if s.mask == "padall":
-            real[b - 1] = False
+    counts = real_keys(s)
+    if counts is not None:
+        real = torch.arange(lk)[None, :] < torch.tensor(counts)[:, None]
     rows = (b, lq, lk) if s.mask in ("keep", "bias") else (lq, lk)
     keep = torch.rand(rows, generator=g) < 0.7 if s.mask in ("keep", "all") else None
     bias = filled(rows, 0.0, 1.0) if s.mask in ("bias", "all") else None
@@ -1131,11 +881,11 @@ def pct_peak(r, seconds):
 def print_table(results):
     """ab_report_table."""
     kw = max([10] + [len(KERNEL)])
-    sw = max([36] + [len(shape_label(r["shape"])) for r in results])
+    sw = max([36] + [len(r["shape"].label) for r in results])
     print("%-*s %-8s %-*s %3s %10s %9s %7s %6s  %s" % (kw, "kernel", "op", sw, "shape", "thr",
                                                        "median", "GFLOP/s", "%peak", "CV", ""))
     for r in results:
-        label = shape_label(r["shape"])
+        label = r["shape"].label
         if r["error"]:
             print("%-*s %-8s %-*s %3d  FAILED: %s" % (kw, KERNEL, r["shape"].op, sw, label,
                                                       r["threads"], r["error"]))
@@ -1174,7 +924,7 @@ def json_entries(r, family):
             "run_name": r["run_name"], "run_type": "iteration", "repetitions": len(r["real"]),
             "threads": r["threads"]}
     # chosen_by: why this kernel ran (attnbench: wisdom, features, named, ATTN_KERNEL).
-    tail = {"kernel": KERNEL, "chosen_by": "named", "shape": shape_format(r["shape"])}
+    tail = {"kernel": KERNEL, "chosen_by": "named", "shape": r["shape"].text}
     if r["error"]:
         return [dict(head, error_occurred=True, error_message=r["error"])]
     out = []
@@ -1293,16 +1043,20 @@ class SelfTest:
         if self.verbose or not ok:
             print(f"{'ok  ' if ok else 'FAIL'} {what}")
 
-    def refused(self, cases):
-        """Each (shape text, message) of cases: parse_shape refuses the text
-        with the message in its error."""
-        for text, message in cases:
-            try:
-                parse_shape(text)
-                got = "accepted"
-            except ValueError as e:
-                got = str(e)
-            self.report(message in got, f"{text} refused: {got}")
+    def listed(self, binary, text):
+        """attnbench's Shape of a shape text (`attnbench list --json`), for the
+        checks of what attnbench says of it; None when there is no attnbench
+        binary (those checks are skipped, and a line says so) or it refuses
+        the text (a failure)."""
+        if not os.access(binary, os.X_OK):
+            print(f"skip {text}: no attnbench at {binary} (make) to give its text, label "
+                  "and FLOPs")
+            return None
+        try:
+            return read_shapes(binary, [text])[0]
+        except (UsageError, RuntimeError) as e:
+            self.report(False, f"{text}: {e}")
+            return None
 
     def summary(self):
         """Prints the self-test's line; returns the number of failures."""
@@ -1310,48 +1064,54 @@ class SelfTest:
         return self.failures
 
 
-def check_generate(verbose=True):
+def keyed(op, keys):
+    """(text, Shape) of a workload check's shape: its op and keys, read as
+    shape_of reads attnbench's (so the workload checks need no attnbench
+    binary); the text names it in the check's line."""
+    return (f"op={op}," + ",".join(f"{k}={v}" for k, v in keys.items()),
+            shape_of({"op": op, "keys": keys}))
+
+
+def check_generate(binary, verbose=True):
     """op=generate's cached decoding loop (cached_decoding) against a whole-
     sequence reference on small shapes: the same weights, as a stack of
     nn.TransformerDecoderLayer each called on all P + N tokens with a causal
     tgt_mask and the memory's padding mask. A KV cache must not change the
     result: max |difference| <= 1e-4, on the first call and on a second (the
-    caches are overwritten, not appended to). Also the generate shape's text,
-    label and GFLOP against suites.c's. Returns 0 when all pass, 1 otherwise."""
+    caches are overwritten, not appended to). Also, when the attnbench binary
+    is there, the generate suite's text, label and GFLOP that attnbench gives
+    against the values written here, and its defaults. Returns 0 when all pass,
+    1 otherwise."""
     import torch
     torch.set_num_threads(1)
     t = SelfTest("check_generate", verbose)
     report = t.report
 
-    # The shape's bookkeeping (the values attnbench prints for these shapes).
-    s = parse_shape("op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,norm=post,"
-                    "act=relu")
-    report(shape_format(s) == "op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,"
-           "norm=post,act=relu,mask=none" and "%.3g" % (shape_flops(s) / 1e9) == "12.9"
-           and shape_label(s) == "B1_D512_H8_P128_N128_M128_layers6_F2048_post_relu",
-           f"shape text, label and GFLOP: {shape_format(s)}, {shape_label(s)}, "
-           f"{shape_flops(s) / 1e9:.3g}")
-    s = parse_shape("op=generate,D=64,H=4,mask=padding")
-    report((s.q_len, s.steps, s.kv_len, s.layers, s.d_ff) == (128, 128, 128, 1, 256)
-           and shape_label(s).endswith("_padding"), f"defaults: {shape_format(s)}")
-    t.refused((("op=generate,L=128", "no L, Lq, Lk, cross or scale"),
-               ("op=generate,mask=causal", "no L, Lq, Lk, cross or scale"),
-               ("op=generate,cross=0", "no L, Lq, Lk, cross or scale"),
-               ("op=decoder,P=4", "P, N and layers are for op=generate"),
-               ("op=sdpa,layers=2", "P, N and layers are for op=generate"),
-               ("op=mha,M=4", "M (memory length) is for op=decoder and op=generate")))
+    # The shape's bookkeeping: attnbench's values for these shapes (a change of
+    # its formulas or defaults shows here).
+    s = t.listed(binary, "op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,"
+                         "norm=post,act=relu")
+    if s:
+        report(s.text == "op=generate,B=1,P=128,N=128,M=128,layers=6,D=512,H=8,F=2048,"
+               "norm=post,act=relu,mask=none" and "%.3g" % (s.flops / 1e9) == "12.9"
+               and s.label == "B1_D512_H8_P128_N128_M128_layers6_F2048_post_relu",
+               f"shape text, label and GFLOP: {s.text}, {s.label}, {s.flops / 1e9:.3g}")
+    s = t.listed(binary, "op=generate,D=64,H=4,mask=padding")
+    if s:
+        report((s.q_len, s.steps, s.kv_len, s.layers, s.d_ff) == (128, 128, 128, 1, 256)
+               and s.label.endswith("_padding"), f"defaults: {s.text}")
 
     # The cached loop against the whole sequence.
-    cases = [f"op=generate,B=2,P=5,N=4,M=7,layers=2,D=16,H=2,F=24,norm={norm},act={act},"
-             f"mask={mask}"
+    cases = [dict(B=2, P=5, N=4, M=7, layers=2, H=2, Dh=8, F=24, norm=norm, act=act, mask=mask)
              for norm in ("post", "pre") for mask in ("none", "padding")
              for act in ("relu", "gelu", "gelu-tanh")]
-    cases += ["op=generate,B=1,P=1,N=17,M=33,layers=3,D=64,H=4,F=96,norm=pre,act=gelu,mask=none",
-              "op=generate,B=3,P=6,N=1,M=5,layers=1,D=12,H=3,F=20,norm=post,act=relu,"
-              "mask=padding"]
+    cases += [dict(B=1, P=1, N=17, M=33, layers=3, H=4, Dh=16, F=96, norm="pre", act="gelu",
+                   mask="none"),
+              dict(B=3, P=6, N=1, M=5, layers=1, H=3, Dh=4, F=20, norm="post", act="relu",
+                   mask="padding")]
     with torch.no_grad():
-        for text in cases:
-            s, parts = parse_shape(text), {}
+        for keys in cases:
+            (text, s), parts = keyed("generate", keys), {}
             call = make_workload(torch, s, parts)
             x, memory, pad = parts["x"], parts["memory"], parts["key_padding"]
             total = s.q_len + s.steps
@@ -1416,7 +1176,7 @@ def bert_reference(torch, s, model, ids, type_ids, key_padding):
     return x
 
 
-def check_bert(verbose=True):
+def check_bert(binary, verbose=True):
     """op=bert's model (make_workload, on a vocabulary of 50) against
     bert_reference on tiny shapes: max |difference| <= 1e-4 on the real tokens'
     rows (twice: the call has no state; float32 against float64, 1e-5 where ~5e-7
@@ -1424,8 +1184,9 @@ def check_bert(verbose=True):
     the layers have weights of their own, the padded rows are exactly 0 where
     TransformerEncoder took its nested-tensor path (post-LN with padding, the
     suites' case: its padded tokens are dropped) and the reference's elsewhere;
-    and the shape's text, label and GFLOP against suites.c's. Returns the
-    number of failed checks."""
+    and, when the attnbench binary is there, the BERT-base shape's text, label,
+    GFLOP and keys that attnbench gives against the values written here.
+    Returns the number of failed checks."""
     import torch
     import warnings
     torch.set_num_threads(1)
@@ -1433,26 +1194,23 @@ def check_bert(verbose=True):
     t = SelfTest("check_bert", verbose)
     report = t.report
 
-    s = parse_shape("op=bert,B=1,L=128,mask=padding")
-    report(shape_format(s) == "op=bert,B=1,L=128,layers=12,D=768,H=12,F=3072,norm=post,act=gelu,"
-           "mask=padding" and "%.3g" % (shape_flops(s) / 1e9) == "22.3"
-           and shape_label(s) == "B1_D768_H12_L128_layers12_F3072_post_gelu_padding",
-           f"bert shape text, label and GFLOP: {shape_format(s)}, {shape_label(s)}, "
-           f"{shape_flops(s) / 1e9:.3g}")
-    t.refused((("op=bert,Lq=4", "bert takes L, layers and mask none or padding"),
-               ("op=bert,mask=causal", "bert takes L, layers and mask none or padding"),
-               ("op=bert,N=3", "bert takes L, layers and mask none or padding"),
-               ("op=bert,layers=65", "layers=65 is more than 64"),
-               ("op=encoder,layers=2", "P, N and layers are for op=generate (layers: "
-                                       "and op=bert)")))
+    s = t.listed(binary, "op=bert,B=1,L=128,mask=padding")
+    if s:
+        report(s.text == "op=bert,B=1,L=128,layers=12,D=768,H=12,F=3072,norm=post,act=gelu,"
+               "mask=padding" and "%.3g" % (s.flops / 1e9) == "22.3"
+               and s.label == "B1_D768_H12_L128_layers12_F3072_post_gelu_padding"
+               and (s.q_len, s.kv_len, s.layers, s.heads, s.head_dim, s.d_ff, s.norm_first,
+                    s.act) == (128, 128, 12, 12, 64, 3072, 0, "gelu"),
+               f"bert shape text, label and GFLOP: {s.text}, {s.label}, {s.flops / 1e9:.3g}")
 
-    cases = ["op=bert,B=2,L=7,layers=2,D=16,H=2,F=32,mask=padding",
-             "op=bert,B=3,L=7,layers=2,D=16,H=2,F=32,mask=padding",
-             "op=bert,B=4,L=9,layers=3,D=24,H=4,F=40,act=relu,mask=padding",
-             "op=bert,B=2,L=6,layers=2,D=16,H=2,F=32,norm=pre,act=gelu-tanh,mask=padding",
-             "op=bert,B=2,L=5,layers=1,D=12,H=3,F=20,mask=none"]
-    for text in cases:
-        s, parts = parse_shape(text), {}
+    cases = [dict(B=2, L=7, layers=2, H=2, Dh=8, F=32, norm="post", act="gelu", mask="padding"),
+             dict(B=3, L=7, layers=2, H=2, Dh=8, F=32, norm="post", act="gelu", mask="padding"),
+             dict(B=4, L=9, layers=3, H=4, Dh=6, F=40, norm="post", act="relu", mask="padding"),
+             dict(B=2, L=6, layers=2, H=2, Dh=8, F=32, norm="pre", act="gelu-tanh",
+                  mask="padding"),
+             dict(B=2, L=5, layers=1, H=3, Dh=4, F=20, norm="post", act="gelu", mask="none")]
+    for keys in cases:
+        (text, s), parts = keyed("bert", keys), {}
         with torch.no_grad():        # as the worker (torch.set_grad_enabled(False))
             call = make_workload(torch, s, parts, vocab=50)
         model, pad = parts["model"], parts["key_padding"]
@@ -1496,9 +1254,9 @@ def add_run_arguments(p, memory_help):
     p.add_argument("--suite", metavar="NAME", help="an attnbench suite (default: default)")
     p.add_argument("--shape", metavar="SHAPES", action="append",
                    help="attnbench shape(s), e.g. 'op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal'; "
-                        "';' separates several; repeatable")
-    p.add_argument("--op", metavar="OP", help=f"{', '.join(OPS)}: filters the suite, "
-                                              "default op of --shape")
+                        "';' separates several; repeatable (read by the attnbench binary)")
+    p.add_argument("--op", metavar="OP", help="an attnbench op (sdpa, mha, encoder, ...): filters "
+                                              "the suite, default op of --shape")
     p.add_argument("--threads", metavar="N", help="threads (default: all cores); a list N1,N2 runs each")
     p.add_argument("--repetitions", metavar="R", default="9", help="repetitions (default 9)")
     p.add_argument("--min-time", metavar="S", default="0.2",
@@ -1508,7 +1266,8 @@ def add_run_arguments(p, memory_help):
     p.add_argument("--memory", action="store_true", help=memory_help)
     p.add_argument("--json", metavar="FILE", help="write attnbench's JSON to FILE (atomically)")
     p.add_argument("--attnbench", metavar="PATH", default=DEFAULT_ATTNBENCH,
-                   help="the attnbench binary (default: build/attnbench beside reports/)")
+                   help="the attnbench binary, which reads the shapes and gives their labels, "
+                        "FLOPs and bytes (default: build/attnbench beside reports/)")
 
 
 def check_run_arguments(a):
@@ -1525,8 +1284,6 @@ def check_run_arguments(a):
     a.repetitions = number("repetitions", a.repetitions, 1, MAX_REPS, int)
     a.min_time = number("min-time", a.min_time, 1e-4, 3600, float)
     a.max_call_time = number("max-call-time", a.max_call_time, 0, 3600, float)
-    if a.op is not None and a.op not in OPS:
-        raise UsageError(f"--op: unknown op '{a.op}' ({', '.join(OPS)})")
     if a.shape and a.suite:
         raise UsageError("give --shape or --suite, not both")
     if a.json is not None:
@@ -1565,21 +1322,18 @@ def parse_threads(text, n_cores):
 
 
 def select_shapes(args):
-    """The shapes of --shape, else of the --suite (read from attnbench), filtered
-    by --op. UsageError, ValueError (a shape that does not parse) or
-    RuntimeError (attnbench missing or drifted) when they cannot be had."""
+    """The shapes of --shape, else of the --suite, filtered by --op, as the
+    attnbench binary reads them. UsageError (bad arguments, or a shape or --op
+    attnbench refuses: its message) or RuntimeError (attnbench missing or
+    failing) when they cannot be had."""
     if args.shape:
-        shapes = []
-        for text in args.shape:
-            shapes += [parse_shape(t, args.op or "sdpa") for t in filter(None, text.split(";"))]
-        if not shapes:
-            raise UsageError("--shape: no shape given")
-        return shapes
-    suites = read_suites(args.attnbench)
+        return read_shapes(args.attnbench, args.shape, args.op)
+    doc = attnbench_list(args.attnbench, ["--suites", *(["--op", args.op] if args.op else [])])
+    suites = {x["name"]: x["shapes"] for x in doc["suites"]}
     name = args.suite or "default"
     if name not in suites:
         raise UsageError(f"--suite: unknown suite '{name}' ({', '.join(suites)})")
-    return [s for s in map(parse_shape, suites[name]) if not args.op or s.op == args.op]
+    return [shape_of(e) for e in suites[name]]
 
 
 def machine_probes(prog, binary, threads):
@@ -1598,7 +1352,7 @@ def machine_probes(prog, binary, threads):
 def result_of(s, n, w, probes, pct_isa):
     """One benchmark's result from its worker's report w (status ok or failed)."""
     r = {"shape": s, "threads": n, "run_name": run_name(s, n), "error": w.get("error", ""),
-         "flops": shape_flops(s), "bytes": shape_bytes(s),
+         "flops": s.flops, "bytes": s.bytes,
          "peak": widest_isa_peak(probes[n])[1] if pct_isa else 0.0,
          "extra_rss": w.get("extra_rss"), "real": w.get("real", []),
          "cpu": w.get("cpu", []), "iterations": w.get("iterations", 0)}
@@ -1632,18 +1386,15 @@ def main(argv):
                 print(f"pytorch_anchor.py: PyTorch is not importable by {sys.executable}",
                       file=sys.stderr)
                 return 1
-            failed = check_bert()
-            return check_generate() or (1 if failed else 0)
+            failed = check_bert(args.attnbench)
+            return check_generate(args.attnbench) or (1 if failed else 0)
         cpus = core_cpus()
         threads = parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
         shapes = select_shapes(args)
-    except UsageError as e:
+    except UsageError as e:              # this script's, or attnbench's on a shape or --op
         print(f"pytorch_anchor.py: {e}", file=sys.stderr)
         return 2
-    except ValueError as e:              # a shape that does not parse
-        print(f"pytorch_anchor.py: --shape: {e}", file=sys.stderr)
-        return 2
-    except RuntimeError as e:            # attnbench missing or drifted
+    except RuntimeError as e:            # attnbench missing or failing
         print(f"pytorch_anchor.py: {e}", file=sys.stderr)
         return 1
 

@@ -5,13 +5,15 @@
 #   status 2, nothing written); and reports/anchor_table.py reading attnbench,
 #   PyTorch and ONNX Runtime files together (one column set per peer; the rate
 #   column: tokens/s for op=generate, sequences/s for op=bert, or both).
-# Skipped (exit 0, with a line saying why) when the Python modules (Debian's
-# python3-onnx, python3-numpy), node or the npm package (npm ci --prefix
-# reports/ort_anchor) are missing.
-#     PYTHON=/usr/bin/python3 sh tests/ort_anchor.sh
+# The anchor reads its shapes from the attnbench binary ($1, default
+# build/attnbench). Skipped (exit 0, with a line saying why) when the Python
+# modules (Debian's python3-onnx, python3-numpy), node, the npm package (npm ci
+# --prefix reports/ort_anchor) or the binary are missing.
+#     PYTHON=/usr/bin/python3 sh tests/ort_anchor.sh [build/attnbench]
 set -u
 cd "$(dirname "$0")/.." || exit 1
 PYTHON=${PYTHON:-/usr/bin/python3}
+bin=${1:-build/attnbench}
 
 if ! "$PYTHON" -c 'import numpy, onnx' 2>/dev/null; then
     echo "ort_anchor: skipped (no python3-onnx / numpy for $PYTHON)"; exit 0
@@ -19,28 +21,39 @@ fi
 if ! command -v node >/dev/null || [ ! -f reports/ort_anchor/node_modules/onnxruntime-node/package.json ]; then
     echo "ort_anchor: skipped (no node, or no npm ci --prefix reports/ort_anchor)"; exit 0
 fi
+if [ ! -x "$bin" ]; then
+    echo "ort_anchor: skipped (no attnbench at $bin: make)"; exit 0
+fi
 
 fails=0
 fail() { echo "FAIL ort_anchor: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-"$PYTHON" reports/ort_anchor.py --self-test >"$tmp/self-test.out" 2>&1 \
+"$PYTHON" reports/ort_anchor.py --self-test --attnbench "$bin" >"$tmp/self-test.out" 2>&1 \
     || { cat "$tmp/self-test.out"; fail "--self-test"; }
 
-# Refusals: exit status 2, no file.
+# Refusals: exit status 2, no file (the shape and the op: attnbench's refusals).
 for args in "--threads 0" "--repetitions 0" "--sdpa-form flash" "--shape op=sdpa,L=0" \
             "--suite default --shape op=sdpa" "--op nope"; do
     # shellcheck disable=SC2086  # the arguments are split on purpose
-    "$PYTHON" reports/ort_anchor.py $args --json "$tmp/refused.json" >/dev/null 2>&1
+    "$PYTHON" reports/ort_anchor.py $args --attnbench "$bin" --json "$tmp/refused.json" >/dev/null 2>&1
     code=$?
     [ "$code" = 2 ] || fail "'$args' exited with $code, not 2"
     [ ! -e "$tmp/refused.json" ] || fail "'$args' wrote its file"
 done
+# Without the binary there are no shapes: exit status 1, said, no file.
+"$PYTHON" reports/ort_anchor.py --shape op=sdpa,L=4 --attnbench "$tmp/none" --json "$tmp/refused.json" \
+    >"$tmp/none.out" 2>&1
+code=$?
+[ "$code" = 1 ] || fail "no attnbench: exited with $code, not 1"
+[ ! -e "$tmp/refused.json" ] || fail "no attnbench: wrote its file"
+grep -q "$tmp/none not found.*build it first: make" "$tmp/none.out" \
+    || fail "no attnbench: not said: $(cat "$tmp/none.out")"
 
 # A shape without a graph is named as not built, and nothing fails.
 "$PYTHON" reports/ort_anchor.py --shape 'op=generate,P=2,N=2,M=2,D=8,H=2' --threads 1 \
-    --attnbench "$tmp/none" >"$tmp/generate.out" 2>&1 || fail "op=generate: exit status $?"
+    --attnbench "$bin" >"$tmp/generate.out" 2>&1 || fail "op=generate: exit status $?"
 grep -q "1 shape not built" "$tmp/generate.out" || fail "op=generate is not reported as not built"
 
 # anchor_table.py: attnbench, PyTorch and ONNX Runtime side by side. The three
@@ -48,7 +61,7 @@ grep -q "1 shape not built" "$tmp/generate.out" || fail "op=generate is not repo
 # The run has an sdpa and an op=bert shape: bert's rate column is sequences/s.
 bert=op=bert,B=2,L=8,layers=1,D=16,H=2,F=32,mask=padding
 if "$PYTHON" reports/ort_anchor.py --shape "op=sdpa,B=1,L=16,H=2,Dh=8;$bert" --threads 1 --repetitions 2 \
-        --min-time 0.001 --attnbench "$tmp/none" --json "$tmp/ort.json" >/dev/null 2>&1; then
+        --min-time 0.001 --attnbench "$bin" --json "$tmp/ort.json" >/dev/null 2>&1; then
     sed 's#/onnxruntime/#/avx512/#; s#"kernel": "onnxruntime"#"kernel": "avx512"#' "$tmp/ort.json" >"$tmp/ours.json"
     sed 's#/onnxruntime/#/pytorch/#; s#"kernel": "onnxruntime"#"kernel": "pytorch"#' "$tmp/ort.json" >"$tmp/torch.json"
     "$PYTHON" reports/anchor_table.py "$tmp/ours.json" "$tmp/torch.json" "$tmp/ort.json" >"$tmp/table.md" \
