@@ -126,8 +126,8 @@ endif
 LDLIBS := $(LIB_DEPS) $(LDLIBS)
 
 # Portable kernel folders; ISA folders are added below with their flags.
-LIB_SRCS := $(wildcard kernels/*.c kernels/naive/*.c kernels/blocked/*.c kernels/einsum/*.c \
-              kernels/simd/*.c model/*.c)
+LIB_SRCS := $(wildcard kernels/*.c kernels/frame/*.c kernels/naive/*.c kernels/blocked/*.c \
+              kernels/einsum/*.c kernels/simd/*.c model/*.c)
 ifeq ($(ARCH),x86_64)
 LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c)
 endif

@@ -2,6 +2,7 @@
  * kernel.c — the blocked kernel's table and its tunable parameters, whose
  * defaults come from this machine's cache sizes.
  */
+#include "../frame/decode.h"
 #include "../rows.h"
 #include "blocked.h"
 

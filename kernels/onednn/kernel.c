@@ -18,7 +18,7 @@
  * oneDNN user keeps them; a call without a context creates and frees its
  * own. Should a primitive not be creatable (memory, an unsupported layout),
  * the call falls back to oneDNN's BLAS-like dnnl_sgemm with attnbench's
- * epilogue, tiled attention (blocked/sdpa.c) and LayerNorm, so a primitive
+ * epilogue, tiled attention (frame/sdpa.c) and LayerNorm, so a primitive
  * still cannot fail.
  *
  * Threads: oneDNN's OpenMP runtime uses omp_get_max_threads() of the
@@ -36,7 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../blocked/blocked.h"
+#include "../frame/decode.h"
+#include "../frame/sdpa.h"
 #include "../rows.h"
 
 enum { DN_PRIMITIVES, DN_BQ, DN_N_PARAMS };

@@ -3,7 +3,7 @@
  * for the products, inside the suite. Every matrix product is OpenBLAS's
  * cblas_sgemm; the rest is attnbench's — the gemm's epilogue (bias,
  * activation, residual), the tiled attention's masks and softmax
- * (blocked/sdpa.c), the decode path (simd/decode_impl.h, portable) and
+ * (frame/sdpa.c), the decode path (frame/decode_impl.h, portable) and
  * LayerNorm — so that its timings show what OpenBLAS's GEMM is worth here.
  *
  * Threads: OpenBLAS is set to one thread, once, and attnbench's OpenMP
@@ -17,7 +17,8 @@
 #include <omp.h>
 #include <pthread.h>
 
-#include "../blocked/blocked.h"
+#include "../frame/decode.h"
+#include "../frame/sdpa.h"
 #include "../rows.h"
 
 enum { OB_BQ, OB_DECODE_ROWS, OB_PREFETCH, OB_N_PARAMS };
