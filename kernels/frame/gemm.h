@@ -134,6 +134,17 @@ static inline void blk_epilogue_tile(const blk_gemm *g, size_t i0, int j0, int m
     }
 }
 
+/* g's epilogue, when it has one, on all of C, for a product computed
+ * without it (a library's sgemm): 64 rows at a time, as a tile's row count
+ * is an int and g's may not be. */
+static inline void blk_epilogue_rows(const blk_gemm *g)
+{
+    if (!g->bias && g->act == ATTN_ACT_NONE && !g->residual)
+        return;
+    for (size_t i = 0; i < g->m; i += 64)
+        blk_epilogue_tile(g, i, 0, g->m - i < 64 ? (int)(g->m - i) : 64, g->n);
+}
+
 /* Floats of packing space one thread needs for blk_gemm_range on m rows of
  * a gemm of width n and depth k with these params. */
 size_t blk_pack_floats(const blk_arch *arch, const int *params, size_t m, int n, int k);

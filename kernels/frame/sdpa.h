@@ -7,6 +7,7 @@
 #ifndef ATTN_FRAME_SDPA_H
 #define ATTN_FRAME_SDPA_H
 
+#include "decode.h"
 #include "gemm.h"
 
 /* How a kernel runs the tiled attention: product computes C = alpha·A·op(B)
@@ -19,6 +20,15 @@ typedef struct blk_sdpa_plan {
     void (*product)(const blk_gemm *g, const int *params, float *pack);
     size_t pack_floats;
 } blk_sdpa_plan;
+
+/* The plan's bq as a kernel's table lists it among its parameters. */
+#define BLK_SDPA_BQ_PARAM                                                                      \
+    { "bq", "attention query rows per task (bq x Lk scores kept in L2)", 1, 4096 }
+
+/* The geometry of a kernel whose attention this is: the decode path's, for
+ * the portable target's vectors of 4 floats (simd.h), which are also those
+ * of the row loops. */
+#define BLK_SDPA_GEOMETRY .lanes = 4, SDPA_DECODE_GEOMETRY(4)
 
 /* The sdpa primitive and its scratch, in bytes (SIZE_MAX when a size
  * overflows), for a kernel's plan. */
