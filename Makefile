@@ -142,9 +142,9 @@ LIB_SRCS += $(wildcard kernels/onednn/*.c)
 endif
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # The harness, a folder per concern (docs/architecture.md): cli/ (the commands),
-# measure/ (timing, peaks, topology, workloads, suites, the tuner's search),
-# store/ (result files, history, wisdom, the peaks' cache) and analysis/
-# (statistics, compare, steps, the summary). Sources named *_avx2.c /
+# measure/ (timing, peaks, topology, workloads, suites, the tuner's search,
+# the summary), store/ (result files, history, wisdom, the peaks' cache) and
+# analysis/ (statistics, compare, steps). Sources named *_avx2.c /
 # *_avx512.c are built only for x86-64, with their flags.
 HARNESS_DIRS := harness/cli harness/measure harness/store harness/analysis
 HARNESS_SRCS := $(filter-out harness/cli/main.c,$(wildcard $(addsuffix /*.c,$(HARNESS_DIRS))))
