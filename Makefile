@@ -247,6 +247,7 @@ $(TEST_BIN): $(TEST_OBJS) $(HARNESS_LIB) $(STATIC_LIB)
 # allocator_may_return_null: the tests ask for absurd (non-overflowing) sizes
 # and expect ATTN_ERR_NO_MEMORY, which ASan would otherwise turn into an abort.
 test: all
+	sh tests/layers.sh
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(TEST_BIN) tests/fixtures
 	$(CLI_BIN) check --quiet
 	sh tests/cli.sh $(CLI_BIN)
