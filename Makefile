@@ -126,8 +126,8 @@ endif
 LDLIBS := $(LIB_DEPS) $(LDLIBS)
 
 # Portable kernel folders; ISA folders are added below with their flags.
-LIB_SRCS := $(wildcard kernels/*.c kernels/naive/*.c kernels/blocked/*.c kernels/einsum/*.c \
-              kernels/simd/*.c model/*.c)
+LIB_SRCS := $(wildcard kernels/*.c kernels/frame/*.c kernels/naive/*.c kernels/blocked/*.c \
+              kernels/einsum/*.c kernels/simd/*.c model/*.c)
 ifeq ($(ARCH),x86_64)
 LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c)
 endif
@@ -142,10 +142,11 @@ LIB_SRCS += $(wildcard kernels/onednn/*.c)
 endif
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # The harness, a folder per concern (docs/architecture.md): cli/ (the commands),
-# measure/ (timing, peaks, topology, workloads, suites, the tuner's search),
-# store/ (result files, history, wisdom) and analysis/ (statistics, compare,
-# steps, the summary). Sources named *_avx2.c / *_avx512.c are built only for
-# x86-64, with their flags.
+# measure/ (timing, peaks, topology, suites, the tuner's search, the
+# summary), store/ (result files, history, wisdom, the peaks' cache) and
+# analysis/ (statistics, compare, steps); ops/ (the ops table: shapes, their
+# work, workloads) below them all. Sources named *_avx2.c / *_avx512.c are
+# built only for x86-64, with their flags.
 HARNESS_DIRS := harness/ops harness/cli harness/measure harness/store harness/analysis
 HARNESS_SRCS := $(filter-out harness/cli/main.c,$(wildcard $(addsuffix /*.c,$(HARNESS_DIRS))))
 ifneq ($(ARCH),x86_64)
@@ -247,6 +248,7 @@ $(TEST_BIN): $(TEST_OBJS) $(HARNESS_LIB) $(STATIC_LIB)
 # allocator_may_return_null: the tests ask for absurd (non-overflowing) sizes
 # and expect ATTN_ERR_NO_MEMORY, which ASan would otherwise turn into an abort.
 test: all
+	sh tests/layers.sh
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(TEST_BIN) tests/fixtures
 	$(CLI_BIN) check --quiet
 	sh tests/cli.sh $(CLI_BIN)

@@ -344,7 +344,7 @@ def _summarize(bf, run_name, entries):
 
 @dataclass
 class Summary:
-    """One row of a file's "summary" (harness/analysis/summary.h): on one op, shape
+    """One row of a file's "summary" (harness/measure/summary.h): on one op, shape
     and thread count, the fastest kernel, the runner-up and the ratio
     runner-up time / best time with its 95% interval."""
     source: "BenchFile"

@@ -11,7 +11,7 @@
 #include "counters.h"
 #include "internal.h"
 #include "machine.h"
-#include "peak.h"
+#include "peak_file.h"
 #include "select.h"
 #include "topology.h"
 

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "memory.h"
+#include "peak_file.h"
 #include "plan.h"
 #include "plan_flags.h"
 #include "progress.h"

@@ -1,7 +1,7 @@
 /*
  * peak.h — the machine's measured limits: FMA peak FLOP/s per ISA and thread
  * count, memory bandwidth (STREAM triad, and read-only) and the core clock,
- * cached per machine and checked at the start of each run.
+ * cached per machine (store/peak_file.h) and checked at the start of each run.
  *
  * % of peak in benchmark results is against these measured figures, not
  * datasheet numbers: a VM's clock and a turbo budget are what they are.
@@ -52,7 +52,7 @@ typedef struct ab_peaks {
     int from_cache;                                      /* 1: read from cache_path */
     char cache_path[512];                                /* "" when not cached */
     char measured_at[32];                                /* UTC, ISO 8601 */
-    /* The start-of-run check of cached figures (ab_peaks_get with check):
+    /* The start-of-run check of cached figures (ab_peaks_check):
      * the widest ISA's FMA rate now over the cached one, at 1 thread and at
      * max_threads; 0 when not checked. */
     double check_ratio[2];
@@ -66,18 +66,24 @@ typedef struct ab_peaks {
     double noise, cache_noise;
 } ab_peaks;
 
-/* The peaks for this machine: from the cache when a valid entry exists for
- * the same machine and build (unless refresh), else measured (a few seconds)
- * and stored. With check, cached figures are first checked cheaply (a short
- * FMA run of the widest ISA at 1 and at all threads, ~0.2 s): when it runs
- * faster than the cache says by more than the peak's error (at least 2%),
- * the cache was measured on a loaded machine and everything is re-measured.
- * note gets a line about what happened (a damaged or mismatched file is
- * reported and replaced, never trusted; a re-measure says why; a check that
- * runs well below the cache says the machine is loaded now); "" when
- * nothing is worth saying. Returns 0, or -1 when measuring failed. */
-int ab_peaks_get(ab_peaks *p, const ab_topology *t, const ab_machine *m, int refresh, int check,
-                 char *note, size_t note_len);
+/* The micro-benchmarks' version, part of the key the figures are cached
+ * under (store/peak_file.h): bump it when one changes, so that figures an
+ * earlier build measured are measured again. */
+#define AB_PEAK_BENCH_VERSION 5
+
+/* Measures every figure of p (a few seconds): the FMA peak of each ISA at
+ * 1..max_threads threads, the triad and read bandwidths, the core clock,
+ * and the load and steal they were measured under. */
+void ab_peaks_measure(ab_peaks *p, const ab_topology *t, const ab_machine *m);
+
+/* The cheap check of figures measured earlier (~0.2 s): the widest ISA's
+ * FMA rate now, at 1 thread and at max_threads, over p's, and the 1-thread
+ * read bandwidth over p's; sets p's check_ratio, noise and cache_noise.
+ * Returns 1 when either ran faster than p allows by more than its error (at
+ * least 2%): p was measured on a loaded machine. note then gets a line
+ * saying so, or, when the machine runs well below p now, one saying it is
+ * loaded; otherwise it is left as it was. */
+int ab_peaks_check(ab_peaks *p, const ab_topology *t, char *note, size_t note_len);
 
 /* GFLOP/s peak for isa with n threads (the nearest measured count), 0 if none. */
 double ab_peak_gflops(const ab_peaks *p, ab_isa isa, int n_threads);

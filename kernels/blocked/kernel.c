@@ -2,6 +2,8 @@
  * kernel.c — the blocked kernel's table and its tunable parameters, whose
  * defaults come from this machine's cache sizes.
  */
+#include "../frame/decode.h"
+#include "../frame/sdpa.h"
 #include "../rows.h"
 #include "blocked.h"
 
@@ -10,7 +12,7 @@ static const attn_param params[BLK_N_PARAMS] = {
     [BLK_KC] = { "kc", "GEMM depth per block (A and B micro-panels kept in L1)", 8, 4096 },
     [BLK_NC] = { "nc", "GEMM columns per B panel (kept in L3); rounded down to 8", BLK_NR, 65536 },
     [BLK_SPLIT] = { "split", "GEMM thread split: 0 auto, 1 column panels, 2 row tiles", 0, 2, 1 },
-    [BLK_BQ] = { "bq", "attention query rows per task (bq x Lk scores kept in L2)", 1, 4096 },
+    [BLK_BQ] = BLK_SDPA_BQ_PARAM,
     [BLK_DECODE_ROWS] = ATTN_DECODE_ROWS_PARAM,
     [BLK_PREFETCH] = ATTN_PREFETCH_PARAM,
 };
@@ -54,8 +56,7 @@ const attn_kernel attn_kernel__blocked = {
     .sdpa = attn_sdpa__blocked,
     .sdpa_scratch = attn_sdpa_scratch__blocked,
     .layernorm = attn_layernorm__portable,
-    /* 4-float vectors: the micro-kernel's, the skinny path's and the decode path's. */
+    /* The micro-kernel's and the skinny path's vectors are 4 floats too. */
     .geometry = { .mr = BLK_MR, .nr = BLK_NR, .skinny_rows = BLK_SKINNY_ROWS,
-                  .attn_rows = BLK_MR, .attn_keys = BLK_NR, .lanes = 4,
-                  SDPA_DECODE_GEOMETRY(4) },
+                  .attn_rows = BLK_MR, .attn_keys = BLK_NR, BLK_SDPA_GEOMETRY },
 };

@@ -18,7 +18,7 @@
  * oneDNN user keeps them; a call without a context creates and frees its
  * own. Should a primitive not be creatable (memory, an unsupported layout),
  * the call falls back to oneDNN's BLAS-like dnnl_sgemm with attnbench's
- * epilogue, tiled attention (blocked/sdpa.c) and LayerNorm, so a primitive
+ * epilogue, tiled attention (frame/sdpa.c) and LayerNorm, so a primitive
  * still cannot fail.
  *
  * Threads: oneDNN's OpenMP runtime uses omp_get_max_threads() of the
@@ -36,7 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../blocked/blocked.h"
+#include "../frame/decode.h"
+#include "../frame/sdpa.h"
 #include "../rows.h"
 
 enum { DN_PRIMITIVES, DN_BQ, DN_N_PARAMS };
@@ -341,9 +342,7 @@ static void gemm_sgemm(const attn_gemm_problem *p)
     dnnl_sgemm('N', 'T', (dnnl_dim_t)p->m, p->n, p->k, 1.0f, p->x, (dnnl_dim_t)p->ldx, p->w,
                p->k, 0.0f, p->y, (dnnl_dim_t)p->ldy);
     const blk_gemm g = blk_gemm_of(p);
-    if (g.bias || g.act != ATTN_ACT_NONE || g.residual)
-        for (size_t i = 0; i < p->m; i += 64)
-            blk_epilogue_tile(&g, i, 0, p->m - i < 64 ? (int)(p->m - i) : 64, p->n);
+    blk_epilogue_rows(&g);
 }
 
 static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
@@ -592,7 +591,7 @@ const attn_kernel attn_kernel__onednn = {
     .sdpa_scratch = sdpa_scratch,
     .layernorm = layernorm,
     .state_free = state_free,
-    /* No register tile of attnbench's; the fallback's decode path is the
-     * portable one. */
-    .geometry = { .lanes = 4, SDPA_DECODE_GEOMETRY(4) },
+    /* No register tile of attnbench's; the fallback's attention is the
+     * tiled one. */
+    .geometry = { BLK_SDPA_GEOMETRY },
 };

@@ -3,7 +3,7 @@
  * for the products, inside the suite. Every matrix product is OpenBLAS's
  * cblas_sgemm; the rest is attnbench's — the gemm's epilogue (bias,
  * activation, residual), the tiled attention's masks and softmax
- * (blocked/sdpa.c), the decode path (simd/decode_impl.h, portable) and
+ * (frame/sdpa.c), the decode path (frame/decode_impl.h, portable) and
  * LayerNorm — so that its timings show what OpenBLAS's GEMM is worth here.
  *
  * Threads: OpenBLAS is set to one thread, once, and attnbench's OpenMP
@@ -17,13 +17,14 @@
 #include <omp.h>
 #include <pthread.h>
 
-#include "../blocked/blocked.h"
+#include "../frame/decode.h"
+#include "../frame/sdpa.h"
 #include "../rows.h"
 
 enum { OB_BQ, OB_DECODE_ROWS, OB_PREFETCH, OB_N_PARAMS };
 
 static const attn_param params[OB_N_PARAMS] = {
-    [OB_BQ] = { "bq", "attention query rows per task (bq x Lk scores kept in L2)", 1, 4096 },
+    [OB_BQ] = BLK_SDPA_BQ_PARAM,
     [OB_DECODE_ROWS] = ATTN_DECODE_ROWS_PARAM,
     [OB_PREFETCH] = ATTN_PREFETCH_PARAM,
 };
@@ -71,8 +72,7 @@ static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
         part.c = g.c + i0 * g.ldc;
         part.residual = g.residual ? g.residual + i0 * g.ldc : NULL;
         product(&part, NULL, NULL);
-        if (part.bias || part.act != ATTN_ACT_NONE || part.residual)
-            blk_epilogue_tile(&part, 0, 0, (int)rows, part.n);
+        blk_epilogue_rows(&part);
     }
 }
 
@@ -109,6 +109,6 @@ const attn_kernel attn_kernel__openblas = {
     .sdpa = sdpa,
     .sdpa_scratch = sdpa_scratch,
     .layernorm = attn_layernorm__portable,
-    /* No register tile of its own; the decode path's portable vectors. */
-    .geometry = { .lanes = 4, SDPA_DECODE_GEOMETRY(4) },
+    /* No register tile of its own. */
+    .geometry = { BLK_SDPA_GEOMETRY },
 };

@@ -1,5 +1,5 @@
 /*
- * gemm_impl.h — the SIMD kernels' GEMM arch (blocked.h): packing, an MR×NR
+ * gemm_impl.h — the SIMD kernels' GEMM arch (frame/gemm.h): packing, an MR×NR
  * register micro-kernel with FMA, and the fused epilogue. A template: each
  * ISA folder includes it once, compiled with its own flags, and gets
  * SIMD_NAME(blk_arch) (e.g. blk_arch__avx512) for the shared blocking loops.
@@ -14,8 +14,8 @@
  */
 #include <string.h>
 
-#include "../blocked/blocked.h"
-#include "simd.h"
+#include "../frame/gemm.h"
+#include "../frame/simd.h"
 
 #if !defined(SIMD_REGISTERS) || !defined(SIMD_A_BY_LANE) || !defined(SIMD_TRANSPOSE_ROWS)
 #error "gemm_impl.h: simd.h's target has no GEMM tile"
@@ -30,7 +30,7 @@ static inline int gemm_min(int a, int b)
     return a < b ? a : b;
 }
 
-/* A, times alpha, into MR-row panels: a[p][i] at p·MR + i (blocked.h). A
+/* A, times alpha, into MR-row panels: a[p][i] at p·MR + i (frame/gemm.h). A
  * transpose of MR rows: four rows at a time by 4×4 transposes, the rest
  * (rows past a multiple of 4, the last p < 4, rows past mb as zeros) one
  * value at a time. */
@@ -61,7 +61,7 @@ static void SIMD_NAME(gemm_pack_a)(const blk_gemm *g, size_t i0, int mb, int p0,
 /* Rows of B's [n][k] layout transposed at a time (simd.h). */
 #define GEMM_TRANSPOSE_ROWS SIMD_TRANSPOSE_ROWS
 
-/* op(B) into NR-column panels: b[p][j] at p·NR + j (blocked.h). The [n][k]
+/* op(B) into NR-column panels: b[p][j] at p·NR + j (frame/gemm.h). The [n][k]
  * layout (weights, K) is a transpose, done 8×8 (AVX) or 4×4 at a time for
  * full panels. */
 static void SIMD_NAME(gemm_pack_b)(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst)
@@ -329,7 +329,7 @@ SIMD_NAME(gemm_tile)(int kb, const float *a, size_t lda, const float *restrict b
     SIMD_NAME(gemm_store)(acc, c, ldc, mr, nr, first, g, i0, j0);
 }
 
-/* A packed; see blk_arch in blocked.h. */
+/* A packed; see blk_arch in frame/gemm.h. */
 static void SIMD_NAME(gemm_kernel)(int kb, const float *restrict a, const float *restrict b,
                                    float *c, size_t ldc, int mr, int nr, int first)
 {

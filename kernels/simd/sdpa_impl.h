@@ -21,9 +21,9 @@
  * is computed by one thread, over the same key tiles, whatever the split.
  *
  * A decoding step — few query rows per key/value head — takes the decode
- * path instead (decode_impl.h, shared with the blocked kernel).
+ * path instead (frame/decode_impl.h, shared with the tiled attention).
  */
-#include "decode_impl.h"
+#include "../frame/decode_impl.h"
 #include "simd_kernel.h"
 
 /* The key tile: bk rounded to whole NR panels, or all of Lk (rounded) when

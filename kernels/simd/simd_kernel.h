@@ -6,13 +6,14 @@
 #ifndef ATTN_SIMD_KERNEL_H
 #define ATTN_SIMD_KERNEL_H
 
-#include "../blocked/blocked.h"
+#include "../frame/decode.h"
+#include "../frame/gemm.h"
 
-/* Parameters, in order. The first five keep the blocked kernel's indices:
- * mc, kc, nc and split are read by the shared blocking loops. */
+/* Parameters, in order. The first four are the blocking loops' (mc, kc,
+ * nc and split: frame/gemm.h). */
 enum {
     SK_MC = BLK_MC, SK_KC = BLK_KC, SK_NC = BLK_NC, SK_SPLIT = BLK_SPLIT,
-    SK_BQ = BLK_BQ,     /* attention: query rows per tile (blocked: per task) */
+    SK_BQ = BLK_LOOP_PARAMS,   /* attention: query rows per tile */
     SK_BK,              /* attention: keys per tile when streaming */
     SK_STREAM_FROM,     /* attention: stream (flash) when Lk >= this, else one key tile */
     SK_DECODE_ROWS,     /* attention: the decode path when a group's query rows are <= this */

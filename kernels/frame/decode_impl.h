@@ -2,20 +2,21 @@
  * decode_impl.h — the decode path of attention (a few query rows against
  * many keys, as in a decoding step against a KV cache) and the online-
  * softmax row steps it shares with the streaming path: a template over the
- * vector layer (simd.h), compiled by each SIMD kernel through sdpa_impl.h
- * and by the blocked kernel (kernels/blocked/sdpa.c) for the portable
- * vector target, so that one decode path serves them all.
+ * vector layer (simd.h), compiled by each SIMD kernel through its
+ * sdpa_impl.h and by the tiled attention (sdpa.c: the blocked, openblas
+ * and onednn kernels') for the portable vector target, so that one decode
+ * path serves them all.
  */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
 
-#include "../blocked/blocked.h"
 #include "../rows.h"
+#include "decode.h"
 #include "simd.h"
 
 /* The decode path's register blocking (sdpa_decode_task): query rows and
- * keys per step, the widest row kept whole in registers (blocked.h, so
+ * keys per step, the widest row kept whole in registers (decode.h, so
  * that the kernels' rows can name them), and the lines asked for at a new
  * page. */
 #define DECODE_RB SDPA_DECODE_ROW_GROUP
@@ -103,7 +104,7 @@ static inline void SIMD_NAME(sdpa_scale_row)(float *o, int n, float f)
  *     Σ e^(m_s − M)·l_s.
  * The split size is fixed, not derived from the thread count, and the
  * merge goes in split order, so the result does not depend on the threads.
- * (Both sizes are in blocked.h, beside the path's parameters, so that the
+ * (Both sizes are in decode.h, beside the path's parameters, so that the
  * kernels' rows can name them.) */
 
 /* Query rows of one key/value head when the decode path runs — when they
@@ -172,7 +173,7 @@ static inline float SIMD_NAME(sdpa_dot)(const float *a, const float *b, int n)
 }
 
 /* Asks for the cache lines of one K or V row of dh floats, into L2
- * (locality 2: prefetcht1 on x86; the measurements are in params.c). */
+ * (locality 2: prefetcht1 on x86; the measurements are in decode.h). */
 static inline void SIMD_NAME(sdpa_prefetch_row)(const float *row, int dh)
 {
     for (int j = 0; j < dh; j += 64 / (int)sizeof(float))

@@ -4,8 +4,9 @@
  * SIMD_LANES floats and the handful of operations the micro-kernels, the
  * streaming attention and the row operations need. The ISA is the one this
  * translation unit is compiled for — each ISA folder (kernels/avx2,
- * kernels/avx512) compiles the same templates (kernels/simd/…_impl.h) with
- * its own flags, so the shape of the code is written once.
+ * kernels/avx512) compiles the same templates (kernels/simd/…_impl.h, and
+ * the decode path, decode_impl.h beside this header) with its own flags, so
+ * the shape of the code is written once.
  *
  * Tails: vf_load_n / vf_store_n touch only the first n < SIMD_LANES floats
  * (AVX-512 opmasks, AVX2 maskload/maskstore, NEON through a small buffer),
@@ -230,9 +231,9 @@ static inline void simd_transpose4(const float *const src[4], int p, float alpha
 
 #elif defined(SIMD_TARGET_PORTABLE)
 /* GCC/Clang vector extensions: 4 floats that the compiler maps to the
- * baseline ISA (SSE2 on x86-64, Advanced SIMD on AArch64). For the blocked
- * kernel's decode path (kernels/blocked/sdpa.c), so that it runs the same
- * template as the SIMD kernels; there is no GEMM tile here. */
+ * baseline ISA (SSE2 on x86-64, Advanced SIMD on AArch64). For the tiled
+ * attention's decode path (sdpa.c beside this header), so that it runs the
+ * same template as the SIMD kernels; there is no GEMM tile here. */
 #include <string.h>
 
 #define SIMD_ISA portable

@@ -1,0 +1,325 @@
+/*
+ * gemm.c — the GEMM frame (gemm.h): the cache-blocking loops (mc, kc, nc)
+ * and the thread split, for any arch; and the gemm with the weights
+ * streamed instead of packed.
+ *
+ * Every element of C is reduced by one thread in the same order (k blocks in
+ * sequence, k within a block in sequence) whatever the thread count, so the
+ * results do not depend on it at all.
+ */
+#include <omp.h>
+#include <string.h>
+
+#include "gemm.h"
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static int round_up(int x, int to)
+{
+    return (x + to - 1) / to * to;
+}
+
+/* ---- Blocking ----------------------------------------------------------------------- */
+
+/* mc and nc in whole register tiles, at least one. */
+static int mc_of(const blk_arch *arch, const int *params)
+{
+    int mc = params[BLK_MC] / arch->mr * arch->mr;
+    return mc > 0 ? mc : arch->mr;
+}
+
+static int nc_of(const blk_arch *arch, const int *params)
+{
+    int nc = params[BLK_NC] / arch->nr * arch->nr;
+    return nc > 0 ? nc : arch->nr;
+}
+
+/* Packed A of one depth block is kept for every column panel: at most this
+ * many bytes of it per thread (it lives in L3), so A is packed once per
+ * depth block instead of once per column panel (with the encoder's shapes
+ * the old order packed each A element 3-10 times: ~6% of the layer's time). */
+#define BLK_A_KEEP_BYTES ((size_t)4 << 20)
+
+/* Rows of A packed at once for a range of m rows: all of them, or the
+ * largest multiple of mc that keeps within BLK_A_KEEP_BYTES. */
+static size_t a_rows_of(const blk_arch *arch, const int *params, size_t m, int kc)
+{
+    size_t mc = (size_t)mc_of(arch, params);
+    size_t row_bytes = (size_t)kc * (size_t)arch->a_bcast * sizeof(float);
+    size_t keep = BLK_A_KEEP_BYTES / row_bytes / mc * mc;
+    keep = keep > mc ? keep : mc;
+    size_t rows = (m + (size_t)arch->mr - 1) / (size_t)arch->mr * (size_t)arch->mr;
+    return rows < keep ? rows : keep;
+}
+
+size_t blk_pack_floats(const blk_arch *arch, const int *params, size_t m, int n, int k)
+{
+    int kc = min_int(params[BLK_KC], k), nc = min_int(nc_of(arch, params), round_up(n, arch->nr));
+    size_t a = a_rows_of(arch, params, m, kc) * (size_t)arch->a_bcast * (size_t)kc;
+    /* B's pack starts 64-byte aligned, so full-vector loads of it never split a line. */
+    return (a + 15) / 16 * 16 + (size_t)kc * (size_t)nc;
+}
+
+/* 1 when a register tile's MR rows of A, lda floats apart, fall into so few
+ * L1 sets that reading them in place would evict each other: an L1 of 64
+ * sets of 64-byte lines maps addresses 4 KiB apart to one set, and with 8
+ * ways (Zen 4, Intel since Sandy Bridge) more than 4 rows of one set, beside
+ * the B micro-panel's lines, thrash. Rows 3072 floats apart (the FFN's
+ * second product at F 3072, or any D a multiple of 1024) all share one
+ * set: read in place, 1024 × 768 × 3072 ran at 88-96 GFLOP/s on one
+ * thread (Zen 4), packed at 103 (oneDNN's matmul: 105). */
+#define BLK_L1_SETS 64
+#define BLK_L1_ROWS_PER_SET 4
+static int a_rows_crowd_l1(size_t lda, int mr)
+{
+    int rows_in_set[BLK_L1_SETS] = { 0 };
+    for (int i = 0; i < mr; i++) {
+        size_t line = (size_t)i * lda * sizeof(float) / 64;
+        if (++rows_in_set[line % BLK_L1_SETS] > BLK_L1_ROWS_PER_SET)
+            return 1;
+    }
+    return 0;
+}
+
+/* Threads of the column split sharing one packed A: the nt threads each
+ * pack every nt-th register tile of a depth block into apack (thread 0's
+ * packing space), then use all of it. Each packing its own copy of all of
+ * A (packed whole when its rows crowd L1) took 6% of the FFN's second
+ * product at 2 threads, sharing it 4%, barriers included 1.5-1.8% faster
+ * (1024 × 768 × 3072, 60 calls of each alternating, twice). */
+typedef struct a_shared {
+    float *apack;
+    int t, nt;
+} a_shared;
+
+/* Loop order: blocks of rows whose packed A is kept (usually all), depth
+ * blocks (A packed once), column panels (B packed once per row block: once
+ * in all when A is kept whole), mc blocks of the kept A, then the register
+ * tiles, B's micro-panel outer (it stays in L1 while A's panels stream).
+ * With share, every thread of the team must call it with the same rows (its
+ * columns may be none): they wait for each other once A is packed and
+ * again before it is packed over. */
+static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m1, int n0,
+                       int n1, const int *params, float *pack, const a_shared *share)
+{
+    const int kc = params[BLK_KC], nc = nc_of(arch, params);
+    const size_t mc = (size_t)mc_of(arch, params);
+    const int MR = arch->mr, NR = arch->nr;
+    const size_t a_rows = a_rows_of(arch, params, m1 - m0, min_int(kc, g->k));
+    size_t a_floats = a_rows * (size_t)arch->a_bcast * (size_t)min_int(kc, g->k);
+    float *apack = share ? share->apack : pack, *bpack = pack + (a_floats + 15) / 16 * 16;
+    const int has_epilogue = g->bias || g->act != ATTN_ACT_NONE || g->residual;
+    /* Rows of whole tiles read in place, unless they crowd L1: only a last
+     * short tile is packed. */
+    const int in_place = arch->kernel_unpacked && g->alpha == 1.0f && !a_rows_crowd_l1(g->lda, MR);
+    /* This thread packs every nt-th tile (all of them when not shared). */
+    const size_t t = share ? (size_t)share->t : 0, nt = share ? (size_t)share->nt : 1;
+
+    for (size_t ia = m0; ia < m1; ia += a_rows) {
+        size_t ma = m1 - ia < a_rows ? m1 - ia : a_rows;
+        size_t unpacked = in_place ? ma / (size_t)MR * (size_t)MR : 0;
+        for (int pc = 0; pc < g->k; pc += kc) {
+            int kb = min_int(kc, g->k - pc), first = pc == 0, last = pc + kb == g->k;
+            for (size_t r = unpacked + t * (size_t)MR; r < ma; r += nt * (size_t)MR)
+                arch->pack_a(g, ia + r, (int)(ma - r < (size_t)MR ? ma - r : (size_t)MR), pc, kb,
+                             apack + (r - unpacked) * (size_t)kb * arch->a_bcast);
+            if (unpacked < ma && share) {
+#pragma omp barrier
+            }
+            for (int jc = n0; jc < n1; jc += nc) {
+                int nb = min_int(nc, n1 - jc);
+                arch->pack_b(g, jc, nb, pc, kb, bpack);
+                for (size_t ic = 0; ic < ma; ic += mc) {
+                    int mb = (int)(ma - ic < mc ? ma - ic : mc);
+                    for (int jr = 0; jr < nb; jr += NR)
+                        for (int ir = 0; ir < mb; ir += MR) {
+                            size_t r = ic + (size_t)ir, i = ia + r;
+                            int j = jc + jr, mr = min_int(MR, mb - ir), nr = min_int(NR, nb - jr);
+                            const float *bp = bpack + (size_t)jr * kb;
+                            if (r < unpacked) {
+                                arch->kernel_unpacked(kb, g->a + i * g->lda + pc, g->lda, bp, g, i,
+                                                      j, nr, first, last && has_epilogue);
+                                continue;
+                            }
+                            const float *ap = apack + (r - unpacked) * (size_t)kb * arch->a_bcast;
+                            if (last && has_epilogue && arch->kernel_epilogue) {
+                                arch->kernel_epilogue(kb, ap, bp, g, i, j, mr, nr, first);
+                                continue;
+                            }
+                            arch->kernel(kb, ap, bp, g->c + i * g->ldc + j, g->ldc, mr, nr, first);
+                            if (last && has_epilogue)
+                                arch->epilogue(g, i, j, mr, nr);
+                        }
+                }
+            }
+            if (unpacked < ma && share) {
+#pragma omp barrier
+            }
+        }
+    }
+}
+
+void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m1, int n0, int n1,
+                    const int *params, float *pack)
+{
+    gemm_range(arch, g, m0, m1, n0, n1, params, pack, NULL);
+}
+
+/* ---- The primitive ------------------------------------------------------------------- */
+
+size_t blk_gemm_scratch(const blk_arch *arch, size_t m, int n, int k, int n_threads,
+                        const int *params)
+{
+    size_t floats = blk_pack_floats(arch, params, m, n, k), bytes = sizeof(float);
+    if (!attn_mul_checked(&bytes, floats, SIZE_MAX) || !attn_mul_checked(&bytes, (size_t)n_threads, SIZE_MAX))
+        return SIZE_MAX;
+    return bytes;
+}
+
+/* Threads split C by column panels or by row tiles (the split parameter);
+ * auto: column panels when there are plenty (each thread then packs only its
+ * part of B, the larger operand for these shapes), else row tiles. Either
+ * way each element of C is computed by one thread in the same order. */
+void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
+{
+    blk_gemm g = blk_gemm_of(p);
+    const int MR = arch->mr, NR = arch->nr;
+    if (arch->skinny && p->m <= (size_t)arch->skinny_rows) {
+        /* Threads take runs of B's rows (C's columns), four at a time. */
+        int groups = (p->n + 3) / 4;
+#pragma omp parallel num_threads(ex->n_threads)
+        {
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            int n0 = groups * t / nt * 4, n1 = min_int(groups * (t + 1) / nt * 4, p->n);
+            if (n0 < n1)
+                arch->skinny(&g, n0, n1);
+        }
+        return;
+    }
+    /* Sized for all m rows, what a thread of the column split packs. */
+    size_t per_thread = blk_pack_floats(arch, ex->params, p->m, p->n, p->k);
+    int panels = (p->n + NR - 1) / NR;
+    size_t tiles = (p->m + MR - 1) / MR;
+
+#pragma omp parallel num_threads(ex->n_threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *pack = (float *)ex->scratch + (size_t)t * per_thread;
+        int split = ex->params[BLK_SPLIT];
+        if (split == BLK_SPLIT_AUTO)
+            split = panels >= 2 * nt || tiles < (size_t)nt ? BLK_SPLIT_COLUMNS : BLK_SPLIT_ROWS;
+        if (split == BLK_SPLIT_COLUMNS) {
+            int c0 = panels * t / nt, c1 = panels * (t + 1) / nt;
+            int n0 = c0 * NR, n1 = min_int(c1 * NR, p->n);
+            const a_shared share = { (float *)ex->scratch, t, nt };
+            /* Every thread, even one without columns: it packs its share of A. */
+            gemm_range(arch, &g, 0, p->m, n0, n1, ex->params, pack, nt > 1 ? &share : NULL);
+        } else {
+            size_t r0 = tiles * (size_t)t / (size_t)nt * (size_t)MR;
+            size_t r1 = tiles * (size_t)(t + 1) / (size_t)nt * (size_t)MR;
+            if (r1 > p->m)
+                r1 = p->m;
+            if (r0 < r1)
+                blk_gemm_range(arch, &g, r0, r1, 0, p->n, ex->params, pack);
+        }
+    }
+}
+
+/* ---- B streamed ------------------------------------------------------------------------ */
+
+/* blk_gemm_streamed's scratch, in floats: A packed (its rows in NR-row
+ * panels, each k × NR), then per thread MR rows of B copied where they
+ * cannot be read in place. */
+static size_t stream_xt_floats(const blk_arch *arch, size_t m, int k)
+{
+    size_t panels = (m + (size_t)arch->nr - 1) / (size_t)arch->nr;
+    return (panels * (size_t)arch->nr * (size_t)k + 15) / 16 * 16;
+}
+
+size_t blk_gemm_streamed_scratch(const blk_arch *arch, size_t m, int k, int n_threads)
+{
+    size_t floats = (size_t)arch->mr * (size_t)k, bytes = sizeof(float);
+    if (!attn_mul_checked(&floats, (size_t)n_threads, SIZE_MAX)
+        || !attn_add_checked(&floats, stream_xt_floats(arch, m, k), SIZE_MAX)
+        || !attn_mul_checked(&bytes, floats, SIZE_MAX))
+        return SIZE_MAX;
+    return bytes;
+}
+
+/* 1 when rows j0..j0+MR of B are whole rows of one part: row i at
+ * blk_b_row(g, j0) + i·ldb. */
+static int stream_in_place(const blk_arch *arch, const blk_gemm *g, int j0)
+{
+    return j0 + arch->mr <= g->n
+        && (!g->b_parts || j0 / g->part_n == (j0 + arch->mr - 1) / g->part_n);
+}
+
+/* Rows j0..j0+nw of B as the stream kernel reads them: in place, else
+ * copied into copy (MR·k floats, rows past nw zero); *ld their stride. */
+static const float *stream_rows(const blk_arch *arch, const blk_gemm *g, int j0, int nw,
+                                float *copy, size_t *ld)
+{
+    if (stream_in_place(arch, g, j0)) {
+        *ld = g->ldb;
+        return blk_b_row(g, j0);
+    }
+    for (int i = 0; i < arch->mr; i++) {
+        float *dst = copy + (size_t)i * (size_t)g->k;
+        if (i < nw)
+            memcpy(dst, blk_b_row(g, j0 + i), (size_t)g->k * sizeof(float));
+        else
+            memset(dst, 0, (size_t)g->k * sizeof(float));
+    }
+    *ld = (size_t)g->k;
+    return copy;
+}
+
+/* Each thread packs every nt-th panel of A (pack_b: A's rows are what B's
+ * [n][k] rows are to the blocked loops), then, once all are packed, takes
+ * a run of MR-row blocks of B (C's columns), each against every panel of
+ * A over the whole depth: no depth blocks, so no partial sums. Packed A
+ * outgrows L2 from a few hundred rows (at k 3072 from 85), but it is read
+ * in sequence, and from L3 it kept up with the FMAs: depth blocks of
+ * 256-1024 were no faster at 128-512 rows (Zen 4, 1 thread). The
+ * weights' rows come from DRAM once, with no prefetching by hand: a
+ * block's MR rows are one run of memory (MR·k floats) when in place, and
+ * asking for the next block's lines while computing one was slower (by
+ * 0-4% at 128 rows, 1 thread). */
+void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
+{
+    blk_gemm g = blk_gemm_of(p);
+    /* A as pack_b sees a B of [n][k] rows. */
+    const blk_gemm ga = { .m = p->m, .n = (int)p->m, .k = p->k, .b = p->x, .ldb = p->ldx,
+                          .b_is_nk = 1, .alpha = 1.0f };
+    const int MR = arch->mr, NR = arch->nr, k = p->k;
+    const int panels = (int)((p->m + (size_t)NR - 1) / (size_t)NR);
+    const int blocks = (p->n + MR - 1) / MR;
+    float *xt = (float *)ex->scratch, *copies = xt + stream_xt_floats(arch, p->m, k);
+    const size_t panel_floats = (size_t)NR * (size_t)k;
+
+#pragma omp parallel num_threads(ex->n_threads)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int c = t; c < panels; c += nt) {
+            size_t t0 = (size_t)c * (size_t)NR;
+            int mt = (int)(p->m - t0 < (size_t)NR ? p->m - t0 : (size_t)NR);
+            arch->pack_b(&ga, (int)t0, mt, 0, k, xt + (size_t)c * panel_floats);
+        }
+#pragma omp barrier
+        float *copy = copies + (size_t)t * (size_t)MR * (size_t)k;
+        int b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
+        for (int b = b0; b < b1; b++) {
+            int j0 = b * MR, nw = min_int(MR, p->n - j0);
+            size_t ld;
+            const float *w = stream_rows(arch, &g, j0, nw, copy, &ld);
+            for (int c = 0; c < panels; c++) {
+                size_t t0 = (size_t)c * (size_t)NR;
+                int mt = (int)(p->m - t0 < (size_t)NR ? p->m - t0 : (size_t)NR);
+                arch->kernel_stream(k, w, ld, xt + (size_t)c * panel_floats, &g, t0, mt, j0, nw);
+            }
+        }
+    }
+}
