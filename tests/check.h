@@ -56,10 +56,18 @@ double t_max_diff_f64(const float *a, const double *ref, size_t n);
 double t_max_diff(const float *a, const float *b, size_t n);
 double t_max_abs_f64(const double *x, size_t n);
 double t_max_abs(const float *x, size_t n);
+/* The mean and the variance (divided by n) of x[0 .. n), summed in order in
+ * double: what a LayerNorm reference normalises a row by. */
+void t_mean_var(const float *x, int n, double *mean, double *var);
 
 /* Fills names with every registered kernel that can run here and returns
  * their number; the others are reported as skipped (once per run). */
 int t_kernels(const char **names, int max);
+/* For every kernel t_kernels names: opens the case title (a format taking
+ * the kernel's name), creates a context of that kernel with threads threads
+ * (a failure is that case's), runs body with it and destroys it. */
+void t_each_context(const char *title, int threads,
+                    void (*body)(attn_ctx *ctx, const char *kernel));
 
 /* The workload of a shape text ("op=sdpa,B=1,H=2,L=37,Dh=16,mask=causal"),
  * its inputs from seed, every buffer misalign bytes past a 64-byte

@@ -9,6 +9,21 @@
 
 enum kind { K_INT, K_FLOAT, K_F32, K_U8, K_I32, K_F64, K_STR };
 
+/* The word that starts a record of each kind. */
+static const char *const kind_words[] = {
+    [K_INT] = "int", [K_FLOAT] = "float", [K_F32] = "f32", [K_U8] = "u8",
+    [K_I32] = "i32", [K_F64] = "f64", [K_STR] = "str",
+};
+
+/* The kind of record that word starts; -1 for none. */
+static int kind_of(const char *word)
+{
+    for (int k = 0; k < (int)(sizeof kind_words / sizeof kind_words[0]); k++)
+        if (strcmp(word, kind_words[k]) == 0)
+            return k;
+    return -1;
+}
+
 typedef struct record {
     char name[32];
     enum kind kind;
@@ -103,23 +118,11 @@ fixture *fx_load(const char *path, size_t misalign, char *err, size_t err_len)
         }
         if (f->n == MAX_RECORDS)
             break;
-        record *r = &f->r[f->n];
-        if (strcmp(word, "int") == 0)
-            r->kind = K_INT;
-        else if (strcmp(word, "float") == 0)
-            r->kind = K_FLOAT;
-        else if (strcmp(word, "f32") == 0)
-            r->kind = K_F32;
-        else if (strcmp(word, "u8") == 0)
-            r->kind = K_U8;
-        else if (strcmp(word, "i32") == 0)
-            r->kind = K_I32;
-        else if (strcmp(word, "f64") == 0)
-            r->kind = K_F64;
-        else if (strcmp(word, "str") == 0)
-            r->kind = K_STR;
-        else
+        int kind = kind_of(word);
+        if (kind < 0)
             break;
+        record *r = &f->r[f->n];
+        r->kind = (enum kind)kind;
         if (fscanf(fp, "%31s", r->name) != 1)
             break;
         f->n++;

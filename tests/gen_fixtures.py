@@ -121,6 +121,27 @@ def f32(v):
     return torch.tensor(v, dtype=torch.float32).item()
 
 
+def fixture(op, name, desc, ints, floats=None, inputs=None, mask=None, outputs=None, strs=None):
+    """The fixture of one case of op, its records in the order its file has them: strs
+    (str), ints (int), floats (float), inputs (f32, i32 or u8, by the tensor's dtype), the
+    mask's parts, outputs (f64). Each is a dict, name: value, in file order; a value None
+    is a record the case does not have."""
+    fx = Fixture(op, name, desc)
+    writers = {torch.float32: fx.f32, torch.int32: fx.i32, torch.uint8: fx.u8}
+    for records, write in ((strs, fx.str), (ints, fx.int), (floats, fx.float)):
+        for key, val in (records or {}).items():
+            if val is not None:
+                write(key, val)
+    for key, t in (inputs or {}).items():
+        if t is not None:
+            writers[t.dtype](key, t)
+    if mask is not None:
+        mask.write(fx)
+    for key, t in (outputs or {}).items():
+        fx.f64(key, t)
+    return fx
+
+
 # --------------------------------------------------------------------------- random data
 
 def seed_for(op, name):
@@ -259,6 +280,15 @@ def fix_rows(mask, B, Lq, Lk):
     assert mask.allowed(B, Lq, Lk).any(-1).all()
 
 
+def attention_mask(mask_fn, B, Lq, Lk):
+    """The Mask of mask_fn (none: no mask) made fit for torch's modules: every query row
+    sees a key (fix_rows)."""
+    mask = mask_fn(B, Lq, Lk) if mask_fn else Mask()
+    fix_rows(mask, B, Lq, Lk)
+    assert mask.allowed(B, Lq, Lk).any(-1).all(), "a fully masked row"
+    return mask
+
+
 # --------------------------------------------------------------------------- SDPA
 
 def sdpa_ref(q, k, v, scale, mask):
@@ -304,22 +334,13 @@ def sdpa_case(name, desc, B, H, Lq, Lk, Dh, scale=0.0, mask_fn=None, qk_amp=1.0,
     mask = mask_fn(B, Lq, Lk) if mask_fn else Mask()
     out = sdpa_ref(q, k, v, scale, mask)
 
-    fx = Fixture("sdpa", name, desc)
-    for key, val in (("batch", B), ("n_heads", H), ("q_len", Lq), ("kv_len", Lk),
-                     ("head_dim", Dh)):
-        fx.int(key, val)
-    if hkv:
-        fx.int("n_kv_heads", hkv)
     if capacity:
-        fx.int("kv_capacity", capacity)
         k, v = poisoned(k, capacity), poisoned(v, capacity)
-    fx.float("scale", scale)
-    fx.f32("q", q)
-    fx.f32("k", k)
-    fx.f32("v", v)
-    mask.write(fx)
-    fx.f64("expected", out)
-    return fx
+    return fixture("sdpa", name, desc,
+                   ints=dict(batch=B, n_heads=H, q_len=Lq, kv_len=Lk, head_dim=Dh,
+                             n_kv_heads=hkv or None, kv_capacity=capacity or None),
+                   floats=dict(scale=scale), inputs=dict(q=q, k=k, v=v), mask=mask,
+                   outputs=dict(expected=out))
 
 
 def m_causal(B, Lq, Lk):
@@ -450,6 +471,8 @@ def sdpa_cases():
 # --------------------------------------------------------------------------- MHA
 
 def make_mha_weights(D, with_bias, out_bias=True):
+    """The weights of an attention, drawn and written in this order: w_q, w_k, w_v, w_o,
+    then the biases asked for."""
     w = {"w_q": weight(D, D), "w_k": weight(D, D), "w_v": weight(D, D), "w_o": weight(D, D)}
     if with_bias:
         w["b_q"], w["b_k"], w["b_v"] = vec_bias(D), vec_bias(D), vec_bias(D)
@@ -489,6 +512,14 @@ def check_padded_rows_nonzero(out, key_padding):
                 assert out[b, i].abs().max() > 1e-6, "fast path hit? zero row at padded position"
 
 
+def check_output(out, shape, key_padding=None):
+    """A module's output: of that shape, without NaN, and with real rows at the padded
+    positions of key_padding (check_padded_rows_nonzero)."""
+    assert out.shape == shape
+    assert not torch.isnan(out).any()
+    check_padded_rows_nonzero(out, key_padding)
+
+
 def mha_case(name, desc, D, H, B, Lq, Lk, self_attn=True, with_bias=True, out_bias=True,
              scale=0.0, mask_fn=None):
     assert D % H == 0
@@ -497,9 +528,7 @@ def mha_case(name, desc, D, H, B, Lq, Lk, self_attn=True, with_bias=True, out_bi
     w = make_mha_weights(D, with_bias, out_bias)
     x_q = uniform(B, Lq, D)
     x_kv = None if self_attn else uniform(B, Lk, D)
-    mask = mask_fn(B, Lq, Lk) if mask_fn else Mask()
-    fix_rows(mask, B, Lq, Lk)
-    assert mask.allowed(B, Lq, Lk).any(-1).all(), "mha case with a fully masked row"
+    mask = attention_mask(mask_fn, B, Lq, Lk)
 
     torch.manual_seed(0)                 # module init randomness is overwritten anyway
     mha = torch.nn.MultiheadAttention(D, H, bias=with_bias, batch_first=True,
@@ -512,24 +541,12 @@ def mha_case(name, desc, D, H, B, Lq, Lk, self_attn=True, with_bias=True, out_bi
     out, _ = mha(xq, xkv, xkv, key_padding_mask=mask.torch_key_padding_mask(),
                  attn_mask=mask.torch_attn_mask(B, H, Lq, Lk), need_weights=False)
     out = out.detach()
-    assert out.shape == (B, Lq, D)
-    assert not torch.isnan(out).any()
-    check_padded_rows_nonzero(out, mask.key_padding)
-
-    fx = Fixture("mha", name, desc)
-    for key, val in (("d_model", D), ("n_heads", H), ("batch", B), ("q_len", Lq),
-                     ("kv_len", Lk), ("self", 1 if self_attn else 0)):
-        fx.int(key, val)
-    fx.float("scale", scale)
-    for key in ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o"):
-        if key in w:
-            fx.f32(key, w[key])
-    fx.f32("x_q", x_q)
-    if not self_attn:
-        fx.f32("x_kv", x_kv)
-    mask.write(fx)
-    fx.f64("expected", out)
-    return fx
+    check_output(out, (B, Lq, D), mask.key_padding)
+    return fixture("mha", name, desc,
+                   ints=dict(d_model=D, n_heads=H, batch=B, q_len=Lq, kv_len=Lk,
+                             self=1 if self_attn else 0),
+                   floats=dict(scale=scale), inputs=dict(w, x_q=x_q, x_kv=x_kv), mask=mask,
+                   outputs=dict(expected=out))
 
 
 def m_kp_mha(B, Lq, Lk):
@@ -634,22 +651,25 @@ def load_norms_and_ffn(layer, w, n_norms):
         layer.linear2.bias.copy_(d64(w["b_ff2"]))
 
 
+def torch_layer(cls, D, H, Fd, norm_first, act, eps32):
+    """A float64 torch.nn.TransformerEncoderLayer or TransformerDecoderLayer (cls) as the
+    C layers compute it: no dropout, batch first. Its random init, overwritten by
+    load_norms_and_ffn and load_mha, is drawn after torch.manual_seed(0)."""
+    torch.manual_seed(0)
+    return cls(D, H, Fd, dropout=0.0, activation=torch_activation(act), layer_norm_eps=eps32,
+               batch_first=True, norm_first=bool(norm_first), dtype=torch.float64)
+
+
 def encoder_case(name, desc, D, H, Fd, B, L, norm_first, act, eps, mask_fn=None, x_scale=1.0):
     assert D % H == 0
     seed_for("encoder", name)
     w = make_mha_weights(D, True)
     w.update(norms_and_ffn(D, Fd, 2))
     x = normal(B, L, D, std=x_scale)
-    mask = mask_fn(B, L, L) if mask_fn else Mask()
-    fix_rows(mask, B, L, L)
-    assert mask.allowed(B, L, L).any(-1).all(), "encoder case with a fully masked row"
+    mask = attention_mask(mask_fn, B, L, L)
 
     eps32 = f32(eps)
-    torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(D, H, Fd, dropout=0.0,
-                                             activation=torch_activation(act),
-                                             layer_norm_eps=eps32, batch_first=True,
-                                             norm_first=bool(norm_first), dtype=torch.float64)
+    layer = torch_layer(torch.nn.TransformerEncoderLayer, D, H, Fd, norm_first, act, eps32)
     layer.eval()
     load_mha(layer.self_attn, w, D, H, 0.0)
     load_norms_and_ffn(layer, w, 2)
@@ -657,23 +677,12 @@ def encoder_case(name, desc, D, H, Fd, B, L, norm_first, act, eps, mask_fn=None,
     assert torch.is_grad_enabled()
     out = layer(d64(x), src_mask=mask.torch_attn_mask(B, H, L, L),
                 src_key_padding_mask=mask.torch_key_padding_mask()).detach()
-    assert out.shape == (B, L, D)
-    assert not torch.isnan(out).any()
-    check_padded_rows_nonzero(out, mask.key_padding)
-
-    fx = Fixture("encoder", name, desc)
-    for key, val in (("d_model", D), ("n_heads", H), ("d_ff", Fd), ("batch", B),
-                     ("seq_len", L), ("norm_first", norm_first), ("act", act)):
-        fx.int(key, val)
-    fx.float("ln_eps", eps32)
-    for key in ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o",
-                "ln1_gamma", "ln1_beta", "ln2_gamma", "ln2_beta",
-                "w_ff1", "b_ff1", "w_ff2", "b_ff2"):
-        fx.f32(key, w[key])
-    fx.f32("x", x)
-    mask.write(fx)
-    fx.f64("expected", out)
-    return fx
+    check_output(out, (B, L, D), mask.key_padding)
+    return fixture("encoder", name, desc,
+                   ints=dict(d_model=D, n_heads=H, d_ff=Fd, batch=B, seq_len=L,
+                             norm_first=norm_first, act=act),
+                   floats=dict(ln_eps=eps32), inputs=dict(w, x=x), mask=mask,
+                   outputs=dict(expected=out))
 
 
 def m_kp_enc(B, L, _):
@@ -751,11 +760,7 @@ def decoder_case(name, desc, D, H, Fd, B, T, M, norm_first, act, eps, mem_paddin
         assert (mem_padding != 0).any(-1).all(), "a batch whose memory is all padding"
 
     eps32 = f32(eps)
-    torch.manual_seed(0)
-    layer = torch.nn.TransformerDecoderLayer(D, H, Fd, dropout=0.0,
-                                             activation=torch_activation(act),
-                                             layer_norm_eps=eps32, batch_first=True,
-                                             norm_first=bool(norm_first), dtype=torch.float64)
+    layer = torch_layer(torch.nn.TransformerDecoderLayer, D, H, Fd, norm_first, act, eps32)
     layer.eval()
     load_mha(layer.self_attn, sa, D, H, 0.0)
     load_mha(layer.multihead_attn, ca, D, H, 0.0)
@@ -765,22 +770,14 @@ def decoder_case(name, desc, D, H, Fd, B, T, M, norm_first, act, eps, mem_paddin
     mkp = None if mem_padding is None else (mem_padding == 0)       # True = ignore
     out = layer(d64(x), d64(memory), tgt_mask=tgt_mask,
                 memory_key_padding_mask=mkp).detach()
-    assert out.shape == (B, T, D)
-    assert not torch.isnan(out).any()
-
-    fx = Fixture("decoder", name, desc)
-    for key, val in (("d_model", D), ("n_heads", H), ("d_ff", Fd), ("batch", B),
-                     ("tgt_len", T), ("mem_len", M), ("norm_first", norm_first), ("act", act)):
-        fx.int(key, val)
-    fx.float("ln_eps", eps32)
-    for key in sorted(w):
-        fx.f32(key, w[key])
-    fx.f32("x", x)
-    fx.f32("memory", memory)
-    if mem_padding is not None:
-        fx.u8("mem_key_padding", mem_padding)
-    fx.f64("expected", out)
-    return fx
+    check_output(out, (B, T, D))
+    return fixture("decoder", name, desc,
+                   ints=dict(d_model=D, n_heads=H, d_ff=Fd, batch=B, tgt_len=T, mem_len=M,
+                             norm_first=norm_first, act=act),
+                   floats=dict(ln_eps=eps32),
+                   inputs=dict(sorted(w.items()), x=x, memory=memory,
+                               mem_key_padding=mem_padding),
+                   outputs=dict(expected=out))
 
 
 def decoder_cases():
@@ -849,25 +846,13 @@ def embed_case(name, desc, V, P, T, D, B, L, eps=None, offset=0, with_type_ids=T
         x = ln(x)
     out = x.detach()
     assert out.shape == (B, L, D)
-
-    fx = Fixture("embed", name, desc)
-    for key, val in (("vocab_size", V), ("max_positions", P), ("n_token_types", T),
-                     ("d_model", D), ("batch", B), ("seq_len", L),
-                     ("position_offset", offset)):
-        fx.int(key, val)
-    fx.float("ln_eps", eps32)
-    fx.f32("token", token)
-    fx.f32("position", position)
-    if T:
-        fx.f32("token_type", ttype)
-    if eps is not None:
-        fx.f32("ln_gamma", gamma)
-        fx.f32("ln_beta", beta)
-    fx.i32("ids", ids)
-    if type_ids is not None:
-        fx.i32("type_ids", type_ids)
-    fx.f64("expected", out)
-    return fx
+    return fixture("embed", name, desc,
+                   ints=dict(vocab_size=V, max_positions=P, n_token_types=T, d_model=D,
+                             batch=B, seq_len=L, position_offset=offset),
+                   floats=dict(ln_eps=eps32),
+                   inputs=dict(token=token, position=position, token_type=ttype,
+                               ln_gamma=gamma, ln_beta=beta, ids=ids, type_ids=type_ids),
+                   outputs=dict(expected=out))
 
 
 def embed_cases():
@@ -925,16 +910,10 @@ def stack_case(name, desc, D, H, Fd, B, L, n_layers, norm_first, act, eps, final
         for w in layers_w:
             for key in ("w_o", "b_o", "w_ff2", "b_ff2"):
                 w[key] = (w[key] * small).to(torch.float32)
-    mask = mask_fn(B, L, L) if mask_fn else Mask()
-    fix_rows(mask, B, L, L)
-    assert mask.allowed(B, L, L).any(-1).all(), "encoder stack case with a fully masked row"
+    mask = attention_mask(mask_fn, B, L, L)
 
     eps32 = f32(eps)
-    torch.manual_seed(0)
-    proto = torch.nn.TransformerEncoderLayer(D, H, Fd, dropout=0.0,
-                                             activation=torch_activation(act),
-                                             layer_norm_eps=eps32, batch_first=True,
-                                             norm_first=bool(norm_first), dtype=torch.float64)
+    proto = torch_layer(torch.nn.TransformerEncoderLayer, D, H, Fd, norm_first, act, eps32)
     norm = torch.nn.LayerNorm(D, eps=eps32, dtype=torch.float64) if final_norm else None
     enc = torch.nn.TransformerEncoder(proto, n_layers, norm=norm, enable_nested_tensor=False)
     enc.eval()
@@ -953,28 +932,16 @@ def stack_case(name, desc, D, H, Fd, B, L, n_layers, norm_first, act, eps, final
     assert torch.is_grad_enabled()
     out = enc(d64(x), mask=mask.torch_attn_mask(B, H, L, L),
               src_key_padding_mask=mask.torch_key_padding_mask()).detach()
-    assert out.shape == (B, L, D)
-    assert not torch.isnan(out).any()
-    check_padded_rows_nonzero(out, mask.key_padding)
-
-    fx = Fixture("encoder_stack", name, desc)
-    for key, val in (("d_model", D), ("n_heads", H), ("d_ff", Fd), ("batch", B),
-                     ("seq_len", L), ("n_layers", n_layers), ("norm_first", norm_first),
-                     ("act", act)):
-        fx.int(key, val)
-    fx.float("ln_eps", eps32)
-    for i, w in enumerate(layers_w):
-        for key in ("w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o",
-                    "ln1_gamma", "ln1_beta", "ln2_gamma", "ln2_beta",
-                    "w_ff1", "b_ff1", "w_ff2", "b_ff2"):
-            fx.f32("l%d_%s" % (i, key), w[key])
-    if final_norm:
-        fx.f32("final_ln_gamma", final[0])
-        fx.f32("final_ln_beta", final[1])
-    fx.f32("x", x)
-    mask.write(fx)
-    fx.f64("expected", out)
-    return fx
+    check_output(out, (B, L, D), mask.key_padding)
+    inputs = {"l%d_%s" % (i, key): t for i, w in enumerate(layers_w) for key, t in w.items()}
+    final_gamma, final_beta = final if final_norm else (None, None)
+    return fixture("encoder_stack", name, desc,
+                   ints=dict(d_model=D, n_heads=H, d_ff=Fd, batch=B, seq_len=L,
+                             n_layers=n_layers, norm_first=norm_first, act=act),
+                   floats=dict(ln_eps=eps32),
+                   inputs=dict(inputs, final_ln_gamma=final_gamma, final_ln_beta=final_beta,
+                               x=x),
+                   mask=mask, outputs=dict(expected=out))
 
 
 def stack_cases():
@@ -1172,22 +1139,15 @@ def bert_case(dtype, prefix=""):
     assert len(blob) < 100 * 1024, fname
     SIDE_FILES[fname] = blob
 
-    fx = Fixture("bert", "tiny_%s" % dtype.lower(),
-                 "tiny BERT (V 50 P 24 T 2 D 32 H 4 F 64, 2 post-LN GELU layers, eps 1e-12, "
-                 "pooler) from %s (%s%s), B 2 L 7, batch 1 with 2 padding tokens; expected: "
-                 "last hidden state, expected_pooled: tanh(pooler(h[:, 0]))"
-                 % (fname, dtype, ", names with 'bert.' and a classifier head" if prefix else ""))
-    fx.str("file", fname)
-    for key, val in (("vocab_size", V), ("max_positions", P), ("n_token_types", T),
-                     ("d_model", D), ("n_heads", H), ("d_ff", Fd), ("n_layers", n_layers),
-                     ("batch", B), ("seq_len", L)):
-        fx.int(key, val)
-    fx.i32("ids", ids)
-    fx.i32("type_ids", type_ids)
-    fx.u8("key_padding", key_padding)
-    fx.f64("expected", h)
-    fx.f64("expected_pooled", pooled)
-    return fx
+    desc = ("tiny BERT (V 50 P 24 T 2 D 32 H 4 F 64, 2 post-LN GELU layers, eps 1e-12, "
+            "pooler) from %s (%s%s), B 2 L 7, batch 1 with 2 padding tokens; expected: "
+            "last hidden state, expected_pooled: tanh(pooler(h[:, 0]))"
+            % (fname, dtype, ", names with 'bert.' and a classifier head" if prefix else ""))
+    return fixture("bert", "tiny_%s" % dtype.lower(), desc, strs=dict(file=fname),
+                   ints=dict(vocab_size=V, max_positions=P, n_token_types=T, d_model=D,
+                             n_heads=H, d_ff=Fd, n_layers=n_layers, batch=B, seq_len=L),
+                   inputs=dict(ids=ids, type_ids=type_ids, key_padding=key_padding),
+                   outputs=dict(expected=h, expected_pooled=pooled))
 
 
 def bert_cases():

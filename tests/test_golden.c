@@ -65,41 +65,36 @@ static double max_error(const float *y, int stride)
     return err;
 }
 
-void test_golden(void)
+/* Runs in the case "seed 002 worked example, SDPA scale 1", opened by
+ * test_golden with the context. */
+static void worked_example(attn_ctx *ctx, const char *kernel)
 {
-    const char *kernels[64];
-    int n = t_kernels(kernels, 64);
     float q[3][3], k[3][3], v[3][3];
     project(w_query, q);
     project(w_key, k);
     project(w_value, v);
+    attn_sdpa_shape s = { 1, 1, 3, 3, 3, 1.0f, 0, 0 };
+    float out[3][3];
+    CHECK_STATUS(attn_sdpa(ctx, &s, &q[0][0], &k[0][0], &v[0][0], NULL, &out[0][0]), ATTN_OK);
+    /* api.md §4 SDPA bound: 2e-5·max(1, max|V|) with max|V| = 8. */
+    double err = max_error(&out[0][0], 3);
+    CHECK(err <= 2e-5 * 8, "max error %.3g", err);
 
-    for (int ki = 0; ki < n; ki++) {
-        attn_ctx *ctx = NULL;
-        t_case("seed 002 worked example, SDPA scale 1 [%s]", kernels[ki]);
-        CHECK_STATUS(attn_ctx_create(&ctx, kernels[ki], 1), ATTN_OK);
-        if (!ctx)
-            continue;
-        attn_sdpa_shape s = { 1, 1, 3, 3, 3, 1.0f, 0, 0 };
-        float out[3][3];
-        CHECK_STATUS(attn_sdpa(ctx, &s, &q[0][0], &k[0][0], &v[0][0], NULL, &out[0][0]), ATTN_OK);
-        /* api.md §4 SDPA bound: 2e-5·max(1, max|V|) with max|V| = 8. */
-        double err = max_error(&out[0][0], 3);
-        CHECK(err <= 2e-5 * 8, "max error %.3g", err);
+    t_case("seed 002 worked example through MHA (d_model 4, 1 head, W_o = I) [%s]", kernel);
+    float wq[4][4], wk[4][4], wv[4][4], wo[4][4] = { { 1 }, { 0, 1 }, { 0, 0, 1 }, { 0, 0, 0, 1 } };
+    as_linear(w_query, wq);
+    as_linear(w_key, wk);
+    as_linear(w_value, wv);
+    attn_mha_weights w = { &wq[0][0], &wk[0][0], &wv[0][0], &wo[0][0], NULL, NULL, NULL, NULL };
+    float y[3][4];
+    CHECK_STATUS(attn_mha(ctx, 4, 1, 1.0f, &w, 1, 3, 3, &x[0][0], &x[0][0], NULL, &y[0][0]),
+                 ATTN_OK);
+    err = max_error(&y[0][0], 4);
+    CHECK(err <= 1e-4 * 8, "max error %.3g", err);
+    CHECK(y[0][3] == 0 && y[1][3] == 0 && y[2][3] == 0, "padding column not zero");
+}
 
-        t_case("seed 002 worked example through MHA (d_model 4, 1 head, W_o = I) [%s]",
-               kernels[ki]);
-        float wq[4][4], wk[4][4], wv[4][4], wo[4][4] = { { 1 }, { 0, 1 }, { 0, 0, 1 }, { 0, 0, 0, 1 } };
-        as_linear(w_query, wq);
-        as_linear(w_key, wk);
-        as_linear(w_value, wv);
-        attn_mha_weights w = { &wq[0][0], &wk[0][0], &wv[0][0], &wo[0][0], NULL, NULL, NULL, NULL };
-        float y[3][4];
-        CHECK_STATUS(attn_mha(ctx, 4, 1, 1.0f, &w, 1, 3, 3, &x[0][0], &x[0][0], NULL, &y[0][0]),
-                     ATTN_OK);
-        err = max_error(&y[0][0], 4);
-        CHECK(err <= 1e-4 * 8, "max error %.3g", err);
-        CHECK(y[0][3] == 0 && y[1][3] == 0 && y[2][3] == 0, "padding column not zero");
-        attn_ctx_destroy(ctx);
-    }
+void test_golden(void)
+{
+    t_each_context("seed 002 worked example, SDPA scale 1 [%s]", 1, worked_example);
 }

@@ -221,6 +221,24 @@ static int make_bert(tspec *t, const bert_opts *o)
 
 static const bert_opts tiny = { "F32", "", 2, 11, 9, 2, 8, 12, 1, 0 };
 
+/* The file of the BERT of o, unchanged. The caller frees the bytes. */
+static unsigned char *bert_file(const bert_opts *o, size_t *len)
+{
+    static tspec t[MAX_T];
+    int n = make_bert(t, o);
+    return build(t, n, NULL, 0, NULL, NULL, len);
+}
+
+/* The BERT of o written as the file name: its path. */
+static const char *write_bert(const char *name, const bert_opts *o)
+{
+    size_t len;
+    unsigned char *bytes = bert_file(o, &len);
+    const char *file = write_file(name, bytes, len);
+    free(bytes);
+    return file;
+}
+
 /* The model's pointer for the canonical (new-style) name. */
 static const float *pointer_of(const attn_bert *m, const char *name)
 {
@@ -383,20 +401,28 @@ static void expect_fail(const char *what, const char *file, int n_heads, attn_st
         printf("  %s\n", err);
 }
 
-/* The tiny BERT with one change: t[index] edited by edit (when given), the
- * header's from replaced by to; then expect_fail. */
-static void damaged(const char *what, void (*edit)(tspec *t, int *n), const char *from,
-                    const char *to, attn_status want, const char *needle)
+/* The tiny BERT with one fault: its tensors changed by edit, or the first
+ * from in its header replaced by to. Refused as a bad file, with a message
+ * that holds needle, and also when given. */
+typedef struct fault {
+    const char *what, *needle;
+    void (*edit)(tspec *t, int *n);
+    const char *from, *to, *also;
+} fault;
+
+static void damaged(const fault *f)
 {
     static tspec t[MAX_T];
     int n = make_bert(t, &tiny);
-    if (edit)
-        edit(t, &n);
+    if (f->edit)
+        f->edit(t, &n);
     size_t len;
-    unsigned char *bytes = build(t, n, NULL, 0, from, to, &len);
+    unsigned char *bytes = build(t, n, NULL, 0, f->from, f->to, &len);
     write_file("bad.safetensors", bytes, len);
     free(bytes);
-    expect_fail(what, path, 2, want, needle);
+    expect_fail(f->what, path, 2, ATTN_ERR_BAD_FILE, f->needle);
+    if (f->also)
+        CHECK(strstr(last_error, f->also), "%s", last_error);
 }
 
 static tspec *named(tspec *t, int n, const char *name)
@@ -495,6 +521,56 @@ static void no_layers(tspec *t, int *n)
             t[i].name[0] = 'x';
 }
 
+static const fault faults[] = {
+    { "data_offsets past the end",
+      "encoder.layer.1.attention.self.query.weight: data_offsets [1048576, 1048832] end "
+      "past the data", .edit = past_end },
+    { "data_offsets begin > end",
+      "encoder.layer.0.attention.self.key.bias: data_offsets [64, 32] begin after end",
+      .edit = begin_after_end },
+    { "size not shape x dtype", "encoder.layer.0.intermediate.dense.bias: data_offsets [",
+      .edit = size_mismatch },
+    { "query weight [D][D+1]",
+      "encoder.layer.1.attention.self.query.weight: shape [8, 9], expected [D = 8, D = 8]",
+      .edit = query_d_plus_1 },
+    { "missing tensor", "encoder.layer.1.attention.self.value.bias: missing",
+      .edit = drop_value_bias },
+    { "layer gap",
+      "encoder.layer.1.attention.self.query.weight: missing (the file has encoder.layer.2)",
+      .edit = layer_gap },
+    { "layer 999999999",
+      "encoder.layer.2.attention.self.query.weight: missing (the file has "
+      "encoder.layer.999999999)", .edit = far_layer },
+    { "no layers", "encoder.layer.0.", .edit = no_layers },
+    { "duplicate key", "encoder.layer.0.output.dense.bias: tensor named twice",
+      .edit = duplicate },
+    { "unknown dtype", "encoder.layer.0.attention.self.query.weight: header byte",
+      .edit = dtype_f8, .also = "unknown dtype \"F8_E9\"" },
+    { "I32 dtype",
+      "encoder.layer.1.attention.self.key.bias: dtype I32, expected F32, F16 or BF16",
+      .edit = dtype_i32 },
+    { "negative dim", "embeddings.LayerNorm.weight: header byte", .edit = negative_dim },
+    { "half a pooler", "pooler.dense.bias: missing", .edit = half_pooler },
+    { "a tensor under two names", "embeddings.LayerNorm.weight: given twice",
+      .edit = both_prefixes },
+    { "unknown field", "unknown field \"stride\"", .from = "\"shape\":[8],",
+      .to = "\"shape\":[8],\"stride\":[1]," },
+    { "fractional offset", "expected an integer", .from = "[0,", .to = "[0.0," },
+    { "trailing comma", "header byte", .from = "}}", .to = "},}" },
+    { "metadata not strings", "__metadata__ values must be strings", .from = "{",
+      .to = "{\"__metadata__\":{\"a\":1}," },
+    { "bad escape", "bad escape", .from = "embeddings.position",
+      .to = "embeddings\\x.position" },
+    { "lone surrogate", "unpaired surrogate", .from = "embeddings.position",
+      .to = "embeddings\\udc00.position" },
+    { "invalid UTF-8", "invalid UTF-8", .from = "embeddings.position",
+      .to = "embeddings\xc0\xaf.position" },
+    { "newline escaped in a name, message one line", "a?b: header byte",
+      .from = "\"embeddings.position",
+      .to = "\"a\\nb\":{\"dtype\":\"F8\",\"shape\":[],\"data_offsets\":[0,1]},"
+            "\"embeddings.position" },
+};
+
 /* A file of the given header text and data length (zeros). */
 static const char *raw_file(const char *text, uint64_t header_len, size_t data_len)
 {
@@ -509,51 +585,8 @@ static const char *raw_file(const char *text, uint64_t header_len, size_t data_l
 
 static void refused_files(void)
 {
-    damaged("data_offsets past the end", past_end, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.1.attention.self.query.weight: data_offsets [1048576, 1048832] end "
-            "past the data");
-    damaged("data_offsets begin > end", begin_after_end, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.0.attention.self.key.bias: data_offsets [64, 32] begin after end");
-    damaged("size not shape x dtype", size_mismatch, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.0.intermediate.dense.bias: data_offsets [");
-    damaged("query weight [D][D+1]", query_d_plus_1, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.1.attention.self.query.weight: shape [8, 9], expected [D = 8, D = 8]");
-    damaged("missing tensor", drop_value_bias, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.1.attention.self.value.bias: missing");
-    damaged("layer gap", layer_gap, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.1.attention.self.query.weight: missing (the file has encoder.layer.2)");
-    damaged("layer 999999999", far_layer, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.2.attention.self.query.weight: missing (the file has "
-            "encoder.layer.999999999)");
-    damaged("no layers", no_layers, NULL, NULL, ATTN_ERR_BAD_FILE, "encoder.layer.0.");
-    damaged("duplicate key", duplicate, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.0.output.dense.bias: tensor named twice");
-    damaged("unknown dtype", dtype_f8, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.0.attention.self.query.weight: header byte");
-    CHECK(strstr(last_error, "unknown dtype \"F8_E9\""), "%s", last_error);
-    damaged("I32 dtype", dtype_i32, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "encoder.layer.1.attention.self.key.bias: dtype I32, expected F32, F16 or BF16");
-    damaged("negative dim", negative_dim, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "embeddings.LayerNorm.weight: header byte");
-    damaged("half a pooler", half_pooler, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "pooler.dense.bias: missing");
-    damaged("a tensor under two names", both_prefixes, NULL, NULL, ATTN_ERR_BAD_FILE,
-            "embeddings.LayerNorm.weight: given twice");
-    damaged("unknown field", NULL, "\"shape\":[8],", "\"shape\":[8],\"stride\":[1],",
-            ATTN_ERR_BAD_FILE, "unknown field \"stride\"");
-    damaged("fractional offset", NULL, "[0,", "[0.0,", ATTN_ERR_BAD_FILE, "expected an integer");
-    damaged("trailing comma", NULL, "}}", "},}", ATTN_ERR_BAD_FILE, "header byte");
-    damaged("metadata not strings", NULL, "{", "{\"__metadata__\":{\"a\":1},",
-            ATTN_ERR_BAD_FILE, "__metadata__ values must be strings");
-    damaged("bad escape", NULL, "embeddings.position", "embeddings\\x.position",
-            ATTN_ERR_BAD_FILE, "bad escape");
-    damaged("lone surrogate", NULL, "embeddings.position", "embeddings\\udc00.position",
-            ATTN_ERR_BAD_FILE, "unpaired surrogate");
-    damaged("invalid UTF-8", NULL, "embeddings.position", "embeddings\xc0\xaf.position",
-            ATTN_ERR_BAD_FILE, "invalid UTF-8");
-    damaged("newline escaped in a name, message one line", NULL, "\"embeddings.position",
-            "\"a\\nb\":{\"dtype\":\"F8\",\"shape\":[],\"data_offsets\":[0,1]},"
-            "\"embeddings.position", ATTN_ERR_BAD_FILE, "a?b: header byte");
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        damaged(&faults[i]);
 
     /* Deep nesting where a tensor, an integer and metadata belong. */
     static char deep[40100];
@@ -619,12 +652,7 @@ static void refused_files(void)
     expect_fail("a directory", dir, 2, ATTN_ERR_BAD_FILE, "not a regular file");
 
     /* Bad arguments, on a good file. */
-    static tspec t[MAX_T];
-    int n = make_bert(t, &tiny);
-    size_t len;
-    unsigned char *bytes = build(t, n, NULL, 0, NULL, NULL, &len);
-    const char *good = write_file("args.safetensors", bytes, len);
-    free(bytes);
+    const char *good = write_bert("args.safetensors", &tiny);
     expect_fail("n_heads 3 with D = 8", good, 3, ATTN_ERR_INVALID_ARG,
                 "n_heads 3 does not divide D = 8");
     expect_fail("n_heads 0 with D = 8", good, 0, ATTN_ERR_INVALID_ARG, "not a multiple of 64");
@@ -648,11 +676,9 @@ static void refused_files(void)
 static void truncations(void)
 {
     t_case("model: every truncation of a small file -> %s", attn_strerror(ATTN_ERR_BAD_FILE));
-    static tspec t[MAX_T];
     bert_opts o = { "F32", "bert.", 1, 3, 2, 1, 4, 4, 1, 0 };
-    int n = make_bert(t, &o);
     size_t len;
-    unsigned char *bytes = build(t, n, NULL, 0, NULL, NULL, &len);
+    unsigned char *bytes = bert_file(&o, &len);
     attn_bert *m = load_ok(write_file("small.safetensors", bytes, len), 1);
     attn_bert_free(m);
     int failures = 0;
@@ -674,14 +700,9 @@ static void truncations(void)
 static void runs(void)
 {
     t_case("model: a loaded model runs attn_embed and attn_encoder");
-    static tspec t[MAX_T];
     bert_opts o = tiny;
     o.dtype = "mixed";
-    int n = make_bert(t, &o);
-    size_t len;
-    unsigned char *bytes = build(t, n, NULL, 0, NULL, NULL, &len);
-    attn_bert *m = load_ok(write_file("run.safetensors", bytes, len), 2);
-    free(bytes);
+    attn_bert *m = load_ok(write_bert("run.safetensors", &o), 2);
     attn_ctx *ctx = NULL;
     if (!m || attn_ctx_create(&ctx, NULL, 1) != ATTN_OK) {
         CHECK(0, "setup");
@@ -770,13 +791,8 @@ void test_model(void)
     conversion_case("BF16", bf16_in, bf16_want);
 
     t_case("model: n_heads 0 with D = 64 -> 1 head");
-    static tspec t[MAX_T];
     bert_opts wide = { "BF16", "", 1, 2, 2, 0, 64, 4, 0, 0 };
-    int n = make_bert(t, &wide);
-    size_t len;
-    unsigned char *bytes = build(t, n, NULL, 0, NULL, NULL, &len);
-    attn_bert *m = load_ok(write_file("wide.safetensors", bytes, len), 0);
-    free(bytes);
+    attn_bert *m = load_ok(write_bert("wide.safetensors", &wide), 0);
     CHECK(m && m->layer_config.n_heads == 1 && m->layer_config.d_model == 64, "n_heads %d",
           m ? m->layer_config.n_heads : -1);
     attn_bert_free(m);

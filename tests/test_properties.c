@@ -54,6 +54,20 @@ static attn_mha_weights random_weights(buffers *b, int d, uint64_t *seed)
     return w;
 }
 
+/* An encoder layer around the attention weights attn: LayerNorm and FFN
+ * weights drawn from seed, in the order of the fields. */
+static attn_encoder_weights random_layer(buffers *b, attn_mha_weights attn, int d, int f,
+                                         uint64_t *seed)
+{
+    attn_encoder_weights w = {
+        .attn = attn, .ln1_gamma = buf(b, d, seed), .ln1_beta = buf(b, d, seed),
+        .ln2_gamma = buf(b, d, seed), .ln2_beta = buf(b, d, seed),
+        .w_ff1 = buf(b, (size_t)f * d, seed), .b_ff1 = buf(b, f, seed),
+        .w_ff2 = buf(b, (size_t)d * f, seed), .b_ff2 = buf(b, d, seed),
+    };
+    return w;
+}
+
 /* ---- position invariance ----------------------------------------------------- */
 
 static void permutation(attn_ctx *ctx, const char *kn)
@@ -134,12 +148,7 @@ static void causality(attn_ctx *ctx, const char *kn)
 
     t_case("property [%s]: causal MHA and encoder row i ignore x after i", kn);
     attn_mha_weights w = random_weights(&b, D, &seed);
-    attn_encoder_weights ew = {
-        .attn = w, .ln1_gamma = buf(&b, D, &seed), .ln1_beta = buf(&b, D, &seed),
-        .ln2_gamma = buf(&b, D, &seed), .ln2_beta = buf(&b, D, &seed),
-        .w_ff1 = buf(&b, (size_t)F * D, &seed), .b_ff1 = buf(&b, F, &seed),
-        .w_ff2 = buf(&b, (size_t)D * F, &seed), .b_ff2 = buf(&b, D, &seed),
-    };
+    attn_encoder_weights ew = random_layer(&b, w, D, F, &seed);
     size_t nx = (size_t)L * D;
     float *x = buf(&b, nx, &seed), *x2 = buf(&b, nx, NULL);
     float *y1 = buf(&b, nx, NULL), *y2 = buf(&b, nx, NULL);
@@ -227,12 +236,7 @@ static void all_padding(attn_ctx *ctx, const char *kn)
     CHECK(t_max_diff(y, y0, (size_t)L * D) <= 1e-6, "batch 0 changed");
 
     t_case("property [%s]: encoder layer with an all-padding batch is finite", kn);
-    attn_encoder_weights ew = {
-        .attn = w, .ln1_gamma = buf(&b, D, &seed), .ln1_beta = buf(&b, D, &seed),
-        .ln2_gamma = buf(&b, D, &seed), .ln2_beta = buf(&b, D, &seed),
-        .w_ff1 = buf(&b, (size_t)F * D, &seed), .b_ff1 = buf(&b, F, &seed),
-        .w_ff2 = buf(&b, (size_t)D * F, &seed), .b_ff2 = buf(&b, D, &seed),
-    };
+    attn_encoder_weights ew = random_layer(&b, w, D, F, &seed);
     for (int nf = 0; nf <= 1; nf++) {
         attn_encoder_config cfg = { D, H, F, 1e-12f, nf, ATTN_ACT_GELU_TANH };
         CHECK_STATUS(attn_encoder_layer(ctx, &cfg, &ew, B, L, x, &mask, y), ATTN_OK);
@@ -264,12 +268,7 @@ static void scale_and_in_place(attn_ctx *ctx, const char *kn)
 
     t_case("property [%s]: MHA and encoder layer in place (y == x) match out of place", kn);
     attn_mha_weights w = random_weights(&b, D, &seed);
-    attn_encoder_weights ew = {
-        .attn = w, .ln1_gamma = buf(&b, D, &seed), .ln1_beta = buf(&b, D, &seed),
-        .ln2_gamma = buf(&b, D, &seed), .ln2_beta = buf(&b, D, &seed),
-        .w_ff1 = buf(&b, (size_t)F * D, &seed), .b_ff1 = buf(&b, F, &seed),
-        .w_ff2 = buf(&b, (size_t)D * F, &seed), .b_ff2 = buf(&b, D, &seed),
-    };
+    attn_encoder_weights ew = random_layer(&b, w, D, F, &seed);
     size_t nx = (size_t)B * L * D;
     float *x = buf(&b, nx, &seed), *xi = buf(&b, nx, NULL), *y = buf(&b, nx, NULL);
     memcpy(xi, x, nx * sizeof(float));
@@ -289,17 +288,6 @@ static void scale_and_in_place(attn_ctx *ctx, const char *kn)
 
 /* ---- the encoder stack is its layers ------------------------------------------ */
 
-static attn_encoder_weights random_layer(buffers *b, int d, int f, uint64_t *seed)
-{
-    attn_encoder_weights w = {
-        .attn = random_weights(b, d, seed), .ln1_gamma = buf(b, d, seed),
-        .ln1_beta = buf(b, d, seed), .ln2_gamma = buf(b, d, seed), .ln2_beta = buf(b, d, seed),
-        .w_ff1 = buf(b, (size_t)f * d, seed), .b_ff1 = buf(b, f, seed),
-        .w_ff2 = buf(b, (size_t)d * f, seed), .b_ff2 = buf(b, d, seed),
-    };
-    return w;
-}
-
 static void stack_is_its_layers(attn_ctx *ctx, const char *kn)
 {
     enum { B = 2, H = 2, L = 5, DH = 6, D = H * DH, F = 20, N = 3 };
@@ -307,7 +295,7 @@ static void stack_is_its_layers(attn_ctx *ctx, const char *kn)
     buffers b = { 0 };
     attn_encoder_weights layers[N];
     for (int i = 0; i < N; i++)
-        layers[i] = random_layer(&b, D, F, &seed);
+        layers[i] = random_layer(&b, random_weights(&b, D, &seed), D, F, &seed);
     size_t nx = (size_t)B * L * D;
     float *x = buf(&b, nx, &seed), *y = buf(&b, nx, NULL), *ref = buf(&b, nx, NULL);
     float *yi = buf(&b, nx, NULL);
@@ -340,13 +328,9 @@ static void stack_is_its_layers(attn_ctx *ctx, const char *kn)
     double worst = 0.0;
     for (size_t r = 0; r < (size_t)B * L; r++) {
         const float *in = ref + r * D;
-        double mean = 0.0, var = 0.0;
-        for (int j = 0; j < D; j++)
-            mean += in[j];
-        mean /= D;
-        for (int j = 0; j < D; j++)
-            var += (in[j] - mean) * (in[j] - mean);
-        double inv = 1.0 / sqrt(var / D + 1e-5);
+        double mean, var;
+        t_mean_var(in, D, &mean, &var);
+        double inv = 1.0 / sqrt(var + 1e-5);
         for (int j = 0; j < D; j++) {
             double want = (in[j] - mean) * inv * gamma[j] + beta[j];
             double e = fabs(y[r * D + j] - want) / (1.0 + fabs(want));
@@ -357,22 +341,17 @@ static void stack_is_its_layers(attn_ctx *ctx, const char *kn)
     free_all(&b);
 }
 
+static void properties(attn_ctx *ctx, const char *kn)
+{
+    permutation(ctx, kn);
+    causality(ctx, kn);
+    identity_values(ctx, kn);
+    all_padding(ctx, kn);
+    scale_and_in_place(ctx, kn);
+    stack_is_its_layers(ctx, kn);
+}
+
 void test_properties(void)
 {
-    const char *kernels[64];
-    int n = t_kernels(kernels, 64);
-    for (int i = 0; i < n; i++) {
-        attn_ctx *ctx = NULL;
-        t_case("properties [%s]: context", kernels[i]);
-        CHECK_STATUS(attn_ctx_create(&ctx, kernels[i], 0), ATTN_OK);
-        if (!ctx)
-            continue;
-        permutation(ctx, kernels[i]);
-        causality(ctx, kernels[i]);
-        identity_values(ctx, kernels[i]);
-        all_padding(ctx, kernels[i]);
-        scale_and_in_place(ctx, kernels[i]);
-        stack_is_its_layers(ctx, kernels[i]);
-        attn_ctx_destroy(ctx);
-    }
+    t_each_context("properties [%s]: context", 0, properties);
 }

@@ -90,6 +90,27 @@ static void check_against_naive(const char *kn, const ab_workload *w, const unsi
     ab_free(ref);
 }
 
+/* The workload of shape and its pattern of outputs that must not be finite,
+ * all 0 for the case to mark; NULL when either cannot be had (make records
+ * its failure). */
+static unsigned char *make_with_pattern(ab_workload *w, const char *shape)
+{
+    if (make(w, shape) != 0)
+        return NULL;
+    unsigned char *bad = calloc(w->out_len, 1);
+    if (!bad)
+        ab_workload_free(w);
+    return bad;
+}
+
+/* check_against_naive against the pattern bad, then frees w and bad. */
+static void check_and_free(const char *kn, ab_workload *w, unsigned char *bad)
+{
+    check_against_naive(kn, w, bad);
+    free(bad);
+    ab_workload_free(w);
+}
+
 /* Marks columns [c0, c1) of output row r. */
 static void mark(unsigned char *bad, size_t width, size_t r, size_t c0, size_t c1)
 {
@@ -195,13 +216,9 @@ static void sdpa_bad_inputs(const char *kn, int len)
         ab_workload w;
         t_case("stress [%s]: SDPA L %d causal, %s reaches only the rows that attend it", kn, len,
                what[c]);
-        if (make(&w, shape) != 0)
+        unsigned char *bad = make_with_pattern(&w, shape);
+        if (!bad)
             return;
-        unsigned char *bad = calloc(w.out_len, 1);
-        if (!bad) {
-            ab_workload_free(&w);
-            return;
-        }
         /* (b, h) = (1, 0) for Q, (1, 1) for K, (0, 1) for V. */
         size_t bh = c == 0 ? 2 : c == 1 ? 3 : 1;
         if (c == 0) {
@@ -217,9 +234,7 @@ static void sdpa_bad_inputs(const char *kn, int len)
             for (size_t i = j0; i < L; i++)
                 mark(bad, DH, bh * L + i, c == 1 ? 0 : col, c == 1 ? DH : col + 1);
         }
-        check_against_naive(kn, &w, bad);
-        free(bad);
-        ab_workload_free(&w);
+        check_and_free(kn, &w, bad);
     }
 }
 
@@ -236,13 +251,10 @@ static void decode_bad_inputs(const char *kn)
         ab_workload w;
         t_case("stress [%s]: SDPA decode Lq 2, Lk 1100, H 4 over Hkv 2, causal-br: %s reaches "
                "only the rows that attend it", kn, what[c]);
-        if (make(&w, "op=sdpa,B=1,H=4,Hkv=2,Lq=2,Lk=1100,Dh=16,mask=causal-br") != 0)
+        unsigned char *bad = make_with_pattern(&w, "op=sdpa,B=1,H=4,Hkv=2,Lq=2,Lk=1100,Dh=16,"
+                                                   "mask=causal-br");
+        if (!bad)
             return;
-        unsigned char *bad = calloc(w.out_len, 1);
-        if (!bad) {
-            ab_workload_free(&w);
-            return;
-        }
         /* Key/value head 1 is read by query heads 2 and 3. */
         size_t j = c == 3 ? LK - 1 : 700, col = c == 0 ? 4 : 9;
         float *x = c == 0 ? w.k : w.v;
@@ -250,9 +262,7 @@ static void decode_bad_inputs(const char *kn)
         for (size_t h = 2; h < 4; h++)
             for (size_t i = c == 3 ? 1 : 0; i < LQ; i++)
                 mark(bad, DH, h * LQ + i, c == 0 ? 0 : col, c == 0 ? DH : col + 1);
-        check_against_naive(kn, &w, bad);
-        free(bad);
-        ab_workload_free(&w);
+        check_and_free(kn, &w, bad);
     }
 }
 
@@ -273,15 +283,11 @@ static void layer_bad_inputs(const char *kn)
         ab_workload w;
         t_case("stress [%s]: NaN in one token of %s reaches only the rows that attend it", kn,
                shapes[s]);
-        if (make(&w, shapes[s]) != 0)
+        unsigned char *bad = make_with_pattern(&w, shapes[s]);
+        if (!bad)
             return;
         const ab_shape *sh = &w.shape;
         size_t D = width_of(sh), Lq = (size_t)sh->q_len, Lk = (size_t)sh->kv_len;
-        unsigned char *bad = calloc(w.out_len, 1);
-        if (!bad) {
-            ab_workload_free(&w);
-            return;
-        }
         float *x = sh->op == AB_OP_MHA && sh->cross ? w.x_kv : w.x_q;
         if (sh->mask == AB_MASK_CAUSAL) {
             size_t j0 = Lq / 3;
@@ -297,9 +303,7 @@ static void layer_bad_inputs(const char *kn)
             if (sh->op == AB_OP_ENCODER)
                 mark(bad, D, Lq + j, 0, D);          /* its own row, by the residual */
         }
-        check_against_naive(kn, &w, bad);
-        free(bad);
-        ab_workload_free(&w);
+        check_and_free(kn, &w, bad);
     }
 }
 

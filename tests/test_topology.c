@@ -178,21 +178,19 @@ static int from_topo(ab_topology *t, hwloc_topology_t topo, int first, ...)
     return r;
 }
 
-/* core_cpu[0 .. n) against the expected list. */
-static void check_core_cpus(const ab_topology *t, const int *want, int n)
-{
-    CHECK(t->cores == n, "%d cores, expected %d", t->cores, n);
-    for (int i = 0; i < n && i < t->cores; i++)
-        CHECK(t->core_cpu[i] == want[i], "core_cpu[%d] = %d, expected %d", i, t->core_cpu[i],
-              want[i]);
-}
-
-static void check_counts(const ab_topology *t, int packages, int numa_nodes, int pus, int n_caches)
+/* t's counts, and its cores: core_cpu[0 .. cores) against the expected
+ * list core_cpus. */
+static void check_layout(const ab_topology *t, int packages, int numa_nodes, int pus,
+                         int n_caches, const int *core_cpus, int cores)
 {
     CHECK(t->packages == packages && t->numa_nodes == numa_nodes && t->pus == pus &&
               t->n_caches == n_caches,
           "packages %d, NUMA nodes %d, pus %d, caches %d; expected %d, %d, %d, %d", t->packages,
           t->numa_nodes, t->pus, t->n_caches, packages, numa_nodes, pus, n_caches);
+    CHECK(t->cores == cores, "%d cores, expected %d", t->cores, cores);
+    for (int i = 0; i < cores && i < t->cores; i++)
+        CHECK(t->core_cpu[i] == core_cpus[i], "core_cpu[%d] = %d, expected %d", i,
+              t->core_cpu[i], core_cpus[i]);
 }
 
 static void test_synthetic(ab_topology *t)
@@ -206,8 +204,7 @@ static void test_synthetic(ab_topology *t)
     t_case("topology: hwloc synthetic 'package:2 core:4 pu:2'");
     if ((topo = load_topo("package:2 core:4 pu:2", NULL)) != NULL) {
         if (from_topo(t, topo, -1) == 0) {
-            check_counts(t, 2, 1, 16, 0);
-            check_core_cpus(t, (const int[]){ 0, 2, 4, 6, 8, 10, 12, 14 }, 8);
+            check_layout(t, 2, 1, 16, 0, (const int[]){ 0, 2, 4, 6, 8, 10, 12, 14 }, 8);
             CHECK(ab_topology_cache_size(t, 1) == 0, "L1 %zu without caches",
                   ab_topology_cache_size(t, 1));
         }
@@ -216,8 +213,7 @@ static void test_synthetic(ab_topology *t)
          * still count the whole machine. */
         t_case("topology: hwloc synthetic 'package:2 core:4 pu:2', PUs {1,3,8,9,15} allowed");
         if (from_topo(t, topo, 1, 3, 8, 9, 15, -1) == 0) {
-            check_counts(t, 2, 1, 5, 0);
-            check_core_cpus(t, (const int[]){ 1, 3, 8, 15 }, 4);
+            check_layout(t, 2, 1, 5, 0, (const int[]){ 1, 3, 8, 15 }, 4);
         }
         t_case("topology: hwloc synthetic, no allowed PU fails");
         char err[256] = "";
@@ -243,9 +239,8 @@ static void test_synthetic(ab_topology *t)
                      NULL);
     if (topo) {
         if (from_topo(t, topo, -1) == 0) {
-            check_counts(t, 2, 1, 16, 4);
             /* One thread per core, the first 4 cores in package 0. */
-            check_core_cpus(t, (const int[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, 8);
+            check_layout(t, 2, 1, 16, 4, (const int[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, 8);
             check_cache(t, 0, 1, 'd', 48 << 10, 64, 0, 8, 1);
             check_cache(t, 1, 1, 'i', 32 << 10, 64, 0, 8, 1);
             check_cache(t, 2, 2, 'u', 1 << 20, 64, 0, 8, 1);
@@ -260,14 +255,12 @@ static void test_synthetic(ab_topology *t)
         }
         t_case("topology: hwloc synthetic, Intel numbering, second threads {8..15} allowed");
         if (from_topo(t, topo, 8, 9, 10, 11, 12, 13, 14, 15, -1) == 0) {
-            check_counts(t, 2, 1, 8, 4);
-            check_core_cpus(t, (const int[]){ 8, 9, 10, 11, 12, 13, 14, 15 }, 8);
+            check_layout(t, 2, 1, 8, 4, (const int[]){ 8, 9, 10, 11, 12, 13, 14, 15 }, 8);
         }
         /* Core 4 = PUs {4, 12}: enters at 4; core 5 = {5, 13}: only 13. */
         t_case("topology: hwloc synthetic, Intel numbering, PUs {4,12,13} allowed");
         if (from_topo(t, topo, 4, 12, 13, -1) == 0) {
-            check_counts(t, 2, 1, 3, 4);
-            check_core_cpus(t, (const int[]){ 4, 13 }, 2);
+            check_layout(t, 2, 1, 3, 4, (const int[]){ 4, 13 }, 2);
             check_cache(t, 3, 3, 'u', 16 << 20, 64, 0, 2, 4);   /* the machine's, unchanged */
         }
         hwloc_topology_destroy(topo);
@@ -281,11 +274,10 @@ static void test_synthetic(ab_topology *t)
     topo = load_topo("package:2 numa:2 l3:2(size=32MiB) core:4 l2:1(size=512KiB) pu:2", NULL);
     if (topo) {
         if (from_topo(t, topo, -1) == 0) {
-            check_counts(t, 2, 4, 64, 2);
             int want[32];
             for (int k = 0; k < 32; k++)
                 want[k] = 2 * k;
-            check_core_cpus(t, want, 32);
+            check_layout(t, 2, 4, 64, 2, want, 32);
             check_cache(t, 0, 2, 'u', 512 << 10, 64, 0, 32, 1);
             check_cache(t, 1, 3, 'u', 32 << 20, 64, 0, 8, 4);
         }
@@ -293,8 +285,7 @@ static void test_synthetic(ab_topology *t)
          * #1): the first allowed PU is 9, and its L3 is the same size. */
         t_case("topology: hwloc synthetic, NPS2, PUs {9, 40..47} allowed");
         if (from_topo(t, topo, 9, 40, 41, 42, 43, 44, 45, 46, 47, -1) == 0) {
-            check_counts(t, 2, 4, 9, 2);
-            check_core_cpus(t, (const int[]){ 9, 40, 42, 44, 46 }, 5);
+            check_layout(t, 2, 4, 9, 2, (const int[]){ 9, 40, 42, 44, 46 }, 5);
             check_cache(t, 1, 3, 'u', 32 << 20, 64, 0, 8, 4);
         }
         hwloc_topology_destroy(topo);
@@ -306,8 +297,7 @@ static void test_synthetic(ab_topology *t)
     t_case("topology: hwloc synthetic, packages numbered alternately");
     if ((topo = load_topo("package:2 core:2 pu:1(indexes=0,2,1,3)", NULL)) != NULL) {
         if (from_topo(t, topo, -1) == 0) {
-            check_counts(t, 2, 1, 4, 0);
-            check_core_cpus(t, (const int[]){ 0, 2, 1, 3 }, 4);
+            check_layout(t, 2, 1, 4, 0, (const int[]){ 0, 2, 1, 3 }, 4);
         }
         hwloc_topology_destroy(topo);
     }
@@ -317,8 +307,7 @@ static void test_synthetic(ab_topology *t)
     t_case("topology: hwloc synthetic without cores");
     if ((topo = load_topo("package:1 l2:2(size=1MiB) pu:2", NULL)) != NULL) {
         if (from_topo(t, topo, -1) == 0) {
-            check_counts(t, 1, 1, 4, 1);
-            check_core_cpus(t, (const int[]){ 0, 1, 2, 3 }, 4);
+            check_layout(t, 1, 1, 4, 1, (const int[]){ 0, 1, 2, 3 }, 4);
             check_cache(t, 0, 2, 'u', 1 << 20, 64, 0, 2, 2);
         }
         hwloc_topology_destroy(topo);
@@ -339,8 +328,7 @@ static void test_xml(ab_topology *t)
     t_case("topology: hwloc XML, hybrid CPU seen from a P-core");
     if ((topo = load_topo(NULL, "hybrid.xml")) != NULL) {
         if (from_topo(t, topo, -1) == 0) {
-            check_counts(t, 1, 1, 8, 4);
-            check_core_cpus(t, (const int[]){ 0, 2, 4, 5, 6, 7 }, 6);
+            check_layout(t, 1, 1, 8, 4, (const int[]){ 0, 2, 4, 5, 6, 7 }, 6);
             check_cache(t, 0, 1, 'd', 48 << 10, 64, 12, 6, 1);
             check_cache(t, 1, 1, 'i', 32 << 10, 64, 8, 6, 1);
             check_cache(t, 2, 2, 'u', 1280 << 10, 64, 10, 3, 1);
@@ -349,8 +337,7 @@ static void test_xml(ab_topology *t)
         /* Only the E-cores allowed: their caches (seen from PU 4). */
         t_case("topology: hwloc XML, hybrid CPU, E-cores {4..7} allowed");
         if (from_topo(t, topo, 4, 5, 6, 7, -1) == 0) {
-            check_counts(t, 1, 1, 4, 4);
-            check_core_cpus(t, (const int[]){ 4, 5, 6, 7 }, 4);
+            check_layout(t, 1, 1, 4, 4, (const int[]){ 4, 5, 6, 7 }, 4);
             check_cache(t, 0, 1, 'd', 32 << 10, 64, 8, 6, 1);
             check_cache(t, 1, 1, 'i', 64 << 10, 64, 8, 6, 1);
             check_cache(t, 2, 2, 'u', 2 << 20, 64, 16, 3, 4);
@@ -366,8 +353,7 @@ static void test_xml(ab_topology *t)
     if ((topo = load_topo(NULL, "odd.xml")) != NULL) {
         if (from_topo(t, topo, -1) == 0) {
             CHECK(strcmp(t->source, "hwloc 9.8.7-test") == 0, "source \"%s\"", t->source);
-            check_counts(t, 1, 1, 3, 1);
-            check_core_cpus(t, (const int[]){ 0, 2 }, 2);
+            check_layout(t, 1, 1, 3, 1, (const int[]){ 0, 2 }, 2);
             check_cache(t, 0, 2, 'u', 512 << 10, 128, -1, 1, 1);
             CHECK(ab_topology_cache_size(t, 1) == 0 && ab_topology_cache_size(t, 2) == 512 << 10,
                   "L1 %zu, L2 %zu", ab_topology_cache_size(t, 1), ab_topology_cache_size(t, 2));
@@ -375,8 +361,7 @@ static void test_xml(ab_topology *t)
         /* PU 2 alone: it has no L2, so the machine's (only) one is listed. */
         t_case("topology: hwloc XML, odd machine, PU {2} allowed");
         if (from_topo(t, topo, 2, -1) == 0) {
-            check_counts(t, 1, 1, 1, 1);
-            check_core_cpus(t, (const int[]){ 2 }, 1);
+            check_layout(t, 1, 1, 1, 1, (const int[]){ 2 }, 1);
             check_cache(t, 0, 2, 'u', 512 << 10, 128, -1, 1, 1);
         }
         hwloc_topology_destroy(topo);

@@ -207,13 +207,8 @@ static void test_layernorm(void)
                 double worst = 0, top = 1;
                 for (int r = 0; r < ROWS; r++) {
                     const float *xr = x + (size_t)r * d;
-                    double mu = 0, var = 0;
-                    for (int j = 0; j < d; j++)
-                        mu += xr[j];
-                    mu /= d;
-                    for (int j = 0; j < d; j++)
-                        var += (xr[j] - mu) * (xr[j] - mu);
-                    var /= d;
+                    double mu, var;
+                    t_mean_var(xr, d, &mu, &var);
                     for (int j = 0; j < d; j++) {
                         double ref = (xr[j] - mu) / sqrt(var + epss[ei]) * g[j] + b[j];
                         worst = fmax(worst, fabs(y[(size_t)r * d + j] - ref));

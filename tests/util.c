@@ -71,6 +71,18 @@ double t_max_abs(const float *x, size_t n)
     return m;
 }
 
+void t_mean_var(const float *x, int n, double *mean, double *var)
+{
+    double m = 0.0, v = 0.0;
+    for (int j = 0; j < n; j++)
+        m += x[j];
+    m /= n;
+    for (int j = 0; j < n; j++)
+        v += (x[j] - m) * (x[j] - m);
+    *mean = m;
+    *var = v / n;
+}
+
 int t_workload(ab_workload *w, const char *shape, uint64_t seed, size_t misalign, char *err,
                size_t err_len)
 {
@@ -115,4 +127,20 @@ int t_kernels(const char **names, int max)
     }
     reported = 1;
     return n;
+}
+
+void t_each_context(const char *title, int threads,
+                    void (*body)(attn_ctx *ctx, const char *kernel))
+{
+    const char *kernels[64];
+    int n = t_kernels(kernels, 64);
+    for (int i = 0; i < n; i++) {
+        attn_ctx *ctx = NULL;
+        t_case(title, kernels[i]);
+        CHECK_STATUS(attn_ctx_create(&ctx, kernels[i], threads), ATTN_OK);
+        if (!ctx)
+            continue;
+        body(ctx, kernels[i]);
+        attn_ctx_destroy(ctx);
+    }
 }

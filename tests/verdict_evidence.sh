@@ -34,6 +34,15 @@ run() {   # run FILE ENV args...: one attnbench run, JSON into FILE, table into 
     ATTNBENCH_INJECT_SLOWDOWN=$env "$AB" run --json "$file" "$@" >"$file.txt" 2>&1
 }
 
+pair() {   # pair NAME NEW_ENV args...: a run a side, the new one with NEW_ENV, then compare; rc: its exit
+    local name=$1 env=$2
+    shift 2
+    run "$work/$name-a.json" "" "$@"
+    run "$work/$name-b.json" "$env" "$@"
+    rc=0
+    "$AB" compare "$work/$name-a.json" "$work/$name-b.json" >"$work/$name.txt" || rc=$?
+}
+
 judged() {   # judged COMPARE_OUTPUT: "R regressions, J judged of T"
     awk '/ regressions?, / { r = $1; u = $5; t = $10 }
          END { printf "%s regression(s), %d judged of %d", r, t - u, t }' "$1"
@@ -46,10 +55,7 @@ aa)
     [ $# -gt 0 ] || set -- --suite smoke --kernel avx512,blocked
     fired=0
     for i in $(seq 1 "$n"); do
-        run "$work/aa-$i-a.json" "" "$@"
-        run "$work/aa-$i-b.json" "" "$@"
-        rc=0
-        "$AB" compare "$work/aa-$i-a.json" "$work/aa-$i-b.json" >"$work/aa-$i.txt" || rc=$?
+        pair "aa-$i" "" "$@"
         [ $rc -eq 0 ] || fired=$((fired + 1))
         echo "A/A $i: exit $rc, $(judged "$work/aa-$i.txt")$(awk '/REGRESSION$/ { printf "; %s %s", $1, $2 }' "$work/aa-$i.txt")"
     done
@@ -91,10 +97,7 @@ gross)
     [ $# -gt 0 ] || set -- --suite smoke --kernel avx512,blocked
     caught=0
     for i in $(seq 1 "$n"); do
-        run "$work/gross-$i-a.json" "" "$@"
-        run "$work/gross-$i-b.json" "*:0.3" "$@"
-        rc=0
-        "$AB" compare "$work/gross-$i-a.json" "$work/gross-$i-b.json" >"$work/gross-$i.txt" || rc=$?
+        pair "gross-$i" "*:0.3" "$@"
         [ $rc -ne 1 ] || caught=$((caught + 1))
         echo "30% everywhere $i: exit $rc, $(judged "$work/gross-$i.txt")"
     done
