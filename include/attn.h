@@ -44,8 +44,11 @@ typedef enum attn_status {
     ATTN_ERR_NO_MEMORY,
     ATTN_ERR_UNSUPPORTED,  /* kernel unknown, or not runnable on this CPU/OS */
     ATTN_ERR_OVERFLOW,     /* a size product that does not fit in size_t */
-    ATTN_ERR_BAD_FILE      /* a model file that cannot be read, or whose content is
+    ATTN_ERR_BAD_FILE,     /* a model file that cannot be read, or whose content is
                             * malformed or does not fit the model (attn_bert_load) */
+    ATTN_ERR_RANGE         /* contract 0.3: a value its storage type cannot hold (a
+                            * finite one past the 16-bit types' largest, a non-finite
+                            * one in an int8 row); nothing was written */
 } attn_status;
 
 /* A short English description of s; non-empty for every value, including
@@ -145,6 +148,51 @@ ATTN_API attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
                                const float *q, const float *k, const float *v,
                                const attn_mask *mask, float *out);
 
+/* ---- Keys and values stored narrower (contract 0.3) ----------------------- */
+
+/* How keys and values are stored:
+ *  ATTN_F32   fp32, as every other tensor.
+ *  ATTN_F16   IEEE binary16; ATTN_BF16 the top 16 bits of a binary32. From
+ *             fp32 both round to nearest, ties to even; a finite value
+ *             beyond the type's largest (binary16: |x| > 65504; bfloat16:
+ *             |x| > 3.38953139e38) is ATTN_ERR_RANGE, never an infinity.
+ *             Infinities and NaN are stored as they are.
+ *  ATTN_I8    symmetric int8 with one fp32 scale per row of head_dim values
+ *             (one token of one key/value head): scale = max|x| / 127,
+ *             q = x / scale to the nearest integer (ties to even) in
+ *             [-127, 127]; an all-zero row has scale 0; a row holding a
+ *             non-finite value is ATTN_ERR_RANGE.
+ * The value stored is the one read back: the 16-bit value widened, or
+ * q · scale rounded once to fp32. Every result on typed keys and values is
+ * defined on those stored values. */
+typedef enum attn_dtype { ATTN_F32 = 0, ATTN_F16, ATTN_BF16, ATTN_I8 } attn_dtype;
+
+/* Converts rows × head_dim fp32 values (src, contiguous) to type at dst
+ * (rows × head_dim elements of it); for ATTN_I8 scale[rows] receives each
+ * row's scale (may be NULL otherwise). ATTN_ERR_INVALID_ARG for a NULL
+ * pointer, a size <= 0 or an unknown type; ATTN_ERR_RANGE, with nothing
+ * written, when a value cannot be stored as above. */
+ATTN_API attn_status attn_convert_rows(attn_dtype type, int rows, int head_dim,
+                                       const float *src, void *dst, float *scale);
+
+/* Keys or values as stored: [B][Hkv][kv_capacity][Dh] elements of type at
+ * data; for ATTN_I8 also scale, [B][Hkv][kv_capacity] (NULL otherwise). */
+typedef struct attn_kv_view {
+    attn_dtype type;
+    const void *data;
+    const float *scale;
+} attn_kv_view;
+
+/* attn_sdpa on keys and values stored as k and v say (their types may
+ * differ): every rule of attn_sdpa (masks, grouped heads, the capacity
+ * stride), on the stored values; q, the scores, the softmax and out stay
+ * fp32. Both views ATTN_F32 is attn_sdpa. ATTN_ERR_INVALID_ARG as for
+ * attn_sdpa, and for a NULL view or data, an unknown type, or an ATTN_I8
+ * view without scale. */
+ATTN_API attn_status attn_sdpa_kv(attn_ctx *ctx, const attn_sdpa_shape *s, const float *q,
+                                  const attn_kv_view *k, const attn_kv_view *v,
+                                  const attn_mask *mask, float *out);
+
 /* ---- Multi-head attention ----------------------------------------------- */
 
 typedef struct attn_mha_weights {
@@ -201,6 +249,15 @@ typedef struct attn_kv_cache attn_kv_cache;
  * storage does not fit or cannot be had. *cache is set only on success. */
 ATTN_API attn_status attn_kv_cache_create(attn_kv_cache **cache, int batch, int n_heads,
                                           int head_dim, int capacity);
+/* Contract 0.3: a cache whose keys are stored as k_type and values as
+ * v_type (attn_dtype), the memory's projections too; attn_kv_cache_create
+ * is this with ATTN_F32, ATTN_F32. An unknown type is ATTN_ERR_INVALID_ARG.
+ * A decoder call whose new keys or values (or memory projections) a type
+ * cannot hold is ATTN_ERR_RANGE: it writes nothing and leaves the cache as
+ * it was. */
+ATTN_API attn_status attn_kv_cache_create_typed(attn_kv_cache **cache, int batch, int n_heads,
+                                                int head_dim, int capacity, attn_dtype k_type,
+                                                attn_dtype v_type);
 ATTN_API void        attn_kv_cache_destroy(attn_kv_cache *cache);       /* NULL: no-op */
 ATTN_API int         attn_kv_cache_length(const attn_kv_cache *cache);  /* tokens; -1 for NULL */
 /* Length 0, the memory projections forgotten; the allocation is kept.

@@ -53,6 +53,8 @@ const char *attn_strerror(attn_status s)
     case ATTN_ERR_UNSUPPORTED: return "kernel unknown or not runnable on this machine";
     case ATTN_ERR_OVERFLOW: return "size overflow: a tensor or workspace size does not fit in memory";
     case ATTN_ERR_BAD_FILE: return "model file unreadable, malformed or not matching the model";
+    case ATTN_ERR_RANGE: return "a value its storage type cannot hold (beyond a 16-bit type's "
+                                "range, or not finite in an int8 row)";
     }
     return "unknown status";
 }
@@ -428,11 +430,13 @@ static int config_valid(const attn_encoder_config *c)
 
 /* ---- Entry points ------------------------------------------------------------------ */
 
-attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
-                      const float *q, const float *k, const float *v,
-                      const attn_mask *mask, float *out)
+/* attn_sdpa and attn_sdpa_kv: keys and values are k and v when their
+ * stores are ATTN_F32, else the stores' data. */
+static attn_status sdpa_call(attn_ctx *ctx, const attn_sdpa_shape *s, const float *q,
+                             const float *k, const float *v, const attn_kv_store *ks,
+                             const attn_kv_store *vs, const attn_mask *mask, float *out)
 {
-    if (!ctx || !s || !q || !k || !v || !out)
+    if (!ctx || !s || !q || !out)
         return ATTN_ERR_INVALID_ARG;
     if (s->batch <= 0 || s->n_heads <= 0 || s->q_len <= 0 || s->kv_len <= 0 || s->head_dim <= 0
         || !isfinite(s->scale) || !mask_valid(mask))
@@ -448,16 +452,18 @@ attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
         || !mask_fits(mask, s->batch, s->q_len, s->kv_len))
         return ATTN_ERR_OVERFLOW;
 
-    size_t dh = (size_t)s->head_dim;
+    size_t dh = (size_t)s->head_dim, cap = (size_t)capacity;
     attn_strides q_st = { (size_t)s->n_heads * (size_t)s->q_len * dh, (size_t)s->q_len * dh, dh };
-    attn_strides kv_st = { (size_t)kv_heads * (size_t)capacity * dh, (size_t)capacity * dh, dh };
+    attn_strides kv_st = { (size_t)kv_heads * cap * dh, cap * dh, dh };
+    attn_strides scale_st = { (size_t)kv_heads * cap, cap, 1 };
     attn_sdpa_problem p = {
         .batch = s->batch, .n_heads = s->n_heads, .q_len = s->q_len, .kv_len = s->kv_len,
         .head_dim = s->head_dim, .scale = attn_resolve_scale(s->scale, s->head_dim),
         .q = q, .k = k, .v = v, .out = out,
         .q_st = q_st, .k_st = kv_st, .v_st = kv_st, .out_st = q_st, .mask = mask,
-        .n_kv_heads = kv_heads,
+        .n_kv_heads = kv_heads, .k_store = *ks, .v_store = *vs,
     };
+    p.k_store.scale_st = p.v_store.scale_st = scale_st;
     const attn_choice *c = choose(ctx, ATTN_OP_SDPA, s->q_len, s->kv_len, s->head_dim, mask);
     attn_exec ex = exec_of(ctx, c);
     attn_status st = reserve_workspace(ctx, attn_sdpa_workspace(&c->kernel, &ex, &p));
@@ -466,6 +472,40 @@ attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
     ex = exec_of(ctx, c);
     attn_sdpa_run(&c->kernel, &ex, &p);
     return ATTN_OK;
+}
+
+attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
+                      const float *q, const float *k, const float *v,
+                      const attn_mask *mask, float *out)
+{
+    const attn_kv_store f32 = { .type = ATTN_F32 };
+    if (!k || !v)
+        return ATTN_ERR_INVALID_ARG;
+    return sdpa_call(ctx, s, q, k, v, &f32, &f32, mask, out);
+}
+
+/* A view as the problem's store (ATTN_F32: its data is the fp32 k or v);
+ * 0 when it is not one (NULL, no data, an unknown type, int8 unscaled). */
+static int view_store(const attn_kv_view *view, attn_kv_store *s)
+{
+    if (!view || !view->data || attn_dtype_bytes(view->type) == 0
+        || (view->type == ATTN_I8 && !view->scale))
+        return 0;
+    attn_kv_store st = { .type = view->type, .data = view->data,
+                         .scale = view->type == ATTN_I8 ? view->scale : NULL };
+    *s = st;
+    return 1;
+}
+
+attn_status attn_sdpa_kv(attn_ctx *ctx, const attn_sdpa_shape *s, const float *q,
+                         const attn_kv_view *k, const attn_kv_view *v, const attn_mask *mask,
+                         float *out)
+{
+    attn_kv_store ks, vs;
+    if (!view_store(k, &ks) || !view_store(v, &vs))
+        return ATTN_ERR_INVALID_ARG;
+    return sdpa_call(ctx, s, q, ks.type == ATTN_F32 ? ks.data : NULL,
+                     vs.type == ATTN_F32 ? vs.data : NULL, &ks, &vs, mask, out);
 }
 
 attn_status attn_mha(attn_ctx *ctx, int d_model, int n_heads, float scale,
@@ -603,27 +643,35 @@ attn_status attn_embed(attn_ctx *ctx, const attn_embedding_config *c,
 
 /* ---- KV cache and the decoder layer --------------------------------------------- */
 
-static float *alloc_floats(size_t n)
+/* 64-byte aligned; bytes checked by the caller. */
+static void *alloc_bytes(size_t bytes)
 {
     void *p = NULL;
-    size_t bytes = n * sizeof(float);   /* checked by the caller */
     return posix_memalign(&p, 64, bytes ? bytes : 64) == 0 ? p : NULL;
 }
 
-attn_status attn_kv_cache_create(attn_kv_cache **cache, int batch, int n_heads, int head_dim,
-                                 int capacity)
+/* The rows of n elements of type t (and, for ATTN_I8, their scales) of one
+ * of the cache's tensors. 0 when out of memory. */
+static int alloc_typed(attn_dtype t, size_t rows, size_t n, void **data, float **scale)
 {
-    if (!cache || batch <= 0 || n_heads <= 0 || head_dim <= 0 || capacity <= 0)
+    *data = alloc_bytes(rows * n * attn_dtype_bytes(t));
+    *scale = t == ATTN_I8 ? alloc_bytes(rows * sizeof(float)) : NULL;
+    return *data && (t != ATTN_I8 || *scale);
+}
+
+attn_status attn_kv_cache_create_typed(attn_kv_cache **cache, int batch, int n_heads,
+                                       int head_dim, int capacity, attn_dtype k_type,
+                                       attn_dtype v_type)
+{
+    if (!cache || batch <= 0 || n_heads <= 0 || head_dim <= 0 || capacity <= 0
+        || attn_dtype_bytes(k_type) == 0 || attn_dtype_bytes(v_type) == 0)
         return ATTN_ERR_INVALID_ARG;
     if (!fits(sizeof(float), batch, n_heads, capacity, head_dim))
         return ATTN_ERR_OVERFLOW;
-    size_t n = (size_t)batch * (size_t)n_heads * (size_t)capacity * (size_t)head_dim;
+    size_t rows = (size_t)batch * (size_t)n_heads * (size_t)capacity;
     attn_kv_cache *c = calloc(1, sizeof *c);
-    if (c) {
-        c->k = alloc_floats(n);
-        c->v = alloc_floats(n);
-    }
-    if (!c || !c->k || !c->v) {
+    if (!c || !alloc_typed(k_type, rows, (size_t)head_dim, &c->k, &c->k_scale)
+        || !alloc_typed(v_type, rows, (size_t)head_dim, &c->v, &c->v_scale)) {
         attn_kv_cache_destroy(c);
         return ATTN_ERR_NO_MEMORY;
     }
@@ -631,8 +679,25 @@ attn_status attn_kv_cache_create(attn_kv_cache **cache, int batch, int n_heads, 
     c->n_heads = n_heads;
     c->head_dim = head_dim;
     c->capacity = capacity;
+    c->k_type = k_type;
+    c->v_type = v_type;
     *cache = c;
     return ATTN_OK;
+}
+
+attn_status attn_kv_cache_create(attn_kv_cache **cache, int batch, int n_heads, int head_dim,
+                                 int capacity)
+{
+    return attn_kv_cache_create_typed(cache, batch, n_heads, head_dim, capacity, ATTN_F32,
+                                      ATTN_F32);
+}
+
+static void free_memory_projections(attn_kv_cache *c)
+{
+    free(c->mem_k);
+    free(c->mem_v);
+    free(c->mem_k_scale);
+    free(c->mem_v_scale);
 }
 
 void attn_kv_cache_destroy(attn_kv_cache *cache)
@@ -641,8 +706,9 @@ void attn_kv_cache_destroy(attn_kv_cache *cache)
         return;
     free(cache->k);
     free(cache->v);
-    free(cache->mem_k);
-    free(cache->mem_v);
+    free(cache->k_scale);
+    free(cache->v_scale);
+    free_memory_projections(cache);
     free(cache);
 }
 
@@ -657,23 +723,23 @@ void attn_kv_cache_reset(attn_kv_cache *cache)
         cache->length = cache->mem_len = 0;
 }
 
-/* Room for the memory's projections ([B][mem_len][D] each) before a call
- * that makes them; on failure the cache is as it was. */
-static attn_status cache_reserve_memory(attn_kv_cache *c, size_t floats)
+/* Room for the memory's projections (rows = B·mem_len·H rows of Dh each)
+ * before a call that makes them; on failure the cache is as it was. */
+static attn_status cache_reserve_memory(attn_kv_cache *c, size_t rows)
 {
-    if (floats <= c->mem_floats)
+    if (rows <= c->mem_rows)
         return ATTN_OK;
-    float *k = alloc_floats(floats), *v = alloc_floats(floats);
-    if (!k || !v) {
-        free(k);
-        free(v);
+    attn_kv_cache fresh = *c;
+    fresh.mem_k = fresh.mem_v = NULL;
+    fresh.mem_k_scale = fresh.mem_v_scale = NULL;
+    if (!alloc_typed(c->k_type, rows, (size_t)c->head_dim, &fresh.mem_k, &fresh.mem_k_scale)
+        || !alloc_typed(c->v_type, rows, (size_t)c->head_dim, &fresh.mem_v, &fresh.mem_v_scale)) {
+        free_memory_projections(&fresh);
         return ATTN_ERR_NO_MEMORY;
     }
-    free(c->mem_k);
-    free(c->mem_v);
-    c->mem_k = k;
-    c->mem_v = v;
-    c->mem_floats = floats;
+    free_memory_projections(c);
+    *c = fresh;
+    c->mem_rows = rows;
     return ATTN_OK;
 }
 
@@ -718,10 +784,9 @@ attn_status attn_decoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
     attn_exec ex = exec_of(ctx, ch);
     attn_status st = reserve_workspace(ctx, attn_decoder_workspace(&ch->kernel, &ex, &a));
     if (st == ATTN_OK && cache && need_memory)
-        st = cache_reserve_memory(cache, (size_t)batch * (size_t)mem_len * (size_t)c->d_model);
+        st = cache_reserve_memory(cache, (size_t)batch * (size_t)mem_len * (size_t)c->n_heads);
     if (st != ATTN_OK)
         return st;
     ex = exec_of(ctx, ch);
-    attn_decoder_run(&ch->kernel, &ex, &a);
-    return ATTN_OK;
+    return attn_decoder_run(&ch->kernel, &ex, &a);
 }

@@ -155,12 +155,72 @@ static int rows_finite(const float *x, int batch, int heads, int len, int dh,
     return 1;
 }
 
-/* The kernel's SDPA scratch, or the oracle's if larger (it may run instead). */
+/* Keys or values stored as a type the kernel does not read in place
+ * (attn_kernel.kv_types) are widened to fp32 for it first: a contiguous
+ * [B][Hkv][kv_len][Dh] copy each, in the scratch before the kernel's own.
+ * The problem the kernel then sees, and where its scratch starts. */
+typedef struct sdpa_layout {
+    int widen_k, widen_v;
+    size_t k, v, kernel, end;
+} sdpa_layout;
+
+static int widens(const attn_kernel *k, const attn_kv_store *s)
+{
+    return s->type != ATTN_F32 && !(k->kv_types >> s->type & 1u);
+}
+
+static void sdpa_plan(const attn_kernel *k, const attn_sdpa_problem *p, sdpa_layout *l)
+{
+    size_t end = 0, rows = (size_t)p->batch * (size_t)attn_kv_heads(p) * (size_t)p->kv_len;
+    l->widen_k = widens(k, &p->k_store);
+    l->widen_v = widens(k, &p->v_store);
+    l->k = l->widen_k ? reserve(&end, sizeof(float), rows, (size_t)p->head_dim) : 0;
+    l->v = l->widen_v ? reserve(&end, sizeof(float), rows, (size_t)p->head_dim) : 0;
+    l->kernel = reserve(&end, 1, 0, 1);
+    l->end = end;
+}
+
+/* p as the kernel sees it once l's keys and values are widened (into
+ * k and v, NULL when sizing): fp32, contiguous. */
+static attn_sdpa_problem widened_problem(const attn_sdpa_problem *p, const sdpa_layout *l,
+                                         const float *k, const float *v)
+{
+    attn_sdpa_problem w = *p;
+    const size_t dh = (size_t)p->head_dim, len = (size_t)p->kv_len;
+    const attn_strides st = { (size_t)attn_kv_heads(p) * len * dh, len * dh, dh };
+    const attn_kv_store f32 = { .type = ATTN_F32 };
+    if (l->widen_k)
+        w.k = k, w.k_st = st, w.k_store = f32;
+    if (l->widen_v)
+        w.v = v, w.v_st = st, w.v_store = f32;
+    return w;
+}
+
+/* The keys (which 0) or values (1) of p widened into dst, [B][Hkv][Lk][Dh]. */
+static void widen_kv(const attn_exec *ex, const attn_sdpa_problem *p, int which, float *dst)
+{
+    const int hkv = attn_kv_heads(p), len = p->kv_len, dh = p->head_dim;
+    const attn_dtype type = which ? p->v_store.type : p->k_store.type;
+    const long rows = (long)p->batch * hkv * len;
+#pragma omp parallel for num_threads(ex->n_threads) schedule(static)
+    for (long r = 0; r < rows; r++) {
+        float scale;
+        const void *row = attn_kv_row(p, which, (int)(r / len / hkv), (int)(r / len % hkv),
+                                      (int)(r % len), &scale);
+        attn_widen_row(type, row, scale, dh, dst + (size_t)r * (size_t)dh);
+    }
+}
+
+/* The kernel's SDPA scratch (after any widened keys and values), or the
+ * oracle's if larger (it may run instead, on the stored ones). */
 static size_t sdpa_scratch(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
     const attn_exec one = { 1, NULL, NULL, 0, NULL, NULL };
-    size_t own = k->sdpa_scratch(ex, p);
-    size_t oracle = attn_kernel__naive.sdpa_scratch(&one, p);
+    sdpa_layout l;
+    sdpa_plan(k, p, &l);
+    attn_sdpa_problem w = widened_problem(p, &l, NULL, NULL);
+    size_t own = l.end, oracle = attn_kernel__naive.sdpa_scratch(&one, p);
+    reserve(&own, 1, k->sdpa_scratch(ex, &w), 1);
     return own > oracle ? own : oracle;
 }
 
@@ -175,7 +235,17 @@ void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_pr
 {
     if (k->sdpa != attn_kernel__naive.sdpa
         && rows_finite(p->q, p->batch, p->n_heads, p->q_len, p->head_dim, &p->q_st)) {
-        k->sdpa(ex, p);
+        sdpa_layout l;
+        sdpa_plan(k, p, &l);
+        float *wk = l.widen_k ? (float *)((char *)ex->scratch + l.k) : NULL;
+        float *wv = l.widen_v ? (float *)((char *)ex->scratch + l.v) : NULL;
+        if (wk)
+            widen_kv(ex, p, 0, wk);
+        if (wv)
+            widen_kv(ex, p, 1, wv);
+        attn_sdpa_problem own = widened_problem(p, &l, wk, wv);
+        attn_exec kex = sub_exec(ex, l.kernel, ex->scratch_bytes - l.kernel);
+        k->sdpa(&kex, &own);
         if (rows_finite(p->out, p->batch, p->n_heads, p->q_len, p->head_dim, &p->out_st))
             return;
     }
@@ -535,17 +605,43 @@ static attn_sdpa_problem decoder_self_problem(const attn_decoder_args *a)
     int past = a->cache ? a->cache->length : 0;
     attn_sdpa_problem p = decoder_attention_problem(a, past + a->tgt_len, &decoder_self_mask, 1);
     if (a->cache) {
-        size_t cap = (size_t)a->cache->capacity, dh = (size_t)p.head_dim;
-        attn_strides st = { (size_t)a->c->n_heads * cap * dh, cap * dh, dh };
+        const attn_kv_cache *c = a->cache;
+        size_t cap = (size_t)c->capacity, dh = (size_t)p.head_dim, h = (size_t)c->n_heads;
+        attn_strides st = { h * cap * dh, cap * dh, dh }, scale_st = { h * cap, cap, 1 };
         p.k_st = p.v_st = st;
+        p.k = c->k_type == ATTN_F32 ? c->k : NULL;
+        p.v = c->v_type == ATTN_F32 ? c->v : NULL;
+        attn_kv_store ks = { c->k_type, c->k, c->k_scale, scale_st };
+        attn_kv_store vs = { c->v_type, c->v, c->v_scale, scale_st };
+        p.k_store = ks;
+        p.v_store = vs;
     }
     return p;
 }
 
-/* Cross-attention: the memory's K and V are [B][M][D], as projected. */
+/* Whether the memory's keys and values are projected into the workspace
+ * (no cache, or a typed cache that stores their conversion), not straight
+ * into an fp32 cache. */
+static int decoder_memory_in_workspace(const attn_kv_cache *c)
+{
+    return !c || c->k_type != ATTN_F32 || c->v_type != ATTN_F32;
+}
+
+/* Cross-attention: the memory's K and V are [B][M][D], as projected; in a
+ * typed cache, converted in that layout, a row's scale at [B][M][H]. */
 static attn_sdpa_problem decoder_cross_problem(const attn_decoder_args *a, const attn_mask *m)
 {
-    return decoder_attention_problem(a, a->mem_len, m->key_padding ? m : NULL, 0);
+    attn_sdpa_problem p = decoder_attention_problem(a, a->mem_len, m->key_padding ? m : NULL, 0);
+    const attn_kv_cache *c = a->cache;
+    if (c) {
+        size_t h = (size_t)c->n_heads, len = (size_t)a->mem_len;
+        attn_strides scale_st = { len * h, 1, h };
+        attn_kv_store ks = { c->k_type, c->mem_k, c->mem_k_scale, scale_st };
+        attn_kv_store vs = { c->v_type, c->mem_v, c->mem_v_scale, scale_st };
+        p.k_store = ks;
+        p.v_store = vs;
+    }
+    return p;
 }
 
 static void decoder_plan(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a,
@@ -574,7 +670,7 @@ static void decoder_plan(const attn_kernel *k, const attn_exec *ex, const attn_d
     l->q = reserve(&end, sizeof(float), rows, d);
     l->o = reserve(&end, sizeof(float), rows, d);
     l->mem_k = l->mem_v = 0;
-    if (!a->cache) {
+    if (decoder_memory_in_workspace(a->cache)) {
         l->mem_k = reserve(&end, sizeof(float), mem_rows, d);
         l->mem_v = reserve(&end, sizeof(float), mem_rows, d);
     }
@@ -609,29 +705,48 @@ static void decoder_project_qkv(const attn_kernel *k, const attn_exec *ex, const
                 qkv + (size_t)i * d, 3 * (size_t)d);
 }
 
-/* Appends the new tokens' K and V (columns D … 3D−1 of qkv) to the cache:
- * row (b, i) head h goes to [b][h][length + i]. O(rows·D), against the
- * projections' O(rows·D²). */
+/* The new tokens' K (part 1) or V (part 2) of qkv, D-wide column blocks of
+ * rows 3D long, against the cache's type: ATTN_OK or ATTN_ERR_RANGE. Each
+ * row of a head is checked as the cache will store it. */
+static attn_status decoder_check_new(const attn_kv_cache *c, size_t rows, const float *qkv,
+                                     int part)
+{
+    size_t dh = (size_t)c->head_dim, d = dh * (size_t)c->n_heads;
+    attn_dtype t = part == 1 ? c->k_type : c->v_type;
+    for (int h = 0; h < c->n_heads; h++) {
+        attn_status st = attn_check_rows(t, rows, (int)dh, qkv + part * d + h * dh, 3 * d);
+        if (st != ATTN_OK)
+            return st;
+    }
+    return ATTN_OK;
+}
+
+/* Appends the new tokens' K and V (columns D … 3D−1 of qkv) to the cache,
+ * converted to its types: row (b, i) head h goes to [b][h][length + i].
+ * O(rows·D), against the projections' O(rows·D²). */
 static void decoder_append(attn_kv_cache *cache, int tgt_len, const float *qkv)
 {
     size_t dh = (size_t)cache->head_dim, d = dh * (size_t)cache->n_heads;
     size_t cap = (size_t)cache->capacity;
     for (int b = 0; b < cache->batch; b++)
-        for (int i = 0; i < tgt_len; i++) {
-            const float *row = qkv + ((size_t)b * tgt_len + i) * 3 * d;
-            for (int h = 0; h < cache->n_heads; h++) {
-                size_t at = (((size_t)b * cache->n_heads + h) * cap
-                             + (size_t)(cache->length + i)) * dh;
-                memcpy(cache->k + at, row + d + h * dh, dh * sizeof(float));
-                memcpy(cache->v + at, row + 2 * d + h * dh, dh * sizeof(float));
-            }
+        for (int h = 0; h < cache->n_heads; h++) {
+            size_t at = ((size_t)b * cache->n_heads + h) * cap + (size_t)cache->length;
+            const float *rows = qkv + (size_t)b * tgt_len * 3 * d + h * dh;
+            float *ks = cache->k_scale ? cache->k_scale + at : NULL;
+            float *vs = cache->v_scale ? cache->v_scale + at : NULL;
+            attn_store_rows(cache->k_type, (size_t)tgt_len, (int)dh, rows + d, 3 * d,
+                            (char *)cache->k + at * dh * attn_dtype_bytes(cache->k_type), dh, ks, 1);
+            attn_store_rows(cache->v_type, (size_t)tgt_len, (int)dh, rows + 2 * d, 3 * d,
+                            (char *)cache->v + at * dh * attn_dtype_bytes(cache->v_type), dh, vs, 1);
         }
 }
 
-/* out = residual + SelfMHA(in), through the cache when there is one. */
-static void decoder_self(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
-                         const attn_decoder_args *a, const float *in, const float *residual,
-                         float *out)
+/* out = residual + SelfMHA(in), through the cache when there is one;
+ * ATTN_ERR_RANGE, with nothing stored, when its types cannot hold the new
+ * keys or values. */
+static attn_status decoder_self(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
+                                const attn_decoder_args *a, const float *in, const float *residual,
+                                float *out)
 {
     size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
     int d = a->c->d_model;
@@ -640,47 +755,78 @@ static void decoder_self(const attn_kernel *k, const attn_exec *ex, const decode
     attn_sdpa_problem p = decoder_self_problem(a);
     p.q = qkv;
     if (a->cache) {
+        attn_status st = decoder_check_new(a->cache, rows, qkv, 1);
+        if (st == ATTN_OK)
+            st = decoder_check_new(a->cache, rows, qkv, 2);
+        if (st != ATTN_OK)
+            return st;
         decoder_append(a->cache, a->tgt_len, qkv);
-        p.k = a->cache->k;
-        p.v = a->cache->v;
     } else {
         p.k = qkv + d;
         p.v = qkv + 2 * d;
     }
     p.out = (float *)((char *)ex->scratch + l->o);
     attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, &a->w->self_attn, rows, d, residual, out);
+    return ATTN_OK;
+}
+
+/* The memory's projections, [B·M][D] fp32 in the workspace, stored in the
+ * cache as its types (rows of Dh, a scale each for ATTN_I8 at [B·M][H]);
+ * ATTN_ERR_RANGE, with nothing stored, when they cannot be. */
+static attn_status decoder_store_memory(attn_kv_cache *c, size_t mem_rows, const float *mk,
+                                        const float *mv)
+{
+    size_t rows = mem_rows * (size_t)c->n_heads;
+    int dh = c->head_dim;
+    attn_status st = attn_check_rows(c->k_type, rows, dh, mk, (size_t)dh);
+    if (st == ATTN_OK)
+        st = attn_check_rows(c->v_type, rows, dh, mv, (size_t)dh);
+    if (st != ATTN_OK)
+        return st;
+    attn_store_rows(c->k_type, rows, dh, mk, (size_t)dh, c->mem_k, (size_t)dh, c->mem_k_scale, 1);
+    attn_store_rows(c->v_type, rows, dh, mv, (size_t)dh, c->mem_v, (size_t)dh, c->mem_v_scale, 1);
+    return ATTN_OK;
 }
 
 /* out = residual + CrossMHA(in, memory); the memory's K and V come from
  * the cache after its first call. */
-static void decoder_cross(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
-                          const attn_decoder_args *a, const float *in, const float *residual,
-                          float *out)
+static attn_status decoder_cross(const attn_kernel *k, const attn_exec *ex,
+                                 const decoder_layout *l, const attn_decoder_args *a,
+                                 const float *in, const float *residual, float *out)
 {
     size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
     size_t mem_rows = (size_t)a->batch * (size_t)a->mem_len;
     int d = a->c->d_model;
     char *ws = ex->scratch;
     const attn_mha_weights *w = &a->w->cross_attn;
-    float *mk = a->cache ? a->cache->mem_k : (float *)(ws + l->mem_k);
-    float *mv = a->cache ? a->cache->mem_v : (float *)(ws + l->mem_v);
-    if (!a->cache || a->cache->length == 0) {
+    attn_kv_cache *c = a->cache;
+    const int in_ws = decoder_memory_in_workspace(c);
+    float *mk = in_ws ? (float *)(ws + l->mem_k) : c->mem_k;
+    float *mv = in_ws ? (float *)(ws + l->mem_v) : c->mem_v;
+    if (!c || c->length == 0) {
         gemm(k, ex, l->gemm, mem_rows, d, d, a->memory, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, mk);
         gemm(k, ex, l->gemm, mem_rows, d, d, a->memory, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, mv);
+        attn_status st = c && in_ws ? decoder_store_memory(c, mem_rows, mk, mv) : ATTN_OK;
+        if (st != ATTN_OK)
+            return st;
     }
     float *q = (float *)(ws + l->q);
     gemm(k, ex, l->gemm, rows, d, d, in, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
     attn_mask m = decoder_cross_mask(a);
     attn_sdpa_problem p = decoder_cross_problem(a, &m);
     p.q = q;
-    p.k = mk;
-    p.v = mv;
+    if (!c || !in_ws) {   /* fp32: the projections, in the workspace or the cache */
+        p.k = mk;
+        p.v = mv;
+    }
     p.out = (float *)(ws + l->o);
     attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, w, rows, d, residual, out);
+    return ATTN_OK;
 }
 
-/* x and y may be the same buffer: x is last read before y is first written. */
-void attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a)
+/* x and y may be the same buffer: x is last read before y is first written
+ * (a call refused for its cache's types stops before that). */
+attn_status attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a)
 {
     decoder_layout l;
     decoder_plan(k, ex, a, &l);
@@ -691,19 +837,24 @@ void attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const attn_deco
     const attn_decoder_weights *w = a->w;
     size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
     int d = c->d_model, f = c->d_ff;
+    attn_status st;
 
     if (c->norm_first) {
         layernorm(k, ex, rows, d, a->x, w->ln1_gamma, w->ln1_beta, c->ln_eps, t);
-        decoder_self(k, ex, &l, a, t, a->x, x1);
+        if ((st = decoder_self(k, ex, &l, a, t, a->x, x1)) != ATTN_OK)
+            return st;
         layernorm(k, ex, rows, d, x1, w->ln2_gamma, w->ln2_beta, c->ln_eps, t);
-        decoder_cross(k, ex, &l, a, t, x1, x2);
+        if ((st = decoder_cross(k, ex, &l, a, t, x1, x2)) != ATTN_OK)
+            return st;
         layernorm(k, ex, rows, d, x2, w->ln3_gamma, w->ln3_beta, c->ln_eps, t);
         gemm(k, ex, l.gemm, rows, f, d, t, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
         gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x2, a->y);
     } else {
-        decoder_self(k, ex, &l, a, a->x, a->x, t);
+        if ((st = decoder_self(k, ex, &l, a, a->x, a->x, t)) != ATTN_OK)
+            return st;
         layernorm(k, ex, rows, d, t, w->ln1_gamma, w->ln1_beta, c->ln_eps, x1);
-        decoder_cross(k, ex, &l, a, x1, x1, t);
+        if ((st = decoder_cross(k, ex, &l, a, x1, x1, t)) != ATTN_OK)
+            return st;
         layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, x2);
         gemm(k, ex, l.gemm, rows, f, d, x2, w->w_ff1, w->b_ff1, (int)c->act, NULL, h);
         gemm(k, ex, l.gemm, rows, d, f, h, w->w_ff2, w->b_ff2, ATTN_ACT_NONE, x2, t);
@@ -713,4 +864,5 @@ void attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const attn_deco
         a->cache->length += a->tgt_len;
         a->cache->mem_len = a->mem_len;
     }
+    return ATTN_OK;
 }

@@ -63,14 +63,19 @@ typedef struct attn_stack_args {
 
 /* The KV cache (attn.h): self-attention keys and values, [B][H][capacity][Dh]
  * each, and the memory's cross-attention projections, [B][mem_len][D] each
- * (the layout the projection writes; SDPA reads heads as column blocks). */
+ * (the layout the projection writes; SDPA reads heads as column blocks).
+ * Keys are stored as k_type, values as v_type (contract 0.3); an ATTN_I8
+ * row's scale is at [B][H][capacity] (mem: [B][mem_len][H]). */
 struct attn_kv_cache {
     int batch, n_heads, head_dim, capacity;
+    attn_dtype k_type, v_type;
     int length;                        /* target tokens stored */
-    float *k, *v;
+    void *k, *v;
+    float *k_scale, *v_scale;          /* ATTN_I8 only, else NULL */
     int mem_len;                       /* 0: no memory projections stored */
-    size_t mem_floats;                 /* floats allocated in each of mem_k, mem_v */
-    float *mem_k, *mem_v;
+    size_t mem_rows;                   /* rows (B·mem_len·H) allocated in mem_k, mem_v */
+    void *mem_k, *mem_v;
+    float *mem_k_scale, *mem_v_scale;
 };
 
 typedef struct attn_decoder_args {
@@ -103,8 +108,11 @@ void   attn_stack_run(const attn_kernel *k, const attn_exec *ex, const attn_stac
 
 /* With a cache, the run appends the tokens' keys and values, projects the
  * memory when the cache has length 0 (into mem_k / mem_v, which the caller
- * has sized), and advances length and mem_len. */
+ * has sized), and advances length and mem_len. ATTN_ERR_RANGE when the
+ * cache's types cannot hold the new keys or values or the memory's: the
+ * run then stops before it writes y or advances the cache (the rows past
+ * its length may have been written; they are not part of it). */
 size_t attn_decoder_workspace(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a);
-void   attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a);
+attn_status attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const attn_decoder_args *a);
 
 #endif /* ATTN_COMPOSE_H */

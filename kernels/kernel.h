@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "attn.h"
+#include "dtype.h"
 
 /* ---- CPU features (cpu.c) ------------------------------------------------ */
 
@@ -72,17 +73,51 @@ int attn_cpu_feature_on_arch(unsigned bit);
  * einsum "nqhd,nkhd->nhqk" (seed 003), so no transpose copy is ever made. */
 typedef struct attn_strides { size_t batch, head, row; } attn_strides;
 
+/* Keys or values stored narrower than fp32 (contract 0.3: attn_sdpa_kv,
+ * a typed cache): elements of type at data, laid out by the problem's
+ * k_st or v_st (counted in elements); an ATTN_I8 row (head_dim values of
+ * one token and key/value head) is scaled by scale[b·scale_st.batch +
+ * h·scale_st.head + j·scale_st.row]. type ATTN_F32, the zero default: the
+ * problem's fp32 k or v instead. */
+typedef struct attn_kv_store {
+    attn_dtype type;
+    const void *data;
+    const float *scale;
+    attn_strides scale_st;
+} attn_kv_store;
+
 typedef struct attn_sdpa_problem {
     int batch, n_heads, q_len, kv_len, head_dim;
     float scale;                       /* resolved: the 0 → 1/sqrt(Dh) rule applied */
-    const float *q, *k, *v;
+    const float *q, *k, *v;            /* k, v: when k_store / v_store are ATTN_F32 */
     float *out;
     /* k_st and v_st step over key/value heads (n_kv_heads of them); a cache
      * read in place has a head stride of its capacity, not of kv_len. */
     attn_strides q_st, k_st, v_st, out_st;
     const attn_mask *mask;             /* NULL when no part of the mask is set */
     int n_kv_heads;                    /* divides n_heads; 0 means n_heads */
+    /* Typed keys and values. A kernel reads in place the types its row's
+     * kv_types lists; for any other, compose.c widens them to fp32 first,
+     * so its primitive sees ATTN_F32 here. */
+    attn_kv_store k_store, v_store;
 } attn_sdpa_problem;
+
+/* Row j of key/value head kvh of batch b of K (which 0) or V (1), as
+ * stored: its first element, and its scale (1 unless ATTN_I8). */
+static inline const void *attn_kv_row(const attn_sdpa_problem *p, int which, int b, int kvh,
+                                      int j, float *scale)
+{
+    const attn_kv_store *s = which ? &p->v_store : &p->k_store;
+    const attn_strides *st = which ? &p->v_st : &p->k_st;
+    size_t at = (size_t)b * st->batch + (size_t)kvh * st->head + (size_t)j * st->row;
+    *scale = s->type == ATTN_I8 ? s->scale[(size_t)b * s->scale_st.batch
+                                            + (size_t)kvh * s->scale_st.head
+                                            + (size_t)j * s->scale_st.row]
+                                : 1.0f;
+    if (s->type == ATTN_F32)
+        return (which ? p->v : p->k) + at;
+    return (const char *)s->data + at * attn_dtype_bytes(s->type);
+}
 
 /* Key/value heads of p, and the one query head h reads (grouped-query
  * attention: the n_heads / n_kv_heads query heads of a group share it). */
@@ -217,6 +252,11 @@ typedef struct attn_kernel {
     attn_gemm_scratch_fn gemm_scratch; /* NULL: needs none */
     attn_sdpa_fn sdpa;                 /* NULL: naive's sdpa and sdpa_scratch */
     attn_sdpa_scratch_fn sdpa_scratch;
+    /* 1 << attn_dtype of each narrow type of keys and values its sdpa
+     * reads in place (attn_kv_store); the others are widened to fp32 for
+     * it by compose.c, in its time. A kernel whose sdpa slot the registry
+     * fills from naive gets naive's kv_types with it. */
+    unsigned kv_types;
     attn_layernorm_fn layernorm;
     /* Frees what the kernel kept in a context's state slot (attn_exec.state);
      * NULL: it keeps nothing there. */

@@ -79,6 +79,7 @@ void attn_registry_resolve(const attn_kernel *k, attn_kernel *out)
     if (!out->sdpa) {
         out->sdpa = ref->sdpa;
         out->sdpa_scratch = ref->sdpa_scratch;
+        out->kv_types = ref->kv_types;
     }
     if (!out->layernorm)
         out->layernorm = ref->layernorm;

@@ -42,6 +42,7 @@ void test_history(void);    /* harness/analysis/steps.c, harness/store/history.c
 void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, denormals, L = 65536 */
 void test_concurrency(void); /* several contexts used from several threads at once */
 void test_model(void);      /* model/: attn_bert_load, the safetensors reader */
+void test_kvtypes(void);    /* contract 0.3: keys and values stored as f16, bf16, int8 */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 

@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         { "threads", test_threads }, { "einsum", test_einsum }, { "params", test_params },
         { "wisdom", test_wisdom }, { "tune", test_tune }, { "compare", test_compare },
         { "history", test_history }, { "stress", test_stress },
-        { "concurrency", test_concurrency }, { "model", test_model },
+        { "concurrency", test_concurrency }, { "model", test_model }, { "kvtypes", test_kvtypes },
     };
     const char *only = argc > 2 ? argv[2] : NULL;
     int ran = 0;

@@ -81,10 +81,11 @@ static void attn_sdpa__naive(const attn_exec *ex, const attn_sdpa_problem *p)
             score[j] = -INFINITY;
             if ((m && m->causal && j > i + shift) || (pad && !pad[j]) || (keep && !keep[j]))
                 continue;
-            const float *k = p->k + b * p->k_st.batch + kvh * p->k_st.head + j * p->k_st.row;
+            float ks;
+            const void *k = attn_kv_row(p, 0, b, kvh, j, &ks);
             double dot = 0.0;
             for (int d = 0; d < p->head_dim; d++)
-                dot += (double)q[d] * (double)k[d];
+                dot += (double)q[d] * (double)attn_stored_value(p->k_store.type, k, ks, d);
             score[j] = dot * p->scale + (bias ? bias[j] : 0.0);
             /* A NaN score (NaN in q or k) makes max NaN, so the row comes
              * out NaN: never the zeros of a fully masked row. */
@@ -101,10 +102,11 @@ static void attn_sdpa__naive(const attn_exec *ex, const attn_sdpa_problem *p)
                 if (score[j] == -INFINITY)
                     continue;
                 double e = exp(score[j] - max);
-                const float *v = p->v + b * p->v_st.batch + kvh * p->v_st.head + j * p->v_st.row;
+                float vs;
+                const void *v = attn_kv_row(p, 1, b, kvh, j, &vs);
                 sum += e;
                 for (int d = 0; d < p->head_dim; d++)
-                    acc[d] += e * (double)v[d];
+                    acc[d] += e * (double)attn_stored_value(p->v_store.type, v, vs, d);
             }
             for (int d = 0; d < p->head_dim; d++)
                 acc[d] /= sum;
@@ -143,5 +145,7 @@ const attn_kernel attn_kernel__naive = {
     .gemm = attn_gemm__naive,
     .sdpa = attn_sdpa__naive,
     .sdpa_scratch = attn_sdpa_scratch__naive,
+    /* keys and values as stored, each element widened (dtype.h) */
+    .kv_types = 1u << ATTN_F16 | 1u << ATTN_BF16 | 1u << ATTN_I8,
     .layernorm = attn_layernorm__naive,
 };
