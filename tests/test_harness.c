@@ -304,6 +304,7 @@ static const char *some_value(ab_key k)
     case AB_KEY_act:   return "relu";
     case AB_KEY_scale: return "0.5";
     case AB_KEY_cross: return "1";
+    case AB_KEY_kv:    return "f16";
     default:           return "2";
     }
 }

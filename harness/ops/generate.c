@@ -1,6 +1,6 @@
 /* generate.c — op=generate: token-by-token generation through a stack of
- * `layers` decoder layers with KV caches: a prompt of P tokens in one call,
- * then N calls of one token each, over a memory of M. */
+ * `layers` decoder layers with KV caches (stored as kv): a prompt of P
+ * tokens in one call, then N calls of one token each, over a memory of M. */
 #include "ops.h"
 #include "workload.h"
 
@@ -20,14 +20,17 @@ static double flops(const ab_shape *s)
                                               (double)s->heads * s->head_dim, s->d_ff);
 }
 
-/* Floats one step (one token, every layer) reads with the cache holding
- * `held` tokens before it: the weights it uses, its token in and out, the
- * memory's K and V, and the self-attention's K and V (held + 1). */
-static double step_floats(const ab_shape *s, double held)
+/* Bytes one step (one token, every layer) reads with the cache holding
+ * `held` tokens before it: the weights it uses, its token in and out, and
+ * from the cache as stored (kv) the memory's K and V and the
+ * self-attention's (held + 1). Every term is a whole number below 2^53, so
+ * the sum is exact in any order. */
+static double step_bytes(const ab_shape *s, double held)
 {
     double b = s->batch, d = (double)s->heads * s->head_dim;
-    return s->layers * (ab_decoder_weight_floats(d, s->d_ff, 0)
-                        + b * (2.0 * d + 2.0 * s->kv_len * d + 2.0 * (held + 1.0) * d));
+    double cache_rows = b * s->heads * 2.0 * (s->kv_len + held + 1.0);
+    return s->layers * (4.0 * (ab_decoder_weight_floats(d, s->d_ff, 0) + b * 2.0 * d)
+                        + cache_rows * ab_kv_row_bytes(s));
 }
 
 /* The prompt's call reads what a decoder call does; each of the N steps
@@ -38,16 +41,17 @@ static double step_floats(const ab_shape *s, double held)
 static double bytes(const ab_shape *s)
 {
     double b = s->batch, lq = s->q_len, d = (double)s->heads * s->head_dim, n = s->steps;
-    double floats = s->layers * (b * lq * d * 2.0 + b * s->kv_len * d
-                                 + ab_decoder_weight_floats(d, s->d_ff, 1))
-                  + n * step_floats(s, 0.0) + s->layers * b * 2.0 * d * (n * lq + n * (n - 1.0) / 2.0);
-    return 4.0 * floats + s->layers * (n + 1.0) * ab_mask_bytes(s);
+    double prompt = 4.0 * s->layers * (b * lq * d * 2.0 + b * s->kv_len * d
+                                       + ab_decoder_weight_floats(d, s->d_ff, 1));
+    double earlier = s->layers * b * s->heads * 2.0 * (n * lq + n * (n - 1.0) / 2.0);
+    return prompt + n * step_bytes(s, 0.0) + earlier * ab_kv_row_bytes(s)
+         + s->layers * (n + 1.0) * ab_mask_bytes(s);
 }
 
 /* One pass: the last step, the caches at their longest. */
 static double pass_bytes(const ab_shape *s)
 {
-    return 4.0 * step_floats(s, s->q_len + s->steps - 1.0) + s->layers * ab_mask_bytes(s);
+    return step_bytes(s, s->q_len + s->steps - 1.0) + s->layers * ab_mask_bytes(s);
 }
 
 static int make(ab_workload *w, uint64_t *seed, size_t misalign)
@@ -67,8 +71,8 @@ static int make(ab_workload *w, uint64_t *seed, size_t misalign)
     for (int i = 0; i < n; i++)
         w->chunks[i] = i == 0 ? s->q_len : 1;
     for (int l = 0; l < s->layers; l++)
-        if (attn_kv_cache_create(&w->caches[l], s->batch, s->heads, s->head_dim,
-                                 s->q_len + s->steps) != ATTN_OK)
+        if (attn_kv_cache_create_typed(&w->caches[l], s->batch, s->heads, s->head_dim,
+                                       s->q_len + s->steps, s->kv_type, s->kv_type) != ATTN_OK)
             return -1;
     return 0;
 }
@@ -87,12 +91,13 @@ const ab_op_row ab_op__generate = {
     .name = "generate",
     .description = "generation: a prompt of P tokens, then N tokens one by one, through `layers` "
                    "decoder layers with KV caches over a memory of M",
-    .keys = AB_LAYER_KEYS | AB_KEY_BIT(P) | AB_KEY_BIT(N) | AB_KEY_BIT(M) | AB_KEY_BIT(layers),
+    .keys = AB_LAYER_KEYS | AB_KEY_BIT(P) | AB_KEY_BIT(N) | AB_KEY_BIT(M) | AB_KEY_BIT(layers)
+          | AB_KEY_BIT(kv),
     .masks = AB_MASKS_PADDING,
     .text = { AB_KEY_B, AB_KEY_P, AB_KEY_N, AB_KEY_M, AB_KEY_layers, AB_KEY_D, AB_KEY_H,
-              AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_mask, AB_KEY_END },
+              AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_kv, AB_KEY_mask, AB_KEY_END },
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_P, AB_KEY_N, AB_KEY_M, AB_KEY_layers,
-               AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_mask, AB_KEY_END },
+               AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_kv, AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes,
     .pass_bytes = pass_bytes, .make = make, .run = run,
     /* P + N: the bucket of most of its steps (lengths P + 1 … P + N),

@@ -44,13 +44,14 @@ typedef enum ab_mask_kind {
 
 /* The keys of a shape's text, with the kind of value each takes: a size
  * (an integer in [1, 2^30]), a mask, norm (pre|post) or act
- * (gelu|gelu-tanh|relu) name, a finite number (scale) or a bit (cross).
- * Their order here is the order of error messages and of `attnbench list
- * --json`'s keys. */
+ * (gelu|gelu-tanh|relu) name, a finite number (scale), a bit (cross) or a
+ * storage type (kv: f32|f16|bf16|i8, how keys and values are stored,
+ * contract 0.3). Their order here is the order of error messages and of
+ * `attnbench list --json`'s keys. */
 #define AB_SHAPE_KEYS(X)                                                                           \
     X(B, SIZE) X(H, SIZE) X(Hkv, SIZE) X(L, SIZE) X(Lq, SIZE) X(Lk, SIZE) X(M, SIZE) X(P, SIZE)    \
     X(N, SIZE) X(layers, SIZE) X(Dh, SIZE) X(D, SIZE) X(F, SIZE) X(mask, MASK) X(norm, NORM)       \
-    X(act, ACT) X(scale, NUMBER) X(cross, BIT)
+    X(act, ACT) X(scale, NUMBER) X(cross, BIT) X(kv, DTYPE)
 typedef enum ab_key {
 #define AB_KEY_ENUM(k, kind) AB_KEY_##k,
     AB_SHAPE_KEYS(AB_KEY_ENUM)
@@ -75,6 +76,7 @@ typedef struct ab_shape {
     int kv_heads;                                /* sdpa: key/value heads; 0 = heads */
     int steps, layers;                           /* generate: N new tokens, decoder layers;
                                                   * bert: encoder layers */
+    attn_dtype kv_type;                          /* kv: how keys and values are stored */
 } ab_shape;
 
 /* The deepest stack a shape takes (a workload holds a cache per layer). */
@@ -109,8 +111,8 @@ typedef struct ab_op_row {
     unsigned own_defaults;
     int default_of[AB_KEY_COUNT];
     /* The keys of its canonical text and of its label, in order, each
-     * ended by AB_KEY_END. Hkv, cross and scale appear only when set (not
-     * 0), a label's mask only when there is one. */
+     * ended by AB_KEY_END. Hkv, cross, scale and kv appear only when set
+     * (not 0: kv not f32), a label's mask only when there is one. */
     ab_key text[16], label[16];
     /* The op's own rules, after the keys were read and the common ones
      * applied (sizes, D, Hkv, layers, the mask set): the lengths (q_len,
@@ -200,6 +202,9 @@ double ab_visible_pairs(const ab_shape *s);
 /* Bytes of the mask parts a call reads: padding per key; keep and bias per
  * visible pair (a causal kernel never looks at the hidden ones). */
 double ab_mask_bytes(const ab_shape *s);
+/* Bytes of one stored row of keys or values (Dh elements of the shape's
+ * kv type, and an int8 row's scale). */
+double ab_kv_row_bytes(const ab_shape *s);
 
 /* The row's flops, bytes and pass_bytes (docs/json-format.md). The
  * formulas are those of the anchors, so GFLOP/s compare; a causal kernel

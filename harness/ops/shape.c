@@ -65,7 +65,7 @@ int ab_op_takes(ab_op op, ab_key k)
 
 /* ---- Keys --------------------------------------------------------------------------- */
 
-typedef enum key_kind { SIZE, MASK, NORM, ACT, NUMBER, BIT } key_kind;
+typedef enum key_kind { SIZE, MASK, NORM, ACT, NUMBER, BIT, DTYPE } key_kind;
 
 static const struct {
     const char *name;
@@ -81,6 +81,7 @@ static const char *const mask_names[AB_MASK_COUNT] = {
 };
 static const char *const act_names[] = { "gelu", "gelu-tanh", "relu" };
 static const char *const norm_names[] = { "post", "pre" };   /* by norm_first */
+static const char *const dtype_names[ATTN_DTYPE_COUNT] = { "f32", "f16", "bf16", "i8" };
 
 const char *ab_mask_name(ab_mask_kind m)
 {
@@ -129,6 +130,7 @@ double ab_shape_value(const ab_shape *s, ab_key k)
     case AB_KEY_act:    return s->act;
     case AB_KEY_scale:  return s->scale;
     case AB_KEY_cross:  return s->cross;
+    case AB_KEY_kv:     return s->kv_type;
     default:            return 0.0;
     }
 }
@@ -140,6 +142,7 @@ static const char *key_text(const ab_shape *s, ab_key k)
     case MASK: return ab_mask_name(s->mask);
     case NORM: return norm_names[s->norm_first != 0];
     case ACT:  return s->act >= 0 && s->act < 3 ? act_names[s->act] : "?";
+    case DTYPE: return s->kv_type < ATTN_DTYPE_COUNT ? dtype_names[s->kv_type] : "?";
     default:   return NULL;
     }
 }
@@ -199,6 +202,12 @@ static int read_value(ab_key k, const char *v, ab_shape_keys *out, char *err, si
     case ACT:
         if ((i = lookup(v, act_names, 3)) < 0) {
             snprintf(err, err_len, "shape: unknown act '%s' (gelu, gelu-tanh, relu)", v);
+            return -1;
+        }
+        break;
+    case DTYPE:
+        if ((i = lookup(v, dtype_names, ATTN_DTYPE_COUNT)) < 0) {
+            snprintf(err, err_len, "shape: unknown %s '%s' (f32, f16, bf16, i8)", name, v);
             return -1;
         }
         break;
@@ -362,6 +371,8 @@ int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, s
         r.steps = k.v[AB_KEY_N];
     if (takes & AB_KEY_BIT(layers))
         r.layers = k.v[AB_KEY_layers];
+    if (takes & AB_KEY_BIT(kv))
+        r.kv_type = (attn_dtype)k.v[AB_KEY_kv];
     if (row->resolve(&k, &r, err, err_len) != 0)
         return -1;
     *s = r;
@@ -399,19 +410,23 @@ static int shown(const ab_shape *s, ab_key k, int in_label)
     case AB_KEY_Hkv:   return s->kv_heads != 0;
     case AB_KEY_cross: return s->cross != 0;
     case AB_KEY_scale: return s->scale != 0.0f;
+    case AB_KEY_kv:    return s->kv_type != ATTN_F32;
     case AB_KEY_mask:  return !in_label || s->mask != AB_MASK_NONE;
     default:           return 1;
     }
 }
 
 /* One key as the text writes it ("Dh=64", "mask=causal") or the label
- * ("Dh64", "causal", "cross"), after sep. */
+ * ("Dh64", "causal", "cross", "kvf16": a storage type is named with its
+ * key, as "f16" alone would not say of what), after sep. */
 static void put_key(const ab_shape *s, ab_key k, int in_label, const char *sep, char *buf,
                     size_t len, size_t *used)
 {
     const char *name = keys[k].name, *text = key_text(s, k);
-    if (text)
-        put(buf, len, used, in_label ? "%s%s" : "%s%s=%s", sep, in_label ? text : name, text);
+    if (text && in_label)
+        put(buf, len, used, "%s%s%s", sep, keys[k].kind == DTYPE ? name : "", text);
+    else if (text)
+        put(buf, len, used, "%s%s=%s", sep, name, text);
     else if (k == AB_KEY_scale)
         put(buf, len, used, in_label ? "%s%s%g" : "%s%s=%.9g", sep, name, s->scale);
     else if (k == AB_KEY_cross && in_label)
@@ -523,6 +538,12 @@ double ab_mask_bytes(const ab_shape *s)
     default:
         return 0.0;
     }
+}
+
+double ab_kv_row_bytes(const ab_shape *s)
+{
+    return (double)s->head_dim * (double)attn_dtype_bytes(s->kv_type)
+         + (s->kv_type == ATTN_I8 ? sizeof(float) : 0.0);
 }
 
 double ab_shape_flops(const ab_shape *s)

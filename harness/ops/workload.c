@@ -245,6 +245,25 @@ int ab_workload_init_model(ab_workload *w, const ab_shape *s, const attn_bert *m
     return 0;
 }
 
+int ab_workload_stored(ab_workload *w, attn_dtype type, size_t rows, int n, size_t misalign,
+                       uint64_t *seed, attn_kv_view *view)
+{
+    char *data = ab_workload_take(w, rows * (size_t)n * attn_dtype_bytes(type), misalign);
+    float *scale = type == ATTN_I8 ? ab_workload_take(w, rows * sizeof(float), misalign) : NULL;
+    float *row = malloc((size_t)n * sizeof(float));
+    int ok = data && row && (scale || type != ATTN_I8);
+    for (size_t r = 0; ok && r < rows; r++) {
+        for (int j = 0; j < n; j++)
+            row[j] = (float)(2.0 * ab_rng_uniform(seed) - 1.0);
+        ok = attn_convert_rows(type, 1, n, row, data + r * (size_t)n * attn_dtype_bytes(type),
+                               scale ? scale + r : NULL) == ATTN_OK;
+    }
+    free(row);
+    attn_kv_view v = { type, data, scale };
+    *view = v;
+    return ok ? 0 : -1;
+}
+
 int ab_workload_mha_weights(ab_workload *w, size_t misalign, uint64_t *seed)
 {
     size_t d = (size_t)w->shape.heads * w->shape.head_dim;
@@ -317,6 +336,8 @@ static int pointer_slots(ab_workload *w, const void ***slot)
 {
     const void **all[] = {
         (const void **)&w->q, (const void **)&w->k, (const void **)&w->v,
+        (const void **)&w->k_view.data, (const void **)&w->v_view.data,
+        (const void **)&w->k_view.scale, (const void **)&w->v_view.scale,
         (const void **)&w->x_q, (const void **)&w->x_kv,
         (const void **)&w->mha.w_q, (const void **)&w->mha.w_k, (const void **)&w->mha.w_v,
         (const void **)&w->mha.w_o, (const void **)&w->mha.b_q, (const void **)&w->mha.b_k,
@@ -389,8 +410,9 @@ int ab_workload_clone(ab_workload *dst, const ab_workload *src, size_t shift)
     }
     /* Caches are scratch: new ones, as the original's. */
     for (int l = 0; l < AB_MAX_LAYERS && src->caches[l]; l++)
-        if (attn_kv_cache_create(&dst->caches[l], src->shape.batch, src->shape.heads,
-                                 src->shape.head_dim, src->shape.q_len + src->shape.steps)
+        if (attn_kv_cache_create_typed(&dst->caches[l], src->shape.batch, src->shape.heads,
+                                       src->shape.head_dim, src->shape.q_len + src->shape.steps,
+                                       src->shape.kv_type, src->shape.kv_type)
             != ATTN_OK) {
             ab_workload_free(dst);
             return -1;

@@ -16,7 +16,8 @@ typedef struct ab_workload {
     /* sdpa: q, k, v.  mha/encoder: x_q, x_kv (== x_q for self-attention).
      * decoder, generate: x_q the target ([B][P + N][D]: the prompt, then
      * the token fed at each step), x_kv the memory. */
-    float *q, *k, *v, *x_q, *x_kv;
+    float *q, *k, *v, *x_q, *x_kv;     /* sdpa kv=f32: k and v; else k_view, v_view */
+    attn_kv_view k_view, v_view;
     attn_mha_weights mha;              /* mha, and the encoder's self-attention */
     attn_encoder_weights enc;
     attn_decoder_weights *dec;         /* decoder: one layer; generate: shape.layers */
@@ -98,6 +99,11 @@ void *ab_workload_take(ab_workload *w, size_t bytes, size_t misalign);
 /* n floats owned by w, uniform in [center − amp, center + amp). */
 float *ab_workload_filled(ab_workload *w, size_t n, size_t misalign, double center, double amp,
                           uint64_t *seed);
+/* rows × n values uniform in [−1, 1) drawn as ab_workload_filled draws
+ * them, stored as type (one row at a time, so that the fp32 values are
+ * never all in memory): the view of them. */
+int ab_workload_stored(ab_workload *w, attn_dtype type, size_t rows, int n, size_t misalign,
+                       uint64_t *seed, attn_kv_view *view);
 /* w->mha: the four D×D projections and their biases, ±1/√D. */
 int ab_workload_mha_weights(ab_workload *w, size_t misalign, uint64_t *seed);
 /* w->x_q ([B][q_len + steps][D]) and w->x_kv: its own [B][kv_len][D]
