@@ -85,7 +85,7 @@ endif
 # The target architecture decides which ISA-specific sources are built.
 ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 ifeq ($(ARCH),x86_64)
-AVX2_FLAGS   := -mavx2 -mfma
+AVX2_FLAGS   := -mavx2 -mfma -mf16c
 AVX512_FLAGS := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma
 endif
 

@@ -199,16 +199,13 @@ static attn_sdpa_problem widened_problem(const attn_sdpa_problem *p, const sdpa_
 /* The keys (which 0) or values (1) of p widened into dst, [B][Hkv][Lk][Dh]. */
 static void widen_kv(const attn_exec *ex, const attn_sdpa_problem *p, int which, float *dst)
 {
-    const int hkv = attn_kv_heads(p), len = p->kv_len, dh = p->head_dim;
-    const attn_dtype type = which ? p->v_store.type : p->k_store.type;
-    const long rows = (long)p->batch * hkv * len;
+    const int hkv = attn_kv_heads(p);
+    const size_t head = (size_t)p->kv_len * (size_t)p->head_dim;
+    const long heads = (long)p->batch * hkv;
 #pragma omp parallel for num_threads(ex->n_threads) schedule(static)
-    for (long r = 0; r < rows; r++) {
-        float scale;
-        const void *row = attn_kv_row(p, which, (int)(r / len / hkv), (int)(r / len % hkv),
-                                      (int)(r % len), &scale);
-        attn_widen_row(type, row, scale, dh, dst + (size_t)r * (size_t)dh);
-    }
+    for (long bh = 0; bh < heads; bh++)
+        attn_widen_kv(p, which, (int)(bh / hkv), (int)(bh % hkv), p->kv_len,
+                      dst + (size_t)bh * head);
 }
 
 /* The kernel's SDPA scratch (after any widened keys and values), or the

@@ -32,7 +32,7 @@ static void detect(attn_cpu_info *info)
 {
     unsigned a, b, c, d;
     unsigned has = 0;
-    int osxsave = 0;
+    int osxsave = 0, f16c = 0;
 
     if (__get_cpuid(1, &a, &b, &c, &d)) {
         if (c & (1u << 28))
@@ -40,11 +40,16 @@ static void detect(attn_cpu_info *info)
         if (c & (1u << 12))
             has |= ATTN_CPU_FMA;
         osxsave = (c & (1u << 27)) != 0;
+        f16c = (c & (1u << 29)) != 0;
     }
     unsigned max_leaf = __get_cpuid_max(0, NULL);
     if (max_leaf >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
         unsigned max_sub = a;
-        if (b & (1u << 5))
+        /* AVX2 counts with F16C, which the avx2 kernel widens binary16
+         * keys and values with: every CPU with AVX2 has it (Intel since
+         * Haswell, AMD since Excavator), so no machine loses the kernel,
+         * and no machine key changes with a feature of its own. */
+        if ((b & (1u << 5)) && f16c)
             has |= ATTN_CPU_AVX2;
         if (b & (1u << 16))
             has |= ATTN_CPU_AVX512F;

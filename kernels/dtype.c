@@ -25,6 +25,16 @@ void attn_widen_row(attn_dtype t, const void *row, float scale, int n, float *ds
     }
 }
 
+void attn_widen_kv(const attn_sdpa_problem *p, int which, int b, int kvh, int rows, float *dst)
+{
+    const attn_dtype t = which ? p->v_store.type : p->k_store.type;
+    for (int j = 0; j < rows; j++) {
+        float scale;
+        const void *row = attn_kv_row(p, which, b, kvh, j, &scale);
+        attn_widen_row(t, row, scale, p->head_dim, dst + (size_t)j * (size_t)p->head_dim);
+    }
+}
+
 /* The largest |x| of a row, NaN when the row holds a NaN. */
 static float row_max_abs(const float *x, int n)
 {

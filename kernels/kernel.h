@@ -119,6 +119,20 @@ static inline const void *attn_kv_row(const attn_sdpa_problem *p, int which, int
     return (const char *)s->data + at * attn_dtype_bytes(s->type);
 }
 
+/* Every narrow type of keys and values, as a row's kv_types. */
+#define ATTN_KV_NARROW (1u << ATTN_F16 | 1u << ATTN_BF16 | 1u << ATTN_I8)
+
+/* Whether p's keys and values are both fp32 (the stores unused). */
+static inline int attn_kv_f32(const attn_sdpa_problem *p)
+{
+    return p->k_store.type == ATTN_F32 && p->v_store.type == ATTN_F32;
+}
+
+/* Rows [0, rows) of key/value head kvh of batch b of K (which 0) or V (1),
+ * widened to fp32 into dst ([rows][head_dim]): what a tiled path packs
+ * from when the keys or values are stored narrower (dtype.c). */
+void attn_widen_kv(const attn_sdpa_problem *p, int which, int b, int kvh, int rows, float *dst);
+
 /* Key/value heads of p, and the one query head h reads (grouped-query
  * attention: the n_heads / n_kv_heads query heads of a group share it). */
 static inline int attn_kv_heads(const attn_sdpa_problem *p)
@@ -256,7 +270,7 @@ typedef struct attn_kernel {
      * reads in place (attn_kv_store); the others are widened to fp32 for
      * it by compose.c, in its time. A kernel whose sdpa slot the registry
      * fills from naive gets naive's kv_types with it. */
-    unsigned kv_types;
+    unsigned kv_types;                 /* e.g. ATTN_KV_NARROW: every type */
     attn_layernorm_fn layernorm;
     /* Frees what the kernel kept in a context's state slot (attn_exec.state);
      * NULL: it keeps nothing there. */

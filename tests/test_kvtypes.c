@@ -335,6 +335,11 @@ static void test_sdpa_kv(void)
         { 1, 4, 4, 1, 300, 320, 64, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
         { 2, 8, 2, 1, 1025, 1100, 128, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
         { 1, 4, 1, 3, 77, 77, 16, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
+        /* heads whose width ends in a vector tail: one row (in registers
+         * or not), a group of rows, a block of keys cut by a split */
+        { 1, 2, 2, 1, 600, 600, 33, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
+        { 1, 2, 2, 1, 70, 80, 20, { 0 } },
+        { 2, 8, 2, 1, 131, 131, 37, { .key_padding = pad_rows } },
         /* odd widths and the tiled path, every mask part */
         { 2, 2, 2, 33, 40, 40, 17, { .causal = ATTN_CAUSAL_TOP_LEFT } },
         { 2, 6, 3, 20, 33, 35, 8, { .key_padding = pad_rows } },

@@ -55,6 +55,7 @@ const attn_kernel attn_kernel__blocked = {
     .gemm_scratch = attn_gemm_scratch__blocked,
     .sdpa = attn_sdpa__blocked,
     .sdpa_scratch = attn_sdpa_scratch__blocked,
+    .kv_types = ATTN_KV_NARROW,   /* frame/sdpa.c: decode path in place, tiles widened */
     .layernorm = attn_layernorm__portable,
     /* The micro-kernel's and the skinny path's vectors are 4 floats too. */
     .geometry = { .mr = BLK_MR, .nr = BLK_NR, .skinny_rows = BLK_SKINNY_ROWS,

@@ -157,40 +157,25 @@ static inline void SIMD_NAME(sdpa_axpy)(float *o, const float *x, float f, int n
         vf_store_n(o + j, vf_fmadd(vfac, vf_load_n(x + j, n - j), vf_load_n(o + j, n - j)), n - j);
 }
 
-static inline float SIMD_NAME(sdpa_dot)(const float *a, const float *b, int n)
-{
-    vf acc0 = vf_zero(), acc1 = vf_zero();
-    int j = 0;
-    for (; j + 2 * SIMD_LANES <= n; j += 2 * SIMD_LANES) {
-        acc0 = vf_fmadd(vf_load(a + j), vf_load(b + j), acc0);
-        acc1 = vf_fmadd(vf_load(a + j + SIMD_LANES), vf_load(b + j + SIMD_LANES), acc1);
-    }
-    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
-        acc0 = vf_fmadd(vf_load(a + j), vf_load(b + j), acc0);
-    if (j < n)
-        acc1 = vf_fmadd(vf_load_n(a + j, n - j), vf_load_n(b + j, n - j), acc1);
-    return vf_reduce_add(vf_add(acc0, acc1));
-}
-
-/* Asks for the cache lines of one K or V row of dh floats, into L2
+/* Asks for the cache lines of one K or V row of `bytes` bytes, into L2
  * (locality 2: prefetcht1 on x86; the measurements are in decode.h). */
-static inline void SIMD_NAME(sdpa_prefetch_row)(const float *row, int dh)
+static inline void SIMD_NAME(sdpa_prefetch_row)(const void *row, size_t bytes)
 {
-    for (int j = 0; j < dh; j += 64 / (int)sizeof(float))
-        __builtin_prefetch(row + j, 0, 2);
+    for (size_t j = 0; j < bytes; j += 64)
+        __builtin_prefetch((const char *)row + j, 0, 2);
 }
 
-/* Asks for the first lines of the page that the row at `row` reaches into,
- * when it reaches into a new one (the row contains a 4 KiB boundary).
- * The hardware's stream prefetcher follows each stream within a page and
- * stops at its end; this restarts it a page early. For the register path
- * below, whose loop is fast enough to outrun a per-row prefetch: Lk 16384,
- * H 32, Dh 128, 1 thread, avx512: 19.7-21.7 ms, against 26.7-27.1 ms with
- * every line prefetched and 23-24.3 ms for the one-key loops
- * (docs/decoding.md). */
-static inline void SIMD_NAME(sdpa_prefetch_page)(const float *row, int dh)
+/* Asks for the first lines of the page that the row at `row` (`bytes`
+ * long) reaches into, when it reaches into a new one (the row contains a
+ * 4 KiB boundary). The hardware's stream prefetcher follows each stream
+ * within a page and stops at its end; this restarts it a page early. For
+ * the register path below, whose loop is fast enough to outrun a per-row
+ * prefetch: Lk 16384, H 32, Dh 128, 1 thread, avx512: 19.7-21.7 ms, against
+ * 26.7-27.1 ms with every line prefetched and 23-24.3 ms for the one-key
+ * loops (docs/decoding.md). */
+static inline void SIMD_NAME(sdpa_prefetch_page)(const void *row, size_t bytes)
 {
-    const uintptr_t first = (uintptr_t)row, last = first + (size_t)dh * sizeof(float) - 1;
+    const uintptr_t first = (uintptr_t)row, last = first + bytes - 1;
     if ((first - 1) >> 12 == last >> 12)
         return;
     const char *page = (const char *)(last & ~(uintptr_t)4095);
@@ -215,173 +200,11 @@ static inline void SIMD_NAME(sdpa_prefetch_page)(const float *row, int dh)
  * 16384, Hkv 8, 1 thread, avx512: 9.1-10.2 ms; blocked with 2 keys per
  * K step 6.5-6.7 ms, with 4 keys 6.3-6.5 ms (in L3, Lk 1024: 463-473,
  * 307-309, 273-277 us: with 2 keys the K loop was bound by its loads). Below
- * DECODE_RB rows the plain loops (sdpa_dot, sdpa_axpy: one key at a time)
+ * DECODE_RB rows the plain loops (sdpa_kv_dot, sdpa_kv_axpy: one key at a time)
  * are kept: with a single row, two or four keys at once ran 5-10% slower
  * from memory, and one accumulator per dot instead of two 50% slower on
  * the portable target. */
 #define DECODE_INLINE inline __attribute__((always_inline))
-
-/* s[r][0..nk) = q_r · krow[0..nk) for rb ≤ DECODE_RB rows and nk ≤
- * DECODE_KS keys; constant rb and nk on the hot path, as for the values. */
-static DECODE_INLINE void SIMD_NAME(sdpa_decode_scores)(const float *qs, int dh, int rb,
-                                                       const float *const *krow, int nk, float *s)
-{
-    vf acc[DECODE_RB][DECODE_KS];
-#pragma GCC unroll 4
-    for (int r = 0; r < rb; r++)
-#pragma GCC unroll 4
-        for (int k = 0; k < nk; k++)
-            acc[r][k] = vf_zero();
-    int c = 0;
-    for (; c + SIMD_LANES <= dh; c += SIMD_LANES) {
-        vf kv[DECODE_KS];
-#pragma GCC unroll 4
-        for (int k = 0; k < nk; k++)
-            kv[k] = vf_load(krow[k] + c);
-#pragma GCC unroll 4
-        for (int r = 0; r < rb; r++) {
-            const vf q = vf_load(qs + (size_t)r * dh + c);
-#pragma GCC unroll 4
-            for (int k = 0; k < nk; k++)
-                acc[r][k] = vf_fmadd(q, kv[k], acc[r][k]);
-        }
-    }
-    if (c < dh) {
-        const int n = dh - c;
-        for (int r = 0; r < rb; r++) {
-            const vf q = vf_load_n(qs + (size_t)r * dh + c, n);
-            for (int k = 0; k < nk; k++)
-                acc[r][k] = vf_fmadd(q, vf_load_n(krow[k] + c, n), acc[r][k]);
-        }
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < rb; r++)
-#pragma GCC unroll 4
-        for (int k = 0; k < nk; k++)
-            s[(size_t)r * SDPA_DECODE_KEYS + k] = vf_reduce_add(acc[r][k]);
-}
-
-/* o_r += Σ_k p[r][k]·vrow[k] for rb ≤ DECODE_RB rows and nk ≤ DECODE_KV
- * keys, in key order (the sum a key at a time gives, bit for bit). Called
- * with constant rb and nk on the hot path, so that its loops unroll with no
- * branch left inside. */
-static DECODE_INLINE void SIMD_NAME(sdpa_decode_values)(float *o, int dh, int rb, const float *p,
-                                                       const float *const *vrow, int nk)
-{
-    vf pr[DECODE_RB][DECODE_KV];
-#pragma GCC unroll 4
-    for (int r = 0; r < rb; r++)
-#pragma GCC unroll 4
-        for (int k = 0; k < nk; k++)
-            pr[r][k] = vf_set1(p[(size_t)r * SDPA_DECODE_KEYS + k]);
-    int c = 0;
-    for (; c + SIMD_LANES <= dh; c += SIMD_LANES) {
-        vf v[DECODE_KV];
-#pragma GCC unroll 4
-        for (int k = 0; k < nk; k++)
-            v[k] = vf_load(vrow[k] + c);
-#pragma GCC unroll 4
-        for (int r = 0; r < rb; r++) {
-            vf acc = vf_load(o + (size_t)r * dh + c);
-#pragma GCC unroll 4
-            for (int k = 0; k < nk; k++)
-                acc = vf_fmadd(pr[r][k], v[k], acc);
-            vf_store(o + (size_t)r * dh + c, acc);
-        }
-    }
-    if (c < dh) {
-        const int n = dh - c;
-        for (int r = 0; r < rb; r++) {
-            vf acc = vf_load_n(o + (size_t)r * dh + c, n);
-            for (int k = 0; k < nk; k++)
-                acc = vf_fmadd(pr[r][k], vf_load_n(vrow[k] + c, n), acc);
-            vf_store_n(o + (size_t)r * dh + c, acc, n);
-        }
-    }
-}
-
-/* rows[0..nk) = rows jj.. of X (row stride st); for each, the row ahead
- * keys on is prefetched if it lies before ahead_ok (the split's end,
- * counted from X). */
-static inline void SIMD_NAME(sdpa_decode_rows_at)(const float *X, size_t st, int jj, int nk,
-                                                  int dh, int ahead, int ahead_ok,
-                                                  const float **rows)
-{
-    for (int k = 0; k < nk; k++) {
-        rows[k] = X + (size_t)(jj + k) * st;
-        if (ahead && jj + k + ahead < ahead_ok)
-            SIMD_NAME(sdpa_prefetch_row)(rows[k] + (size_t)ahead * st, dh);
-    }
-}
-
-/* The K pass of one block: s[rows][kb] for the kb keys at K (row stride
- * kst), prefetching as sdpa_decode_rows_at does. */
-static void SIMD_NAME(sdpa_decode_block_scores)(const float *qs, int dh, int rows, const float *K,
-                                                size_t kst, int kb, int ahead, int ahead_ok,
-                                                float *s)
-{
-    const int step = rows >= DECODE_RB ? DECODE_KS : 1;
-    for (int jj = 0; jj < kb; jj += step) {
-        const int nk = kb - jj < step ? kb - jj : step;
-        const float *krow[DECODE_KS];
-        SIMD_NAME(sdpa_decode_rows_at)(K, kst, jj, nk, dh, ahead, ahead_ok, krow);
-        float *sj = s + jj;
-        if (step == 1) {   /* few rows: the plain dot, two chains per product */
-            for (int r = 0; r < rows; r++)
-                sj[(size_t)r * SDPA_DECODE_KEYS] =
-                    SIMD_NAME(sdpa_dot)(qs + (size_t)r * dh, krow[0], dh);
-            continue;
-        }
-        int r = 0;
-        if (nk == DECODE_KS) {
-            for (; r + DECODE_RB <= rows; r += DECODE_RB)
-                SIMD_NAME(sdpa_decode_scores)(qs + (size_t)r * dh, dh, DECODE_RB, krow, DECODE_KS,
-                                              sj + (size_t)r * SDPA_DECODE_KEYS);
-            for (; r < rows; r++)
-                SIMD_NAME(sdpa_decode_scores)(qs + (size_t)r * dh, dh, 1, krow, DECODE_KS,
-                                              sj + (size_t)r * SDPA_DECODE_KEYS);
-        } else {   /* the block's last keys */
-            for (; r < rows; r++)
-                SIMD_NAME(sdpa_decode_scores)(qs + (size_t)r * dh, dh, 1, krow, nk,
-                                              sj + (size_t)r * SDPA_DECODE_KEYS);
-        }
-    }
-}
-
-/* The V pass of one block: o[rows] += P·V over the kb keys at V. */
-static void SIMD_NAME(sdpa_decode_block_values)(float *o, int dh, int rows, const float *V,
-                                                size_t vst, int kb, int ahead, int ahead_ok,
-                                                const float *s)
-{
-    const int step = rows >= DECODE_RB ? DECODE_KV : 1;
-    for (int jj = 0; jj < kb; jj += step) {
-        const int nk = kb - jj < step ? kb - jj : step;
-        const float *vrow[DECODE_KV];
-        SIMD_NAME(sdpa_decode_rows_at)(V, vst, jj, nk, dh, ahead, ahead_ok, vrow);
-        /* No skip of P = 0: 0·NaN and 0·Inf must give NaN as in the
-         * oracle's unmasked keys (compose.c then reruns the oracle). */
-        const float *sj = s + jj;
-        if (step == 1) {
-            for (int r = 0; r < rows; r++)
-                SIMD_NAME(sdpa_axpy)(o + (size_t)r * dh, vrow[0], sj[(size_t)r * SDPA_DECODE_KEYS],
-                                     dh);
-            continue;
-        }
-        int r = 0;
-        if (nk == DECODE_KV) {
-            for (; r + DECODE_RB <= rows; r += DECODE_RB)
-                SIMD_NAME(sdpa_decode_values)(o + (size_t)r * dh, dh, DECODE_RB,
-                                              sj + (size_t)r * SDPA_DECODE_KEYS, vrow, DECODE_KV);
-            for (; r < rows; r++)
-                SIMD_NAME(sdpa_decode_values)(o + (size_t)r * dh, dh, 1,
-                                              sj + (size_t)r * SDPA_DECODE_KEYS, vrow, DECODE_KV);
-        } else {   /* the block's last keys */
-            for (; r < rows; r++)
-                SIMD_NAME(sdpa_decode_values)(o + (size_t)r * dh, dh, 1,
-                                              sj + (size_t)r * SDPA_DECODE_KEYS, vrow, nk);
-        }
-    }
-}
 
 /* regs[0..nv) = the nv vectors at x; the rest of DECODE_ROW_VECS zero. */
 static DECODE_INLINE void SIMD_NAME(sdpa_decode_row_load)(vf *regs, const float *x, int nv)
@@ -391,50 +214,92 @@ static DECODE_INLINE void SIMD_NAME(sdpa_decode_row_load)(vf *regs, const float 
         regs[v] = v < nv ? vf_load(x + v * SIMD_LANES) : vf_zero();
 }
 
-/* The K pass of one row held in nv registers. */
-static void SIMD_NAME(sdpa_decode_row_scores)(const float *q, int nv, const float *K, size_t kst,
-                                              int kb, int ahead, int ahead_ok, float *s)
-{
-    const int dh = nv * SIMD_LANES;
-    vf qv[DECODE_ROW_VECS];
-    SIMD_NAME(sdpa_decode_row_load)(qv, q, nv);
-    for (int jj = 0; jj < kb; jj++) {
-        const float *krow = K + (size_t)jj * kst;
-        if (ahead && jj + ahead < ahead_ok)
-            SIMD_NAME(sdpa_prefetch_page)(krow + (size_t)ahead * kst, dh);
-        vf a0 = vf_zero(), a1 = vf_zero();
-#pragma GCC unroll 8
-        for (int v = 0; v < DECODE_ROW_VECS; v += 2) {
-            if (v < nv)
-                a0 = vf_fmadd(qv[v], vf_load(krow + v * SIMD_LANES), a0);
-            if (v + 1 < nv)
-                a1 = vf_fmadd(qv[v + 1], vf_load(krow + (v + 1) * SIMD_LANES), a1);
-        }
-        s[jj] = vf_reduce_add(vf_add(a0, a1));
-    }
-}
+/* The passes over keys and values, once per storage type. */
+#define KV_T f32
+#define KV_BYTES 4
+#define KV_LOAD(p) vf_load((const float *)(const void *)(p))
+#define KV_LOAD_N(p, n) vf_load_n((const float *)(const void *)(p), n)
+#define KV_SCALED 0
+#include "decode_kv_impl.h"
+#undef KV_T
+#undef KV_BYTES
+#undef KV_LOAD
+#undef KV_LOAD_N
+#define KV_T f16
+#define KV_BYTES 2
+#define KV_LOAD(p) vf_load_f16(p)
+#define KV_LOAD_N(p, n) vf_load_f16_n(p, n)
+#include "decode_kv_impl.h"
+#undef KV_T
+#undef KV_LOAD
+#undef KV_LOAD_N
+#define KV_T bf16
+#define KV_LOAD(p) vf_load_bf16(p)
+#define KV_LOAD_N(p, n) vf_load_bf16_n(p, n)
+#include "decode_kv_impl.h"
+#undef KV_T
+#undef KV_BYTES
+#undef KV_LOAD
+#undef KV_LOAD_N
+#undef KV_SCALED
+#define KV_T i8
+#define KV_BYTES 1
+#define KV_LOAD(p) vf_load_i8(p)
+#define KV_LOAD_N(p, n) vf_load_i8_n(p, n)
+#define KV_SCALED 1
+#include "decode_kv_impl.h"
+#undef KV_T
+#undef KV_BYTES
+#undef KV_LOAD
+#undef KV_LOAD_N
+#undef KV_SCALED
 
-/* The V pass of one row held in nv registers. */
-static void SIMD_NAME(sdpa_decode_row_values)(float *o, int nv, const float *V, size_t vst,
-                                              int kb, int ahead, int ahead_ok, const float *s)
+/* One storage type's passes (a task takes the keys' type's K passes and
+ * the values' type's V passes). */
+typedef struct sdpa_kv_pass {
+    void (*block_scores)(const float *qs, int dh, int rows, const char *K, size_t kst, int kb,
+                         int ahead, int ahead_ok, const float *scale, size_t scale_st, float *s);
+    void (*block_values)(float *o, int dh, int rows, const char *V, size_t vst, int kb,
+                         int ahead, int ahead_ok, const float *scale, size_t scale_st, float *s);
+    void (*row_scores)(const float *q, int nv, const char *K, size_t kst, int kb, int ahead,
+                       int ahead_ok, const float *scale, size_t scale_st, float *s);
+    void (*row_values)(float *o, int nv, const char *V, size_t vst, int kb, int ahead,
+                       int ahead_ok, const float *scale, size_t scale_st, float *s);
+} sdpa_kv_pass;
+
+#define SDPA_KV_PASS(t)                                                                            \
+    { SIMD_NAME(sdpa_kv_block_scores_##t), SIMD_NAME(sdpa_kv_block_values_##t),                   \
+      SIMD_NAME(sdpa_kv_row_scores_##t), SIMD_NAME(sdpa_kv_row_values_##t) }
+static const sdpa_kv_pass SIMD_NAME(sdpa_kv_passes)[ATTN_DTYPE_COUNT] = {
+    [ATTN_F32] = SDPA_KV_PASS(f32), [ATTN_F16] = SDPA_KV_PASS(f16),
+    [ATTN_BF16] = SDPA_KV_PASS(bf16), [ATTN_I8] = SDPA_KV_PASS(i8),
+};
+#undef SDPA_KV_PASS
+
+/* Keys (which 0) or values (1) of batch b, key/value head kvh as the
+ * passes take them: the first row, the row stride and the scales. */
+typedef struct sdpa_kv_rows {
+    const char *data;
+    size_t st;
+    const float *scale;
+    size_t scale_st;
+    const sdpa_kv_pass *pass;
+} sdpa_kv_rows;
+
+static sdpa_kv_rows SIMD_NAME(sdpa_kv_rows_of)(const attn_sdpa_problem *p, int which, int b,
+                                               int kvh)
 {
-    const int dh = nv * SIMD_LANES;
-    vf acc[DECODE_ROW_VECS];
-    SIMD_NAME(sdpa_decode_row_load)(acc, o, nv);
-    for (int jj = 0; jj < kb; jj++) {
-        const float *vrow = V + (size_t)jj * vst;
-        if (ahead && jj + ahead < ahead_ok)
-            SIMD_NAME(sdpa_prefetch_page)(vrow + (size_t)ahead * vst, dh);
-        const vf pj = vf_set1(s[jj]);
-#pragma GCC unroll 8
-        for (int v = 0; v < DECODE_ROW_VECS; v++)
-            if (v < nv)
-                acc[v] = vf_fmadd(pj, vf_load(vrow + v * SIMD_LANES), acc[v]);
+    const attn_kv_store *s = which ? &p->v_store : &p->k_store;
+    const attn_strides *st = which ? &p->v_st : &p->k_st;
+    float unused;
+    sdpa_kv_rows r = { attn_kv_row(p, which, b, kvh, 0, &unused),
+                       st->row * attn_dtype_bytes(s->type), NULL, 0,
+                       &SIMD_NAME(sdpa_kv_passes)[s->type] };
+    if (s->type == ATTN_I8) {
+        r.scale = s->scale + (size_t)b * s->scale_st.batch + (size_t)kvh * s->scale_st.head;
+        r.scale_st = s->scale_st.row;
     }
-#pragma GCC unroll 8
-    for (int v = 0; v < DECODE_ROW_VECS; v++)
-        if (v < nv)
-            vf_store(o + v * SIMD_LANES, acc[v]);
+    return r;
 }
 
 /* Row r of a key/value head's tile: query row r % Lq of its (r / Lq)-th head. */
@@ -458,18 +323,20 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
         m[r] = -INFINITY;
         l[r] = 0.0f;
     }
-    const float *K = p->k + b * p->k_st.batch + kvh * p->k_st.head;
-    const float *V = p->v + b * p->v_st.batch + kvh * p->v_st.head;
-    const size_t kst = (size_t)p->k_st.row, vst = (size_t)p->v_st.row;
+    const sdpa_kv_rows K = SIMD_NAME(sdpa_kv_rows_of)(p, 0, b, kvh);
+    const sdpa_kv_rows V = SIMD_NAME(sdpa_kv_rows_of)(p, 1, b, kvh);
     const int k_begin = split * SDPA_DECODE_SPLIT;
     const int k_end = k_begin + SDPA_DECODE_SPLIT < d->keys ? k_begin + SDPA_DECODE_SPLIT : d->keys;
     for (int k0 = k_begin; k0 < k_end; k0 += SDPA_DECODE_KEYS) {
         const int kb = k_end - k0 < SDPA_DECODE_KEYS ? k_end - k0 : SDPA_DECODE_KEYS;
-        const float *Kb = K + (size_t)k0 * kst, *Vb = V + (size_t)k0 * vst;
+        const char *Kb = K.data + (size_t)k0 * K.st, *Vb = V.data + (size_t)k0 * V.st;
+        const float *ksc = K.scale ? K.scale + (size_t)k0 * K.scale_st : NULL;
+        const float *vsc = V.scale ? V.scale + (size_t)k0 * V.scale_st : NULL;
         if (in_registers)
-            SIMD_NAME(sdpa_decode_row_scores)(qs, nv, Kb, kst, kb, ahead, k_end - k0, s);
+            K.pass->row_scores(qs, nv, Kb, K.st, kb, ahead, k_end - k0, ksc, K.scale_st, s);
         else
-            SIMD_NAME(sdpa_decode_block_scores)(qs, dh, rows, Kb, kst, kb, ahead, k_end - k0, s);
+            K.pass->block_scores(qs, dh, rows, Kb, K.st, kb, ahead, k_end - k0, ksc, K.scale_st,
+                                 s);
         for (int r = 0; r < rows; r++) {
             float *row = s + (size_t)r * SDPA_DECODE_KEYS;
             int n_vis = attn_mask_visible_keys(p->mask, r % lq, lq, p->kv_len) - k0;
@@ -481,9 +348,10 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
                 SIMD_NAME(sdpa_scale_row)(o + (size_t)r * dh, dh, alpha);
         }
         if (in_registers)
-            SIMD_NAME(sdpa_decode_row_values)(o, nv, Vb, vst, kb, ahead, k_end - k0, s);
+            V.pass->row_values(o, nv, Vb, V.st, kb, ahead, k_end - k0, vsc, V.scale_st, s);
         else
-            SIMD_NAME(sdpa_decode_block_values)(o, dh, rows, Vb, vst, kb, ahead, k_end - k0, s);
+            V.pass->block_values(o, dh, rows, Vb, V.st, kb, ahead, k_end - k0, vsc, V.scale_st,
+                                 s);
     }
 }
 

@@ -20,12 +20,15 @@
 #include "decode_impl.h"
 #include "sdpa.h"
 
-/* Per thread: the score block (bq × Lk), then pack floats. */
-static size_t thread_floats(const attn_sdpa_problem *p, int bq, size_t pack, size_t *s_floats)
+/* Per thread: the score block (bq × Lk), then pack floats, then (keys or
+ * values stored narrower) the head's widened to fp32, Lk × Dh each. */
+static size_t thread_floats(const attn_sdpa_problem *p, int bq, size_t pack, size_t *s_floats,
+                            size_t *wide_floats)
 {
     size_t s = (size_t)bq * (size_t)p->kv_len;
     *s_floats = (s + 15) / 16 * 16;   /* keep the pack 64-byte aligned */
-    return *s_floats + pack;
+    *wide_floats = attn_kv_f32(p) ? 0 : ((size_t)p->kv_len * (size_t)p->head_dim + 15) / 16 * 16;
+    return *s_floats + pack + 2 * *wide_floats;
 }
 
 size_t blk_sdpa_scratch(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_plan *sp)
@@ -36,8 +39,8 @@ size_t blk_sdpa_scratch(const attn_exec *ex, const attn_sdpa_problem *p, const b
         return sdpa_decode_plan_of__portable(p, rows, ex->n_threads, &d) ? d.total * sizeof(float)
                                                                           : SIZE_MAX;
     }
-    size_t s_floats, bytes = sizeof(float);
-    size_t floats = thread_floats(p, sp->bq, sp->pack_floats, &s_floats);
+    size_t s_floats, wide, bytes = sizeof(float);
+    size_t floats = thread_floats(p, sp->bq, sp->pack_floats, &s_floats, &wide);
     if (!attn_mul_checked(&bytes, floats, SIZE_MAX)
         || !attn_mul_checked(&bytes, (size_t)ex->n_threads, SIZE_MAX))
         return SIZE_MAX;
@@ -54,7 +57,7 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
     const int bq = sp->bq, dh = p->head_dim;
     const int q_blocks = (p->q_len + bq - 1) / bq;
     const long tasks = (long)p->batch * p->n_heads * q_blocks;
-    size_t s_floats, per_thread = thread_floats(p, bq, sp->pack_floats, &s_floats);
+    size_t s_floats, wide, per_thread = thread_floats(p, bq, sp->pack_floats, &s_floats, &wide);
 
     /* Tasks differ in cost under a causal mask: hand them out dynamically.
      * Which thread runs a task does not change its result. */
@@ -70,18 +73,32 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
 
         const float *q = p->q + b * p->q_st.batch + h * p->q_st.head + (size_t)q0 * p->q_st.row;
         const int kvh = attn_kv_head(p, h);
-        const float *k = p->k + b * p->k_st.batch + kvh * p->k_st.head;
-        const float *v = p->v + b * p->v_st.batch + kvh * p->v_st.head;
+        float unused;
+        const float *k = p->k_store.type == ATTN_F32 ? attn_kv_row(p, 0, b, kvh, 0, &unused) : NULL;
+        const float *v = p->v_store.type == ATTN_F32 ? attn_kv_row(p, 1, b, kvh, 0, &unused) : NULL;
+        size_t ldk = p->k_st.row, ldv = p->v_st.row;
         float *out = p->out + b * p->out_st.batch + h * p->out_st.head + (size_t)q0 * p->out_st.row;
         if (keys == 0) {   /* bottom-right with Lq > Lk: these rows see no key */
             for (int i = 0; i < rows; i++)
                 memset(out + (size_t)i * p->out_st.row, 0, (size_t)dh * sizeof(float));
             continue;
         }
+        /* Keys or values stored narrower: the ones the block sees, widened
+         * (O(keys·Dh) against the block's O(rows·keys·Dh) products). */
+        if (p->k_store.type != ATTN_F32) {
+            float *kw = pack + sp->pack_floats;
+            attn_widen_kv(p, 0, b, kvh, keys, kw);
+            k = kw, ldk = (size_t)dh;
+        }
+        if (p->v_store.type != ATTN_F32) {
+            float *vw = pack + sp->pack_floats + wide;
+            attn_widen_kv(p, 1, b, kvh, keys, vw);
+            v = vw, ldv = (size_t)dh;
+        }
 
         blk_gemm qk = {
             .m = (size_t)rows, .n = keys, .k = dh, .a = q, .lda = p->q_st.row, .alpha = p->scale,
-            .b = k, .ldb = p->k_st.row, .b_is_nk = 1, .c = s, .ldc = (size_t)keys,
+            .b = k, .ldb = ldk, .b_is_nk = 1, .c = s, .ldc = (size_t)keys,
             .act = ATTN_ACT_NONE,
         };
         sp->product(&qk, ex->params, pack);
@@ -97,7 +114,7 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
 
         blk_gemm pv = {
             .m = (size_t)rows, .n = dh, .k = keys, .a = s, .lda = (size_t)keys, .alpha = 1.0f,
-            .b = v, .ldb = p->v_st.row, .b_is_nk = 0, .c = out, .ldc = p->out_st.row,
+            .b = v, .ldb = ldv, .b_is_nk = 0, .c = out, .ldc = p->out_st.row,
             .act = ATTN_ACT_NONE,
         };
         sp->product(&pv, ex->params, pack);

@@ -12,6 +12,11 @@
  * (AVX-512 opmasks, AVX2 maskload/maskstore, NEON through a small buffer),
  * so no access ever leaves a row.
  *
+ * Keys and values stored narrower (contract 0.3, dtype.h) are widened as
+ * they are loaded: vf_load_f16, vf_load_bf16 and vf_load_i8 (and their _n
+ * tails) take SIMD_LANES elements at any address and give the floats they
+ * store, exactly (an int8's scale is applied by the caller).
+ *
  * Each ISA also fixes the GEMM register tile, SIMD_MR rows × SIMD_NV
  * vectors (gemm_impl.h), and provides simd_transpose4: four rows of four
  * floats, times alpha, stored transposed (the packing routines' building
@@ -32,6 +37,9 @@
 #define ATTN_SIMD_H
 
 #include <stddef.h>
+#include <string.h>
+
+#include "../dtype.h"
 
 /* The ISA comes from the folder that includes this header (its kernel.c
  * defines SIMD_TARGET_AVX512, _AVX2 or _NEON), never from the compiler's
@@ -81,10 +89,19 @@ static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
 {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), x, a);
 }
+/* vcvtph2ps; bfloat16 is the top half of a float; vpmovsxbd. The tails
+ * load with a mask (AVX512BW/VL, which the avx512 row requires). */
+static inline vf vf_load_f16(const void *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
+static inline vf vf_load_f16_n(const void *p, int n) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(simd_mask_(n), p)); }
+static inline vf simd_bf16_widen_(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+static inline vf vf_load_bf16(const void *p) { return simd_bf16_widen_(_mm256_loadu_si256((const __m256i *)p)); }
+static inline vf vf_load_bf16_n(const void *p, int n) { return simd_bf16_widen_(_mm256_maskz_loadu_epi16(simd_mask_(n), p)); }
+static inline vf vf_load_i8(const void *p) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p))); }
+static inline vf vf_load_i8_n(const void *p, int n) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(simd_mask_(n), p))); }
 
 #elif defined(SIMD_TARGET_AVX2)
-#if !defined(__AVX2__) || !defined(__FMA__)
-#error "simd.h: SIMD_TARGET_AVX2 needs -mavx2 -mfma (kernels/avx2's flags)"
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "simd.h: SIMD_TARGET_AVX2 needs -mavx2 -mfma -mf16c (kernels/avx2's flags)"
 #endif
 #include <immintrin.h>
 
@@ -153,6 +170,25 @@ static inline vf vf_select_nan(vf a, vf x)              /* a is NaN ? a : x */
 {
     return _mm256_blendv_ps(x, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
 }
+/* vcvtph2ps (F16C, which "avx2" includes: cpu.c); bfloat16 is the top
+ * half of a float; vpmovsxbd for int8. Tails through a zeroed buffer. */
+static inline vf simd_f16_widen_(__m128i raw) { return _mm256_cvtph_ps(raw); }
+static inline vf simd_bf16_widen_(__m128i raw)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
+}
+static inline vf vf_load_f16(const void *p) { return simd_f16_widen_(_mm_loadu_si128((const __m128i *)p)); }
+static inline vf vf_load_bf16(const void *p) { return simd_bf16_widen_(_mm_loadu_si128((const __m128i *)p)); }
+static inline vf vf_load_i8(const void *p) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p))); }
+static inline __m128i simd_tail_(const void *p, int bytes)
+{
+    __m128i t = _mm_setzero_si128();
+    memcpy(&t, p, (size_t)bytes);
+    return t;
+}
+static inline vf vf_load_f16_n(const void *p, int n) { return simd_f16_widen_(simd_tail_(p, 2 * n)); }
+static inline vf vf_load_bf16_n(const void *p, int n) { return simd_bf16_widen_(simd_tail_(p, 2 * n)); }
+static inline vf vf_load_i8_n(const void *p, int n) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(simd_tail_(p, n))); }
 
 #elif defined(SIMD_TARGET_NEON)
 #if !defined(__aarch64__) || !defined(__ARM_NEON)
@@ -214,6 +250,25 @@ static inline vf vf_select_lt(vf a, vf b, vf x, vf y) { return vbslq_f32(vcltq_f
 static inline vf vf_select_nan(vf a, vf x) { return vbslq_f32(vceqq_f32(a, a), x, a); }
 /* b·a[lane] + c: FMA by element (lane must be a constant, hence a macro). */
 #define vf_fmadd_lane(b, a, lane, c) vfmaq_laneq_f32(c, b, a, lane)
+/* fcvtl, shll by 16, sxtl twice: the elements go through a small buffer,
+ * at any address and for the tails alike. */
+static inline uint16x4_t simd_u16x4_(const void *p, int n)
+{
+    uint16_t t[4] = { 0, 0, 0, 0 };
+    memcpy(t, p, (size_t)n * 2);
+    return vld1_u16(t);
+}
+static inline vf vf_load_f16_n(const void *p, int n) { return vcvt_f32_f16(vreinterpret_f16_u16(simd_u16x4_(p, n))); }
+static inline vf vf_load_bf16_n(const void *p, int n) { return vreinterpretq_f32_u32(vshll_n_u16(simd_u16x4_(p, n), 16)); }
+static inline vf vf_load_i8_n(const void *p, int n)
+{
+    int8_t t[8] = { 0 };
+    memcpy(t, p, (size_t)n);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vld1_s8(t)))));
+}
+static inline vf vf_load_f16(const void *p) { return vf_load_f16_n(p, 4); }
+static inline vf vf_load_bf16(const void *p) { return vf_load_bf16_n(p, 4); }
+static inline vf vf_load_i8(const void *p) { return vf_load_i8_n(p, 4); }
 
 static inline void simd_transpose4(const float *const src[4], int p, float alpha, float *dst,
                                    size_t ld)
@@ -297,6 +352,39 @@ static inline vf vf_ldexp(vf p, vf n)                    /* n integral in [-252,
     simd_vi_ ni = __builtin_convertvector(n, simd_vi_), half = ni >> 1;
     return p * (vf)((half + 127) << 23) * (vf)((ni - half + 127) << 23);
 }
+/* The narrow types widened in vectors of 4: bfloat16 and int8 by
+ * conversion and shift; binary16 as the avx2 folder did before F16C, with
+ * every case exact: normal values re-biased in the exponent field,
+ * subnormals m·2^-24 by an exact int-to-float conversion, infinities and
+ * NaN given the all-ones exponent. The elements go through a zeroed
+ * buffer (any address; the tails). */
+typedef unsigned short simd_u16x4_ __attribute__((vector_size(8)));
+typedef signed char simd_i8x4_ __attribute__((vector_size(4)));
+static inline simd_vi_ simd_u16_(const void *p, int n)
+{
+    simd_u16x4_ h = { 0, 0, 0, 0 };
+    memcpy(&h, p, (size_t)n * 2);
+    return __builtin_convertvector(h, simd_vi_);
+}
+static inline vf vf_load_f16_n(const void *p, int n)
+{
+    const simd_vi_ h = simd_u16_(p, n), mag = h & 0x7fff, bits = mag << 13;
+    const simd_vi_ normal = bits + (112 << 23), special = bits | 0x7f800000;
+    const simd_vi_ sub = (simd_vi_)(__builtin_convertvector(mag, vf) * 0x1p-24f);
+    const simd_vi_ is_sub = mag < 0x400, is_special = mag > 0x7bff;   /* -1 where true */
+    simd_vi_ v = (is_sub & sub) | (is_special & special) | (~(is_sub | is_special) & normal);
+    return (vf)(v | ((h ^ mag) << 16));
+}
+static inline vf vf_load_bf16_n(const void *p, int n) { return (vf)(simd_u16_(p, n) << 16); }
+static inline vf vf_load_i8_n(const void *p, int n)
+{
+    simd_i8x4_ q = { 0, 0, 0, 0 };
+    memcpy(&q, p, (size_t)n);
+    return __builtin_convertvector(__builtin_convertvector(q, simd_vi_), vf);
+}
+static inline vf vf_load_f16(const void *p) { return vf_load_f16_n(p, SIMD_LANES); }
+static inline vf vf_load_bf16(const void *p) { return vf_load_bf16_n(p, SIMD_LANES); }
+static inline vf vf_load_i8(const void *p) { return vf_load_i8_n(p, SIMD_LANES); }
 
 #else
 #error "simd.h: define SIMD_TARGET_AVX512, SIMD_TARGET_AVX2, SIMD_TARGET_NEON or SIMD_TARGET_PORTABLE (an ISA folder's kernel.c does)"

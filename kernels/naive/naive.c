@@ -145,7 +145,6 @@ const attn_kernel attn_kernel__naive = {
     .gemm = attn_gemm__naive,
     .sdpa = attn_sdpa__naive,
     .sdpa_scratch = attn_sdpa_scratch__naive,
-    /* keys and values as stored, each element widened (dtype.h) */
-    .kv_types = 1u << ATTN_F16 | 1u << ATTN_BF16 | 1u << ATTN_I8,
+    .kv_types = ATTN_KV_NARROW,   /* each element widened as it is read (dtype.h) */
     .layernorm = attn_layernorm__naive,
 };

@@ -108,6 +108,7 @@ const attn_kernel attn_kernel__openblas = {
     .gemm = gemm,
     .sdpa = sdpa,
     .sdpa_scratch = sdpa_scratch,
+    .kv_types = ATTN_KV_NARROW,   /* frame/sdpa.c: decode path in place, tiles widened */
     .layernorm = attn_layernorm__portable,
     /* No register tile of its own. */
     .geometry = { BLK_SDPA_GEOMETRY },

@@ -126,6 +126,9 @@ const attn_kernel SIMD_CAT_(attn_kernel, SIMD_ISA) = {
     .gemm_scratch = SIMD_NAME(attn_gemm_scratch),
     .sdpa = SIMD_NAME(attn_sdpa),
     .sdpa_scratch = SIMD_NAME(attn_sdpa_scratch),
+    /* the decode path widens in registers; the streaming path a head as
+     * it packs it (sdpa_impl.h) */
+    .kv_types = ATTN_KV_NARROW,
     .layernorm = SIMD_NAME(attn_layernorm),
     .geometry = { .mr = GEMM_MR, .nr = GEMM_NR, .skinny_rows = SKINNY_MI,
                   .attn_rows = GEMM_MR, .attn_keys = GEMM_NR, .lanes = SIMD_LANES,

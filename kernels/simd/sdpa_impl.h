@@ -56,9 +56,11 @@ static int SIMD_NAME(sdpa_query_tile)(const int *params)
     return bq > 0 ? bq : GEMM_MR;
 }
 
-/* One thread's buffers, in floats, each start 64-byte aligned. */
+/* One thread's buffers, in floats, each start 64-byte aligned; kwide and
+ * vwide (Lk × Dh each, none when both are fp32): the head's keys and values
+ * widened from their storage type before they are packed. */
 typedef struct sdpa_layout {
-    size_t kpack, vpack, qpack, s, ppack, m, l, total;
+    size_t kpack, vpack, qpack, s, ppack, m, l, kwide, vwide, total;
 } sdpa_layout;
 
 /* 0 when a size overflows. */
@@ -68,10 +70,12 @@ static int SIMD_NAME(sdpa_layout_of)(const attn_sdpa_problem *p, const int *para
     size_t dh = (size_t)p->head_dim, dh_pad = (dh + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
     size_t bq = (size_t)SIMD_NAME(sdpa_query_tile)(params);
     size_t bk = (size_t)SIMD_NAME(sdpa_key_tile)(p, params);
-    size_t sizes[7] = { lk, dh_pad, bq, bq, bq, bq, bq };
-    const size_t by[7] = { dh, lk, dh, sdpa_score_stride((int)bk), bk, 1, 1 };
-    size_t off = 0, *fields[7] = { &L->kpack, &L->vpack, &L->qpack, &L->s, &L->ppack, &L->m, &L->l };
-    for (int i = 0; i < 7; i++) {
+    size_t wide = attn_kv_f32(p) ? 0 : (size_t)p->kv_len;
+    size_t sizes[9] = { lk, dh_pad, bq, bq, bq, bq, bq, wide, wide };
+    const size_t by[9] = { dh, lk, dh, sdpa_score_stride((int)bk), bk, 1, 1, dh, dh };
+    size_t off = 0, *fields[9] = { &L->kpack, &L->vpack, &L->qpack, &L->s, &L->ppack, &L->m, &L->l,
+                                   &L->kwide, &L->vwide };
+    for (int i = 0; i < 9; i++) {
         if (!attn_mul_checked(&sizes[i], by[i], SIZE_MAX / 8))
             return 0;
         *fields[i] = off;
@@ -164,6 +168,25 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
     }
 }
 
+/* K (which 0) or V (1) of head (b, kvh) as the B operand packing reads it:
+ * in place when fp32, else its first `keys` rows widened into wide (O(Lk·Dh)
+ * once per task, against the task's O(Lq·Lk·Dh) products). */
+static blk_gemm SIMD_NAME(sdpa_kv_operand)(const attn_sdpa_problem *p, int which, int b, int kvh,
+                                           int keys, float *wide)
+{
+    const attn_kv_store *s = which ? &p->v_store : &p->k_store;
+    blk_gemm g = { .ldb = which ? p->v_st.row : p->k_st.row, .b_is_nk = !which };
+    float unused;
+    if (s->type == ATTN_F32) {
+        g.b = attn_kv_row(p, which, b, kvh, 0, &unused);
+    } else {
+        attn_widen_kv(p, which, b, kvh, keys, wide);
+        g.b = wide;
+        g.ldb = (size_t)p->head_dim;
+    }
+    return g;
+}
+
 static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p)
 {
     int decode_rows = SIMD_NAME(sdpa_decode_rows)(p, ex->params[SK_DECODE_ROWS]);
@@ -195,10 +218,8 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
         /* Only the keys the chunk's last row can see are packed. */
         int keys = attn_mask_visible_keys(p->mask, q_end - 1, p->q_len, p->kv_len);
         const int kvh = attn_kv_head(p, h);
-        blk_gemm kg = { .b = p->k + b * p->k_st.batch + kvh * p->k_st.head, .ldb = p->k_st.row,
-                        .b_is_nk = 1 };
-        blk_gemm vg = { .b = p->v + b * p->v_st.batch + kvh * p->v_st.head, .ldb = p->v_st.row,
-                        .b_is_nk = 0 };
+        blk_gemm kg = SIMD_NAME(sdpa_kv_operand)(p, 0, b, kvh, keys, buf + L.kwide);
+        blk_gemm vg = SIMD_NAME(sdpa_kv_operand)(p, 1, b, kvh, keys, buf + L.vwide);
         const int lk_pad = (p->kv_len + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
         arch->pack_b(&kg, 0, keys, 0, p->head_dim, buf + L.kpack);
         for (int jc = 0; jc < p->head_dim; jc += GEMM_NR)

@@ -1,0 +1,304 @@
+/*
+ * decode_kv_impl.h — the decode path's passes over the keys and the values
+ * (decode_impl.h says how the path goes), once per storage type of them:
+ * decode_impl.h includes this file for f32, f16, bf16 and i8 with
+ *
+ *   KV_T            the type's name, a suffix of every function here;
+ *   KV_BYTES        bytes of one element;
+ *   KV_LOAD(p), KV_LOAD_N(p, n)
+ *                   SIMD_LANES elements at p (any address) as floats, and
+ *                   the first n of them (simd.h);
+ *   KV_SCALED       1 when each row has a scale (int8): a key's score is
+ *                   multiplied by its key's, a value's weight by its
+ *                   value's, after the row's elements are summed.
+ *
+ * Rows are read in place, each element widened in registers as it is
+ * loaded; nothing is packed or converted ahead. Pointers are bytes (const
+ * char *) and strides bytes, whatever the type.
+ *
+ * A narrow type takes several keys at a time even for fewer than
+ * DECODE_RB query rows: widening adds work to each load, and one key at a
+ * time leaves a dot product's two chains of FMAs to bound the loop (fp32,
+ * bound by memory, keeps the one-key loops: see decode_impl.h). Measured
+ * Lk 16384, H 32, Dh 128, 1 thread, Zen 4: avx2 f16 15.6 -> ... ms.
+ */
+#define KV_WIDENS (KV_BYTES < 4)
+#define KV_FN3_(name, t) name##_##t
+#define KV_FN2_(name, t) KV_FN3_(name, t)
+#define KV_FN(name) SIMD_NAME(KV_FN2_(name, KV_T))
+#define KV_AT(row, c) ((row) + (size_t)(c) * KV_BYTES)
+
+static inline float KV_FN(sdpa_kv_dot)(const float *a, const char *b, int n)
+{
+    vf acc0 = vf_zero(), acc1 = vf_zero();
+    int j = 0;
+    for (; j + 2 * SIMD_LANES <= n; j += 2 * SIMD_LANES) {
+        acc0 = vf_fmadd(vf_load(a + j), KV_LOAD(KV_AT(b, j)), acc0);
+        acc1 = vf_fmadd(vf_load(a + j + SIMD_LANES), KV_LOAD(KV_AT(b, j + SIMD_LANES)), acc1);
+    }
+    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
+        acc0 = vf_fmadd(vf_load(a + j), KV_LOAD(KV_AT(b, j)), acc0);
+    if (j < n)
+        acc1 = vf_fmadd(vf_load_n(a + j, n - j), KV_LOAD_N(KV_AT(b, j), n - j), acc1);
+    return vf_reduce_add(vf_add(acc0, acc1));
+}
+
+/* o[0..n) += f·x[0..n). */
+static inline void KV_FN(sdpa_kv_axpy)(float *o, const char *x, float f, int n)
+{
+    const vf vfac = vf_set1(f);
+    int j = 0;
+    for (; j + SIMD_LANES <= n; j += SIMD_LANES)
+        vf_store(o + j, vf_fmadd(vfac, KV_LOAD(KV_AT(x, j)), vf_load(o + j)));
+    if (j < n)
+        vf_store_n(o + j, vf_fmadd(vfac, KV_LOAD_N(KV_AT(x, j), n - j), vf_load_n(o + j, n - j)),
+                   n - j);
+}
+
+/* s[r][0..nk) = q_r · krow[0..nk) for rb ≤ DECODE_RB rows and nk ≤
+ * DECODE_KS keys; constant rb and nk on the hot path, as for the values. */
+static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
+                                                const char *const *krow, int nk, float *s)
+{
+    vf acc[DECODE_RB][DECODE_KS];
+#pragma GCC unroll 4
+    for (int r = 0; r < rb; r++)
+#pragma GCC unroll 4
+        for (int k = 0; k < nk; k++)
+            acc[r][k] = vf_zero();
+    int c = 0;
+    for (; c + SIMD_LANES <= dh; c += SIMD_LANES) {
+        vf kv[DECODE_KS];
+#pragma GCC unroll 4
+        for (int k = 0; k < nk; k++)
+            kv[k] = KV_LOAD(KV_AT(krow[k], c));
+#pragma GCC unroll 4
+        for (int r = 0; r < rb; r++) {
+            const vf q = vf_load(qs + (size_t)r * dh + c);
+#pragma GCC unroll 4
+            for (int k = 0; k < nk; k++)
+                acc[r][k] = vf_fmadd(q, kv[k], acc[r][k]);
+        }
+    }
+    if (c < dh) {
+        const int n = dh - c;
+        for (int r = 0; r < rb; r++) {
+            const vf q = vf_load_n(qs + (size_t)r * dh + c, n);
+            for (int k = 0; k < nk; k++)
+                acc[r][k] = vf_fmadd(q, KV_LOAD_N(KV_AT(krow[k], c), n), acc[r][k]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < rb; r++)
+#pragma GCC unroll 4
+        for (int k = 0; k < nk; k++)
+            s[(size_t)r * SDPA_DECODE_KEYS + k] = vf_reduce_add(acc[r][k]);
+}
+
+/* o_r += Σ_k p[r][k]·vrow[k] for rb ≤ DECODE_RB rows and nk ≤ DECODE_KV
+ * keys, in key order (the sum a key at a time gives, bit for bit). Called
+ * with constant rb and nk on the hot path, so that its loops unroll with no
+ * branch left inside. */
+static DECODE_INLINE void KV_FN(sdpa_kv_values)(float *o, int dh, int rb, const float *p,
+                                                const char *const *vrow, int nk)
+{
+    vf pr[DECODE_RB][DECODE_KV];
+#pragma GCC unroll 4
+    for (int r = 0; r < rb; r++)
+#pragma GCC unroll 4
+        for (int k = 0; k < nk; k++)
+            pr[r][k] = vf_set1(p[(size_t)r * SDPA_DECODE_KEYS + k]);
+    int c = 0;
+    for (; c + SIMD_LANES <= dh; c += SIMD_LANES) {
+        vf v[DECODE_KV];
+#pragma GCC unroll 4
+        for (int k = 0; k < nk; k++)
+            v[k] = KV_LOAD(KV_AT(vrow[k], c));
+#pragma GCC unroll 4
+        for (int r = 0; r < rb; r++) {
+            vf acc = vf_load(o + (size_t)r * dh + c);
+#pragma GCC unroll 4
+            for (int k = 0; k < nk; k++)
+                acc = vf_fmadd(pr[r][k], v[k], acc);
+            vf_store(o + (size_t)r * dh + c, acc);
+        }
+    }
+    if (c < dh) {
+        const int n = dh - c;
+        for (int r = 0; r < rb; r++) {
+            vf acc = vf_load_n(o + (size_t)r * dh + c, n);
+            for (int k = 0; k < nk; k++)
+                acc = vf_fmadd(pr[r][k], KV_LOAD_N(KV_AT(vrow[k], c), n), acc);
+            vf_store_n(o + (size_t)r * dh + c, acc, n);
+        }
+    }
+}
+
+/* rows[0..nk) = rows jj.. of X (row stride st bytes); for each, the row
+ * ahead keys on is prefetched if it lies before ahead_ok (the split's end,
+ * counted from X). */
+static inline void KV_FN(sdpa_kv_rows_at)(const char *X, size_t st, int jj, int nk, int dh,
+                                          int ahead, int ahead_ok, const char **rows)
+{
+    for (int k = 0; k < nk; k++) {
+        rows[k] = X + (size_t)(jj + k) * st;
+        if (ahead && jj + k + ahead < ahead_ok)
+            SIMD_NAME(sdpa_prefetch_row)(rows[k] + (size_t)ahead * st, (size_t)dh * KV_BYTES);
+    }
+}
+
+#if KV_SCALED
+/* Each of the kb keys' scores of the rows times the key's scale. */
+static inline void KV_FN(sdpa_kv_scale_keys)(float *s, int rows, int kb, const float *scale,
+                                             size_t scale_st)
+{
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < kb; j++)
+            s[(size_t)r * SDPA_DECODE_KEYS + j] *= scale[(size_t)j * scale_st];
+}
+#endif
+
+/* The K pass of one block: s[rows][kb] for the kb keys at K (row stride
+ * kst bytes, scales at scale with stride scale_st when KV_SCALED),
+ * prefetching as sdpa_kv_rows_at does. */
+static void KV_FN(sdpa_kv_block_scores)(const float *qs, int dh, int rows, const char *K,
+                                        size_t kst, int kb, int ahead, int ahead_ok,
+                                        const float *scale, size_t scale_st, float *s)
+{
+    const int step = rows >= DECODE_RB || KV_WIDENS ? DECODE_KS : 1;
+    for (int jj = 0; jj < kb; jj += step) {
+        const int nk = kb - jj < step ? kb - jj : step;
+        const char *krow[DECODE_KS];
+        KV_FN(sdpa_kv_rows_at)(K, kst, jj, nk, dh, ahead, ahead_ok, krow);
+        float *sj = s + jj;
+        if (step == 1) {   /* few rows: the plain dot, two chains per product */
+            for (int r = 0; r < rows; r++)
+                sj[(size_t)r * SDPA_DECODE_KEYS] = KV_FN(sdpa_kv_dot)(qs + (size_t)r * dh, krow[0], dh);
+            continue;
+        }
+        int r = 0;
+        if (nk == DECODE_KS) {
+            for (; r + DECODE_RB <= rows; r += DECODE_RB)
+                KV_FN(sdpa_kv_scores)(qs + (size_t)r * dh, dh, DECODE_RB, krow, DECODE_KS,
+                                      sj + (size_t)r * SDPA_DECODE_KEYS);
+            for (; r < rows; r++)
+                KV_FN(sdpa_kv_scores)(qs + (size_t)r * dh, dh, 1, krow, DECODE_KS,
+                                      sj + (size_t)r * SDPA_DECODE_KEYS);
+        } else {   /* the block's last keys */
+            for (; r < rows; r++)
+                KV_FN(sdpa_kv_scores)(qs + (size_t)r * dh, dh, 1, krow, nk,
+                                      sj + (size_t)r * SDPA_DECODE_KEYS);
+        }
+    }
+#if KV_SCALED
+    KV_FN(sdpa_kv_scale_keys)(s, rows, kb, scale, scale_st);
+#else
+    (void)scale, (void)scale_st;
+#endif
+}
+
+/* The V pass of one block: o[rows] += P·V over the kb keys at V (P scaled
+ * in place by each value's scale when KV_SCALED: the block's P is read by
+ * this pass only). */
+static void KV_FN(sdpa_kv_block_values)(float *o, int dh, int rows, const char *V, size_t vst,
+                                        int kb, int ahead, int ahead_ok, const float *scale,
+                                        size_t scale_st, float *s)
+{
+#if KV_SCALED
+    KV_FN(sdpa_kv_scale_keys)(s, rows, kb, scale, scale_st);
+#else
+    (void)scale, (void)scale_st;
+#endif
+    const int step = rows >= DECODE_RB || KV_WIDENS ? DECODE_KV : 1;
+    for (int jj = 0; jj < kb; jj += step) {
+        const int nk = kb - jj < step ? kb - jj : step;
+        const char *vrow[DECODE_KV];
+        KV_FN(sdpa_kv_rows_at)(V, vst, jj, nk, dh, ahead, ahead_ok, vrow);
+        /* No skip of P = 0: 0·NaN and 0·Inf must give NaN as in the
+         * oracle's unmasked keys (compose.c then reruns the oracle). */
+        const float *sj = s + jj;
+        if (step == 1) {
+            for (int r = 0; r < rows; r++)
+                KV_FN(sdpa_kv_axpy)(o + (size_t)r * dh, vrow[0], sj[(size_t)r * SDPA_DECODE_KEYS],
+                                    dh);
+            continue;
+        }
+        int r = 0;
+        if (nk == DECODE_KV) {
+            for (; r + DECODE_RB <= rows; r += DECODE_RB)
+                KV_FN(sdpa_kv_values)(o + (size_t)r * dh, dh, DECODE_RB,
+                                      sj + (size_t)r * SDPA_DECODE_KEYS, vrow, DECODE_KV);
+            for (; r < rows; r++)
+                KV_FN(sdpa_kv_values)(o + (size_t)r * dh, dh, 1, sj + (size_t)r * SDPA_DECODE_KEYS,
+                                      vrow, DECODE_KV);
+        } else {   /* the block's last keys */
+            for (; r < rows; r++)
+                KV_FN(sdpa_kv_values)(o + (size_t)r * dh, dh, 1, sj + (size_t)r * SDPA_DECODE_KEYS,
+                                      vrow, nk);
+        }
+    }
+}
+
+/* The K pass of one row held in nv registers. */
+static void KV_FN(sdpa_kv_row_scores)(const float *q, int nv, const char *K, size_t kst, int kb,
+                                      int ahead, int ahead_ok, const float *scale,
+                                      size_t scale_st, float *s)
+{
+    vf qv[DECODE_ROW_VECS];
+    SIMD_NAME(sdpa_decode_row_load)(qv, q, nv);
+    for (int jj = 0; jj < kb; jj++) {
+        const char *krow = K + (size_t)jj * kst;
+        if (ahead && jj + ahead < ahead_ok)
+            SIMD_NAME(sdpa_prefetch_page)(krow + (size_t)ahead * kst,
+                                          (size_t)nv * SIMD_LANES * KV_BYTES);
+        vf a0 = vf_zero(), a1 = vf_zero();
+#pragma GCC unroll 8
+        for (int v = 0; v < DECODE_ROW_VECS; v += 2) {
+            if (v < nv)
+                a0 = vf_fmadd(qv[v], KV_LOAD(KV_AT(krow, v * SIMD_LANES)), a0);
+            if (v + 1 < nv)
+                a1 = vf_fmadd(qv[v + 1], KV_LOAD(KV_AT(krow, (v + 1) * SIMD_LANES)), a1);
+        }
+        s[jj] = vf_reduce_add(vf_add(a0, a1));
+    }
+#if KV_SCALED
+    KV_FN(sdpa_kv_scale_keys)(s, 1, kb, scale, scale_st);
+#else
+    (void)scale, (void)scale_st;
+#endif
+}
+
+/* The V pass of one row held in nv registers. */
+static void KV_FN(sdpa_kv_row_values)(float *o, int nv, const char *V, size_t vst, int kb,
+                                      int ahead, int ahead_ok, const float *scale,
+                                      size_t scale_st, float *s)
+{
+#if KV_SCALED
+    KV_FN(sdpa_kv_scale_keys)(s, 1, kb, scale, scale_st);
+#else
+    (void)scale, (void)scale_st;
+#endif
+    vf acc[DECODE_ROW_VECS];
+    SIMD_NAME(sdpa_decode_row_load)(acc, o, nv);
+    for (int jj = 0; jj < kb; jj++) {
+        const char *vrow = V + (size_t)jj * vst;
+        if (ahead && jj + ahead < ahead_ok)
+            SIMD_NAME(sdpa_prefetch_page)(vrow + (size_t)ahead * vst,
+                                          (size_t)nv * SIMD_LANES * KV_BYTES);
+        const vf pj = vf_set1(s[jj]);
+#pragma GCC unroll 8
+        for (int v = 0; v < DECODE_ROW_VECS; v++)
+            if (v < nv)
+                acc[v] = vf_fmadd(pj, KV_LOAD(KV_AT(vrow, v * SIMD_LANES)), acc[v]);
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < DECODE_ROW_VECS; v++)
+        if (v < nv)
+            vf_store(o + v * SIMD_LANES, acc[v]);
+}
+
+#undef KV_WIDENS
+#undef KV_AT
+#undef KV_FN
+#undef KV_FN2_
+#undef KV_FN3_
