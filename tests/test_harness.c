@@ -159,6 +159,20 @@ static void test_flops(void)
     CHECK(ab_shape_flops(&s) == 4.0 * 32 * 4096 * 128, "GQA flops %.0f", ab_shape_flops(&s));
     CHECK(ab_shape_bytes(&s) == 4.0 * 128 * (2.0 * 32 + 2.0 * 8 * 4096), "GQA bytes %.0f",
           ab_shape_bytes(&s));
+    /* Keys and values stored narrower: the same FLOPs; K and V bytes as
+     * stored, 2 per element in f16, 1 in i8 and a 4-byte scale per row of
+     * 128; q and the output stay fp32. */
+    const struct { const char *kv; double row; } stored[] = { { "f16", 256 }, { "bf16", 256 },
+                                                              { "i8", 132 }, { "f32", 512 } };
+    for (size_t i = 0; i < sizeof stored / sizeof stored[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "B=1,H=32,Hkv=8,Lq=1,Lk=4096,Dh=128,mask=causal-br,kv=%s",
+                 stored[i].kv);
+        CHECK(ab_shape_parse(text, AB_OP_SDPA, &s, err, sizeof err) == 0, "%s", err);
+        CHECK(ab_shape_flops(&s) == 4.0 * 32 * 4096 * 128
+              && ab_shape_bytes(&s) == 4.0 * 128 * 2 * 32 + 2.0 * 8 * 4096 * stored[i].row,
+              "kv=%s: %.0f FLOPs, %.0f bytes", stored[i].kv, ab_shape_flops(&s), ab_shape_bytes(&s));
+    }
     /* The encoder's attention part shrinks the same way: 4·P·D with P = 8·9/2. */
     CHECK(ab_shape_parse("B=1,L=8,D=4,H=2,F=16,mask=causal", AB_OP_ENCODER, &s, err, sizeof err) == 0,
           "%s", err);

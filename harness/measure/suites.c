@@ -16,6 +16,10 @@
 #define GQA(b, h, hkv, lq, lk, dh, m) \
     { .op = AB_OP_SDPA, .batch = b, .heads = h, .kv_heads = hkv, .q_len = lq, .kv_len = lk, \
       .head_dim = dh, .mask = m }
+/* SDPA on keys and values stored as kv (contract 0.3). */
+#define SDPA_KV(b, h, hkv, lq, lk, dh, m, kv) \
+    { .op = AB_OP_SDPA, .batch = b, .heads = h, .kv_heads = (hkv) == (h) ? 0 : (hkv), .q_len = lq, \
+      .kv_len = lk, .head_dim = dh, .mask = m, .kv_type = kv }
 #define MHA(b, d, h, lq, lk, m) \
     { .op = AB_OP_MHA, .batch = b, .heads = h, .q_len = lq, .kv_len = lk, .head_dim = (d) / (h), \
       .cross = (lq) != (lk), .mask = m }
@@ -28,9 +32,12 @@
       .head_dim = (d) / (h), .d_ff = f, .norm_first = nf, .act = a, .mask = m }
 /* Generation: a prompt of p tokens, then n single-token steps, through a
  * stack of `layers` decoder layers over a memory of mem tokens. */
-#define GEN(b, d, h, f, p, n, mem, layers_, nf, a, m) \
+#define GEN_KV(b, d, h, f, p, n, mem, layers_, nf, a, m, kv) \
     { .op = AB_OP_GENERATE, .batch = b, .heads = h, .q_len = p, .steps = n, .kv_len = mem, \
-      .layers = layers_, .head_dim = (d) / (h), .d_ff = f, .norm_first = nf, .act = a, .mask = m }
+      .layers = layers_, .head_dim = (d) / (h), .d_ff = f, .norm_first = nf, .act = a, .mask = m, \
+      .kv_type = kv }
+#define GEN(b, d, h, f, p, n, mem, layers_, nf, a, m) \
+    GEN_KV(b, d, h, f, p, n, mem, layers_, nf, a, m, ATTN_F32)
 #define ENC(b, d, h, f, l, nf, a, m) \
     { .op = AB_OP_ENCODER, .batch = b, .heads = h, .q_len = l, .kv_len = l, .head_dim = (d) / (h), \
       .d_ff = f, .norm_first = nf, .act = a, .mask = m }
@@ -135,23 +142,40 @@ static const ab_shape check[] = {
     GEN(3, 20, 2, 9, 2, 3, 4, 2, 1, ATTN_ACT_GELU_TANH, AB_MASK_PADDING),
     GEN(2, 16, 2, 24, 5, 4, 7, 2, 0, ATTN_ACT_RELU, AB_MASK_PADDING),
     GEN(1, 64, 4, 96, 1, 17, 33, 3, 1, ATTN_ACT_GELU_ERF, AB_MASK_NONE),
+    /* Contract 0.3: keys and values stored as f16, bf16 and int8 — the
+     * decode path (one row, grouped rows, a width with a vector tail, a
+     * split), the streaming and tiled paths (widened per head), and typed
+     * caches through generation. */
+    SDPA_KV(2, 8, 2, 1, 1025, 128, AB_MASK_CAUSAL_BR, ATTN_F16),
+    SDPA_KV(1, 4, 4, 1, 300, 64, AB_MASK_NONE, ATTN_I8),
+    SDPA_KV(1, 2, 2, 1, 700, 33, AB_MASK_CAUSAL_BR, ATTN_BF16),
+    SDPA_KV(2, 3, 3, 5, 33, 17, AB_MASK_PADDING, ATTN_BF16),
+    SDPA_KV(1, 2, 2, 65, 65, 64, AB_MASK_CAUSAL, ATTN_F16),
+    SDPA_KV(2, 6, 3, 17, 33, 16, AB_MASK_ALL, ATTN_I8),
+    GEN_KV(1, 64, 4, 96, 3, 5, 9, 2, 1, ATTN_ACT_GELU_TANH, AB_MASK_PADDING, ATTN_F16),
+    GEN_KV(2, 16, 2, 24, 2, 3, 5, 1, 0, ATTN_ACT_RELU, AB_MASK_NONE, ATTN_I8),
 };
 
 /* Decoding (contract 0.2): one query against a cache of 1k-32k keys, 32
  * heads of 128, all key/value heads or 8 (grouped-query): memory-bound,
- * judged in GB/s of K and V against the measured read bandwidth. */
+ * judged in GB/s of K and V against the measured read bandwidth; the cache
+ * fp32, then (contract 0.3) f16 and int8, which read half and a quarter of
+ * the bytes. */
+#define DECODE_AT(lk, kv) \
+    SDPA_KV(1, 32, 32, 1, lk, 128, AB_MASK_CAUSAL_BR, kv), \
+    SDPA_KV(1, 32, 8, 1, lk, 128, AB_MASK_CAUSAL_BR, kv)
+#define DECODE_TYPES_AT(lk) DECODE_AT(lk, ATTN_F32), DECODE_AT(lk, ATTN_F16), DECODE_AT(lk, ATTN_I8)
 static const ab_shape decode[] = {
-    SDPA(1, 32, 1, 1024, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 1024, 128, AB_MASK_CAUSAL_BR),
-    SDPA(1, 32, 1, 4096, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 4096, 128, AB_MASK_CAUSAL_BR),
-    SDPA(1, 32, 1, 16384, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 16384, 128, AB_MASK_CAUSAL_BR),
-    SDPA(1, 32, 1, 32768, 128, AB_MASK_CAUSAL_BR), GQA(1, 32, 8, 1, 32768, 128, AB_MASK_CAUSAL_BR),
+    DECODE_TYPES_AT(1024), DECODE_TYPES_AT(4096), DECODE_TYPES_AT(16384), DECODE_TYPES_AT(32768),
 };
 
 /* Generation (contract 0.2): a 6-layer decoder of D 512, 8 heads, F 2048
  * (the original Transformer's base model: post-LN, ReLU) over a memory of
- * 128 tokens, a prompt of 128, then 128 tokens one at a time. */
+ * 128 tokens, a prompt of 128, then 128 tokens one at a time; with its
+ * caches fp32, then (contract 0.3) f16. */
 static const ab_shape generate[] = {
     GEN(1, 512, 8, 2048, 128, 128, 128, 6, 0, ATTN_ACT_RELU, AB_MASK_NONE),
+    GEN_KV(1, 512, 8, 2048, 128, 128, 128, 6, 0, ATTN_ACT_RELU, AB_MASK_NONE, ATTN_F16),
 };
 
 /* What the CI regression gate (tests/gate.sh) times and counts: one of
@@ -175,10 +199,10 @@ static const ab_suite suites[] = {
     SUITE("long", "SDPA, 12 heads of 64, L 1024 to 8192, causal and not", long_seq),
     SUITE("anchors", "the SIMD targets' shapes, timed beside PyTorch by make bench-anchors", anchors),
     SUITE("gate", "what the CI regression gate times and counts: one small shape per op", gate),
-    SUITE("decode", "SDPA decoding: Lq 1 against Lk 1k-32k, H 32, Hkv 32 and 8, Dh 128, causal-br",
-          decode),
+    SUITE("decode", "SDPA decoding: Lq 1 against Lk 1k-32k, H 32, Hkv 32 and 8, Dh 128, causal-br; "
+          "the cache f32, f16 and i8", decode),
     SUITE("generate", "a 6-layer decoder (D 512, H 8, F 2048, memory 128): prompt 128, then "
-          "128 tokens one by one", generate),
+          "128 tokens one by one; its caches f32 and f16", generate),
 };
 static const ab_suite check_suite = QUICK_SUITE("check", "edge shapes for `attnbench check`", check);
 
@@ -310,9 +334,22 @@ static ab_mask_kind mask_at(mask_cycle c, ab_op op, int t)
     return n ? taken[t % n] : AB_MASK_NONE;
 }
 
+/* Adds s to the shapes unless it is there already. */
+static void edge_put(edges *e, const ab_shape *s)
+{
+    for (int i = 0; i < e->n; i++)
+        if (memcmp(&e->out[i], s, sizeof *s) == 0)
+            return;
+    if (e->n < e->max)
+        e->out[e->n++] = *s;
+}
+
 /* Adds s with the cycle's next mask (and activation, norm), unless a size
  * is below 1, its FLOPs pass the budget (each must take milliseconds on
- * the naive oracle) or it is there already. */
+ * the naive oracle) or it is there already. Where the keys are the edge
+ * (KEY_MASKS: the key tiles, the decode path), also s with its keys and
+ * values stored narrower, the next of f16, bf16 and i8 in turn: the decode
+ * path reads them in place, in other loops than fp32's. */
 static void edge_add(edges *e, ab_shape s, mask_cycle cycle)
 {
     if (s.batch < 1 || s.heads < 1 || s.q_len < 1 || s.kv_len < 1 || s.head_dim < 1)
@@ -325,11 +362,11 @@ static void edge_add(edges *e, ab_shape s, mask_cycle cycle)
         s.act = (attn_activation)(t % 3);
     if (ab_shape_flops(&s) > AB_EDGE_FLOPS)
         return;
-    for (int i = 0; i < e->n; i++)
-        if (memcmp(&e->out[i], &s, sizeof s) == 0)
-            return;
-    if (e->n < e->max)
-        e->out[e->n++] = s;
+    edge_put(e, &s);
+    if (cycle.masks == key_masks && ab_op_takes(s.op, AB_KEY_kv)) {
+        s.kv_type = (attn_dtype)(ATTN_F16 + t % 3);
+        edge_put(e, &s);
+    }
 }
 
 static ab_shape sdpa_edge(int b, int h, int hkv, int lq, int lk, int dh)
