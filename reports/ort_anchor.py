@@ -718,6 +718,9 @@ def build_sdpa(s, fill, form):
 
 def build(s, sdpa_form_requested="auto", vocab=None):
     """The Workload of a shape (raises Skip); vocab: op=bert's (default BERT-base's)."""
+    if s.kv != "f32":
+        raise Skip(f"kv={s.kv}: keys and values stored narrower than fp32; this script builds "
+                   "fp32 graphs only")
     fill = Filler(pa.SEED)
     if s.op in ("encoder", "decoder"):
         return build_layer(s, fill)

@@ -43,7 +43,11 @@ Workloads (fp32, torch.no_grad, modules in eval mode):
            Grouped-query (Hkv < H): K and V are [B][Hkv][Lk][Dh] and expanded to H
            heads inside the timed call, k.repeat_interleave(H // Hkv, dim=1) (and v),
            as a 1.13 user does (no broadcasting form); the copies are part of the
-           cost and of --memory's extra_rss_bytes.
+           cost and of --memory's extra_rss_bytes. kv=f16|bf16|i8: K and V are
+           kept as torch.float16 / torch.bfloat16, or int8 with a scale per row
+           of Dh (attnbench's rounding), and dequantized to fp32 inside the timed
+           call, as a 1.13 user of such a cache does. op=generate with kv other
+           than f32 is not timed (its loop keeps fp32 caches), and says so.
   mha      nn.MultiheadAttention(D, H, batch_first=True), need_weights=False
            (what TransformerEncoderLayer asks for too); self-attention passes one
            tensor as query, key and value so that 1.13's fast path can be taken
@@ -230,6 +234,7 @@ class Shape:
     kv_heads: int = 0            # sdpa: key/value heads (grouped-query); 0 = heads
     steps: int = 0               # generate: N, the tokens fed one at a time after the prompt
     layers: int = 0              # generate: the decoder layers; bert: the encoder layers
+    kv: str = "f32"              # sdpa, generate: how keys and values are stored
     text: str = ""               # attnbench's canonical text ("shape" in its JSON),
     label: str = ""              # its label (in the run name),
     flops: float = 0.0           # and its FLOP and byte counts
@@ -254,6 +259,7 @@ def shape_of(entry):
                  # the one attnbench's workload uses.
                  scale=struct.unpack("f", struct.pack("f", k.get("scale", 0)))[0],
                  kv_heads=0 if hkv == h else hkv, steps=k.get("N", 0), layers=k.get("layers", 0),
+                 kv=k.get("kv", "f32"),
                  text=entry.get("shape", ""), label=entry.get("label", ""),
                  flops=entry.get("flops", 0.0), bytes=entry.get("bytes", 0.0))
 
@@ -561,7 +567,23 @@ def make_workload(torch, s, parts=None, vocab=None):
             + ([per_batch(bias)] if bias is not None else [])
         mask = sum(parts[1:], parts[0]) if parts else None      # broadcasts to [B][H][Lq][Lk]
 
+        def stored(t):
+            """t stored as kv (attnbench's rounding: nearest even; int8 with
+            a scale per row of Dh), and the call's way back to fp32: what a
+            1.13 user does with such a cache, dequantize in the call."""
+            if s.kv in ("f16", "bf16"):
+                n = t.to(torch.float16 if s.kv == "f16" else torch.bfloat16)
+                return lambda: n.float()
+            if s.kv == "i8":
+                sc = t.abs().amax(dim=-1, keepdim=True) / 127.0
+                qi = torch.where(sc > 0, torch.round(t / sc), torch.zeros_like(t))
+                qi = qi.clamp(-127, 127).to(torch.int8)
+                return lambda: qi.float() * sc
+            return lambda: t
+        k_stored, v_stored = stored(k), stored(v)
+
         def call():
+            k, v = k_stored(), v_stored()
             # Grouped-query: each K/V head serves `group` query heads; 1.13 has no
             # broadcasting form, so K and V are expanded to H heads in the call.
             kh = k.repeat_interleave(group, dim=1) if group > 1 else k
@@ -1391,6 +1413,12 @@ def main(argv):
         cpus = core_cpus()
         threads = parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
         shapes = select_shapes(args)
+        untimed = [s for s in shapes if s.kv != "f32" and s.op != "sdpa"]
+        if untimed:   # its generation loop keeps fp32 caches: not the shape asked for
+            print(f"pytorch_anchor.py: not timed, the cache stored narrower than fp32 (this "
+                  f"anchor's generation keeps fp32 caches): "
+                  f"{', '.join(s.text for s in untimed)}", file=sys.stderr)
+            shapes = [s for s in shapes if s not in untimed]
     except UsageError as e:              # this script's, or attnbench's on a shape or --op
         print(f"pytorch_anchor.py: {e}", file=sys.stderr)
         return 2
