@@ -10,7 +10,10 @@
  * do not divide H, a capacity below Lk, a causal value that is no alignment, a decoder call
  * past its cache's capacity or without its memory): the call must fail and leave the output's
  * bytes (and the cache) as they were. The decoder also runs through a cache in fuzzed chunks
- * and must give the whole call's rows. Any disagreement traps.
+ * and must give the whole call's rows. SDPA and generation also run on keys and values
+ * stored as f16, bf16 or int8 (contract 0.3), and the input's bytes, read as floats of any
+ * bit pattern, go through attn_convert_rows to every type: refused (nothing written) or
+ * stored within the type's rounding. Any disagreement traps.
  */
 #include <limits.h>
 #include <math.h>
@@ -19,6 +22,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "internal.h"
 #include "verify.h"
 #include "workload.h"
 
@@ -200,6 +204,48 @@ static void cached_decoder(const char *kernel, int threads, const ab_workload *w
     ab_free(out);
 }
 
+/* The input's bytes as rows of floats (any bit pattern: NaN, infinities,
+ * subnormals, huge values) through attn_convert_rows to every type: a
+ * refusal writes nothing; a conversion keeps each value within the type's
+ * rounding (half a step of binary16's 11 bits or bfloat16's 8, half an
+ * int8 row's scale). */
+static void conversions(const uint8_t *data, size_t size)
+{
+    enum { DH = 8, ROWS = 4 };
+    float x[ROWS * DH] = { 0 }, scale[ROWS], back[DH];
+    unsigned char dst[sizeof x];
+    memcpy(x, data, size < sizeof x ? size : sizeof x);
+    for (int t = ATTN_F16; t <= ATTN_I8; t++) {
+        memset(dst, 0x5a, sizeof dst);
+        attn_status st = attn_convert_rows((attn_dtype)t, ROWS, DH, x, dst, scale);
+        if (st == ATTN_ERR_RANGE) {
+            for (size_t i = 0; i < sizeof dst; i++)
+                if (dst[i] != 0x5a)
+                    __builtin_trap();    /* a refused conversion wrote */
+            continue;
+        }
+        if (st != ATTN_OK)
+            __builtin_trap();
+        for (int r = 0; r < ROWS; r++) {
+            attn_widen_row((attn_dtype)t, dst + (size_t)r * DH * attn_dtype_bytes((attn_dtype)t),
+                           scale[r], DH, back);
+            for (int d = 0; d < DH; d++) {
+                float v = x[r * DH + d], w = back[d];
+                if (isnan(v) || isinf(v)) {
+                    if (!(isnan(v) ? isnan(w) : w == v))
+                        __builtin_trap();   /* non-finite not kept (16-bit types) */
+                    continue;
+                }
+                double err = fabs((double)w - v);
+                double bound = t == ATTN_I8 ? 0.5 * scale[r] * (1.0 + 1e-4) + 1e-38
+                             : ldexp(fabs(v), t == ATTN_F16 ? -11 : -8) + (t == ATTN_F16 ? 0x1p-25 : 0x1p-133);
+                if (!(err <= bound))
+                    __builtin_trap();       /* stored outside the type's rounding */
+            }
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -245,6 +291,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned hkv = 1 + take(&b, (unsigned)s.heads);
     if (s.op == AB_OP_SDPA && s.heads % (int)hkv == 0 && (int)hkv != s.heads)
         s.kv_heads = (int)hkv;
+    /* Keys and values stored narrower (last, so that older inputs stay fp32). */
+    if (ab_op_takes(s.op, AB_KEY_kv))
+        s.kv_type = (attn_dtype)take(&b, 4);
+    conversions(data, size);
     ab_workload w;
     if (ab_workload_init(&w, &s, seed, misalign) != 0)
         return 0;
