@@ -576,8 +576,10 @@ def fig_decode_bandwidth(bm, pal):
                   "arithmetic, so its ceiling is the memory's read bandwidth, not the FMA peak. "
                   "Per thread count: GB/s (the bytes a call must move — K and V of the "
                   "key/value heads, q and the output — over its median time) against the "
-                  "number of cached keys, one line per kernel and number of key/value heads "
-                  f"(Hkv < H: grouped-query attention), the anchors ({ANCHOR_NAMES}) dashed. "
+                  "number of cached keys, one line per kernel, number of key/value heads "
+                  "(Hkv < H: grouped-query attention) and storage of the cache (kv: f16 and i8 "
+                  "hold half and about a quarter of fp32's bytes, which GB/s counts as stored), "
+                  f"the anchors ({ANCHOR_NAMES}) dashed. "
                   "The brown line is the measured read-only bandwidth at that thread count "
                   "(the one pct_read_bw is against), the grey dashed one the STREAM triad. Hollow points move less than "
                   "twice the L3: they may be served from cache, can lie above the read "
@@ -611,14 +613,21 @@ def decode_figure(sec, bm, pal, m, dec):
         for r in here:
             series.setdefault(decode_series_key(r), []).append(r)
         several = len({rest for _, _, rest in series}) > 1
+        # Lines that differ in more than kernel and Hkv (the storage type kv
+        # of the cache, a mask) are told apart by the keys that differ only.
+        rests = [dict(kv.split("=", 1) for kv in rest.split(",") if "=" in kv)
+                 for _, _, rest in series]
+        differ = sorted({k for d in rests for k in d if len({x.get(k) for x in rests}) > 1})
         top = []        # every value drawn: the y range
         for (kernel, hkv, rest), pts in sorted(series.items(),
                                                key=lambda kv: (anchors_last(kv[0][0]), kv[0])):
             pts.sort(key=lambda p: int(p.shape["Lk"]))
             xs, ys = [int(p.shape["Lk"]) for p in pts], [p.gbps for p in pts]
+            own = dict(kv.split("=", 1) for kv in rest.split(",") if "=" in kv)
+            what = ", ".join(f"{k}={own.get(k, '-')}" for k in differ)
             ax.plot(xs, ys, color=pal(kernel), marker=marker[hkv], ms=6,
                     ls=line_style(kernel),
-                    label=f"{kernel}, Hkv={hkv}" + (f" ({rest})" if several else ""))
+                    label=f"{kernel}, Hkv={hkv}" + (f", {what}" if several and what else ""))
             hollow = [(x, y) for x, y, p in zip(xs, ys, pts) if in_cache(p)]
             if hollow:
                 ax.scatter(*zip(*hollow), marker=marker[hkv], s=36, facecolors="white",

@@ -1094,6 +1094,19 @@ static void test_shapes_select(void)
     for (int i = 0; i < ab_suite_count(); i++)
         CHECK(strstr(err, ab_suite_get(i)->name) != NULL, "the message lacks suite %s: %s",
               ab_suite_get(i)->name, err);
+    /* A suite larger than the room given is refused, never cut short. */
+    const int smoke_n = ab_suite_find("smoke")->n_shapes;
+    err[0] = '\0';
+    CHECK(ab_shapes_select("smoke", NULL, AB_OP_SDPA, 0, s, smoke_n - 1, NULL, err, sizeof err)
+          == -1 && strstr(err, "more than"), "a suite cut to fit: %s", err);
+    CHECK(ab_shapes_select("smoke", NULL, AB_OP_SDPA, 0, s, smoke_n, NULL, err, sizeof err)
+          == smoke_n, "a suite that fits exactly refused: %s", err);
+    /* Every suite fits a plan. */
+    for (int i = 0; i <= ab_suite_count(); i++) {
+        const ab_suite *suite = i < ab_suite_count() ? ab_suite_get(i) : ab_check_suite();
+        CHECK(suite->n_shapes <= AB_PLAN_MAX_SHAPES, "suite %s: %d shapes, a plan holds %d",
+              suite->name, suite->n_shapes, AB_PLAN_MAX_SHAPES);
+    }
 }
 
 /* run's and tune's common plan: threads default to the cores this process

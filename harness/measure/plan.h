@@ -15,7 +15,7 @@
 #include "suites.h"
 #include "topology.h"
 
-#define AB_PLAN_MAX_SHAPES 64
+#define AB_PLAN_MAX_SHAPES 128
 #define AB_PLAN_MAX_THREADS 16
 
 typedef struct ab_plan {

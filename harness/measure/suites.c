@@ -26,10 +26,12 @@
 #define MHA_CROSS(b, d, h, lq, lk, m) \
     { .op = AB_OP_MHA, .batch = b, .heads = h, .q_len = lq, .kv_len = lk, .head_dim = (d) / (h), \
       .cross = 1, .mask = m }
-/* A decoder layer: target length l, memory length mem. */
-#define DEC(b, d, h, f, l, mem, nf, a, m) \
+/* A decoder layer: target length l, memory length mem (kv: through a cache
+ * of that type). */
+#define DEC_KV(b, d, h, f, l, mem, nf, a, m, kv) \
     { .op = AB_OP_DECODER, .batch = b, .heads = h, .q_len = l, .kv_len = mem, \
-      .head_dim = (d) / (h), .d_ff = f, .norm_first = nf, .act = a, .mask = m }
+      .head_dim = (d) / (h), .d_ff = f, .norm_first = nf, .act = a, .mask = m, .kv_type = kv }
+#define DEC(b, d, h, f, l, mem, nf, a, m) DEC_KV(b, d, h, f, l, mem, nf, a, m, ATTN_F32)
 /* Generation: a prompt of p tokens, then n single-token steps, through a
  * stack of `layers` decoder layers over a memory of mem tokens. */
 #define GEN_KV(b, d, h, f, p, n, mem, layers_, nf, a, m, kv) \
@@ -152,6 +154,8 @@ static const ab_shape check[] = {
     SDPA_KV(2, 3, 3, 5, 33, 17, AB_MASK_PADDING, ATTN_BF16),
     SDPA_KV(1, 2, 2, 65, 65, 64, AB_MASK_CAUSAL, ATTN_F16),
     SDPA_KV(2, 6, 3, 17, 33, 16, AB_MASK_ALL, ATTN_I8),
+    DEC_KV(1, 64, 4, 129, 33, 17, 1, ATTN_ACT_GELU_TANH, AB_MASK_NONE, ATTN_BF16),
+    DEC_KV(2, 12, 3, 20, 5, 9, 0, ATTN_ACT_RELU, AB_MASK_PADDING, ATTN_I8),
     GEN_KV(1, 64, 4, 96, 3, 5, 9, 2, 1, ATTN_ACT_GELU_TANH, AB_MASK_PADDING, ATTN_F16),
     GEN_KV(2, 16, 2, 24, 2, 3, 5, 1, 0, ATTN_ACT_RELU, AB_MASK_NONE, ATTN_I8),
 };
@@ -265,9 +269,15 @@ int ab_shapes_select(const char *suite_name, const char *shape_text, ab_op op, i
             snprintf(err + used, len - used, "%s)", ab_check_suite()->name);
         return -1;
     }
-    for (int i = 0; i < suite->n_shapes && n < max; i++)
-        if (!filter_op || suite->shapes[i].op == op)
-            out[n++] = suite->shapes[i];
+    for (int i = 0; i < suite->n_shapes; i++) {
+        if (filter_op && suite->shapes[i].op != op)
+            continue;
+        if (n == max) {   /* never a suite cut short without a word */
+            snprintf(err, len, "--suite %s: more than the %d shapes a run takes", suite->name, max);
+            return -1;
+        }
+        out[n++] = suite->shapes[i];
+    }
     if (suite_times) {
         suite_times[0] = suite->min_time;
         suite_times[1] = suite->max_time;

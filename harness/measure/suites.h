@@ -27,9 +27,10 @@ int ab_suite_count(void);
 const ab_suite *ab_suite_get(int i);
 /* What a command is to run (run, tune): the shapes of shape_text (';'
  * separates several; op the default op of each) or of the suite named
- * (NULL: "default"; both given is an error), of op only when filter_op; at most max into out. The
- * suite's own min_time / max_time (0: none) go to *suite_times when not
- * NULL. The count, or -1 with a reason in err (an unknown suite's lists the
+ * (NULL: "default"; both given is an error), of op only when filter_op,
+ * into out; more than max is an error, never a list cut short. The suite's
+ * own min_time / max_time (0: none) go to *suite_times when not NULL. The
+ * count, or -1 with a reason in err (an unknown suite's lists the
  * suites). */
 int ab_shapes_select(const char *suite_name, const char *shape_text, ab_op op, int filter_op,
                      ab_shape *out, int max, double suite_times[2], char *err, size_t len);

@@ -1,6 +1,7 @@
 /* decoder.c — op=decoder: one transformer decoder layer (causal
  * self-attention over L target tokens, cross-attention over a memory of M,
- * then the FFN) without a cache; the memory may be padded. */
+ * then the FFN) without a cache, or with kv other than f32 through a cache
+ * of that type; the memory may be padded. */
 #include "ops.h"
 #include "workload.h"
 
@@ -43,30 +44,39 @@ static double bytes(const ab_shape *s)
 
 static int make(ab_workload *w, uint64_t *seed, size_t misalign)
 {
+    const ab_shape *s = &w->shape;
     if (ab_workload_inputs(w, 1, misalign, seed) != 0)
         return -1;
     ab_workload_layer_config(w);
-    return (w->dec = ab_workload_decoder_stack(w, 1, misalign, seed)) ? 0 : -1;
+    if (!(w->dec = ab_workload_decoder_stack(w, 1, misalign, seed)))
+        return -1;
+    /* kv other than f32: a cache of that type for the whole target. */
+    return s->kv_type == ATTN_F32
+        || attn_kv_cache_create_typed(&w->caches[0], s->batch, s->heads, s->head_dim, s->q_len,
+                                      s->kv_type, s->kv_type) == ATTN_OK ? 0 : -1;
 }
 
-/* No cache: the layer over the whole target. */
+/* The layer over the whole target: without a cache, or (kv not f32) as a
+ * prompt's call into an empty cache of that type, whose keys and values
+ * (and the memory's) it then reads as stored. */
 static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
 {
     const ab_shape *s = &w->shape;
+    attn_kv_cache_reset(w->caches[0]);
     return attn_decoder_layer(ctx, &w->enc_cfg, w->dec, s->batch, s->q_len, w->x_q, s->kv_len,
-                              w->x_kv, w->mask.key_padding, NULL, out);
+                              w->x_kv, w->mask.key_padding, w->caches[0], out);
 }
 
 const ab_op_row ab_op__decoder = {
     .name = "decoder",
     .description = "one decoder layer, no cache: causal self-attention over L, cross-attention "
                    "over a memory of M, the FFN",
-    .keys = AB_LAYER_KEYS | AB_KEY_BIT(L) | AB_KEY_BIT(M),
+    .keys = AB_LAYER_KEYS | AB_KEY_BIT(L) | AB_KEY_BIT(M) | AB_KEY_BIT(kv),
     .masks = AB_MASKS_PADDING,
     .text = { AB_KEY_B, AB_KEY_L, AB_KEY_M, AB_KEY_D, AB_KEY_H, AB_KEY_F, AB_KEY_norm, AB_KEY_act,
-              AB_KEY_mask, AB_KEY_END },
+              AB_KEY_kv, AB_KEY_mask, AB_KEY_END },
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_L, AB_KEY_M, AB_KEY_F, AB_KEY_norm,
-               AB_KEY_act, AB_KEY_mask, AB_KEY_END },
+               AB_KEY_act, AB_KEY_kv, AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
     .bucket = { .wisdom_op = ATTN_OP_ENCODER, .by_sequence = 1 },
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
