@@ -35,6 +35,19 @@ void attn_widen_kv(const attn_sdpa_problem *p, int which, int b, int kvh, int ro
     }
 }
 
+const float *attn_kv_f32_rows(const attn_sdpa_problem *p, int which, int b, int kvh, int rows,
+                              float *wide, size_t *ld)
+{
+    float unused;
+    if ((which ? p->v_store.type : p->k_store.type) == ATTN_F32) {
+        *ld = which ? p->v_st.row : p->k_st.row;
+        return attn_kv_row(p, which, b, kvh, 0, &unused);
+    }
+    attn_widen_kv(p, which, b, kvh, rows, wide);
+    *ld = (size_t)p->head_dim;
+    return wide;
+}
+
 /* The largest |x| of a row, NaN when the row holds a NaN. */
 static float row_max_abs(const float *x, int n)
 {

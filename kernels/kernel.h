@@ -129,9 +129,13 @@ static inline int attn_kv_f32(const attn_sdpa_problem *p)
 }
 
 /* Rows [0, rows) of key/value head kvh of batch b of K (which 0) or V (1),
- * widened to fp32 into dst ([rows][head_dim]): what a tiled path packs
- * from when the keys or values are stored narrower (dtype.c). */
+ * widened to fp32 into dst ([rows][head_dim]) (dtype.c). */
 void attn_widen_kv(const attn_sdpa_problem *p, int which, int b, int kvh, int rows, float *dst);
+/* The same rows as fp32, as a tiled path packs from them: in place when
+ * they are stored fp32 (*ld their row stride), else widened into wide
+ * (*ld head_dim). */
+const float *attn_kv_f32_rows(const attn_sdpa_problem *p, int which, int b, int kvh, int rows,
+                              float *wide, size_t *ld);
 
 /* Key/value heads of p, and the one query head h reads (grouped-query
  * attention: the n_heads / n_kv_heads query heads of a group share it). */

@@ -73,10 +73,6 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
 
         const float *q = p->q + b * p->q_st.batch + h * p->q_st.head + (size_t)q0 * p->q_st.row;
         const int kvh = attn_kv_head(p, h);
-        float unused;
-        const float *k = p->k_store.type == ATTN_F32 ? attn_kv_row(p, 0, b, kvh, 0, &unused) : NULL;
-        const float *v = p->v_store.type == ATTN_F32 ? attn_kv_row(p, 1, b, kvh, 0, &unused) : NULL;
-        size_t ldk = p->k_st.row, ldv = p->v_st.row;
         float *out = p->out + b * p->out_st.batch + h * p->out_st.head + (size_t)q0 * p->out_st.row;
         if (keys == 0) {   /* bottom-right with Lq > Lk: these rows see no key */
             for (int i = 0; i < rows; i++)
@@ -85,16 +81,9 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
         }
         /* Keys or values stored narrower: the ones the block sees, widened
          * (O(keys·Dh) against the block's O(rows·keys·Dh) products). */
-        if (p->k_store.type != ATTN_F32) {
-            float *kw = pack + sp->pack_floats;
-            attn_widen_kv(p, 0, b, kvh, keys, kw);
-            k = kw, ldk = (size_t)dh;
-        }
-        if (p->v_store.type != ATTN_F32) {
-            float *vw = pack + sp->pack_floats + wide;
-            attn_widen_kv(p, 1, b, kvh, keys, vw);
-            v = vw, ldv = (size_t)dh;
-        }
+        size_t ldk, ldv;
+        const float *k = attn_kv_f32_rows(p, 0, b, kvh, keys, pack + sp->pack_floats, &ldk);
+        const float *v = attn_kv_f32_rows(p, 1, b, kvh, keys, pack + sp->pack_floats + wide, &ldv);
 
         blk_gemm qk = {
             .m = (size_t)rows, .n = keys, .k = dh, .a = q, .lda = p->q_st.row, .alpha = p->scale,

@@ -168,25 +168,6 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
     }
 }
 
-/* K (which 0) or V (1) of head (b, kvh) as the B operand packing reads it:
- * in place when fp32, else its first `keys` rows widened into wide (O(Lk·Dh)
- * once per task, against the task's O(Lq·Lk·Dh) products). */
-static blk_gemm SIMD_NAME(sdpa_kv_operand)(const attn_sdpa_problem *p, int which, int b, int kvh,
-                                           int keys, float *wide)
-{
-    const attn_kv_store *s = which ? &p->v_store : &p->k_store;
-    blk_gemm g = { .ldb = which ? p->v_st.row : p->k_st.row, .b_is_nk = !which };
-    float unused;
-    if (s->type == ATTN_F32) {
-        g.b = attn_kv_row(p, which, b, kvh, 0, &unused);
-    } else {
-        attn_widen_kv(p, which, b, kvh, keys, wide);
-        g.b = wide;
-        g.ldb = (size_t)p->head_dim;
-    }
-    return g;
-}
-
 static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p)
 {
     int decode_rows = SIMD_NAME(sdpa_decode_rows)(p, ex->params[SK_DECODE_ROWS]);
@@ -218,8 +199,13 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
         /* Only the keys the chunk's last row can see are packed. */
         int keys = attn_mask_visible_keys(p->mask, q_end - 1, p->q_len, p->kv_len);
         const int kvh = attn_kv_head(p, h);
-        blk_gemm kg = SIMD_NAME(sdpa_kv_operand)(p, 0, b, kvh, keys, buf + L.kwide);
-        blk_gemm vg = SIMD_NAME(sdpa_kv_operand)(p, 1, b, kvh, keys, buf + L.vwide);
+        /* K and V in place, or (stored narrower) widened first: O(Lk·Dh)
+         * once per task, against its O(Lq·Lk·Dh) products. */
+        size_t ldk, ldv;
+        blk_gemm kg = { .b = attn_kv_f32_rows(p, 0, b, kvh, keys, buf + L.kwide, &ldk), .ldb = ldk,
+                        .b_is_nk = 1 };
+        blk_gemm vg = { .b = attn_kv_f32_rows(p, 1, b, kvh, keys, buf + L.vwide, &ldv), .ldb = ldv,
+                        .b_is_nk = 0 };
         const int lk_pad = (p->kv_len + GEMM_NR - 1) / GEMM_NR * GEMM_NR;
         arch->pack_b(&kg, 0, keys, 0, p->head_dim, buf + L.kpack);
         for (int jc = 0; jc < p->head_dim; jc += GEMM_NR)
