@@ -160,8 +160,10 @@ ATTN_API attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
  *  ATTN_I8    symmetric int8 with one fp32 scale per row of head_dim values
  *             (one token of one key/value head): scale = max|x| / 127,
  *             q = x / scale to the nearest integer (ties to even) in
- *             [-127, 127]; an all-zero row has scale 0; a row holding a
- *             non-finite value is ATTN_ERR_RANGE.
+ *             [-127, 127]; an all-zero row has scale 0 (one whose largest
+ *             is within a rounding of FLT_MAX, the next smaller scale, so
+ *             that 127 * scale stays finite); a row holding a non-finite
+ *             value is ATTN_ERR_RANGE.
  * The value stored is the one read back: the 16-bit value widened, or
  * q · scale rounded once to fp32. Every result on typed keys and values is
  * defined on those stored values. */

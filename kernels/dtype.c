@@ -82,10 +82,15 @@ attn_status attn_check_rows(attn_dtype t, size_t rows, int n, const float *src, 
 }
 
 /* One int8 row: scale = max|x| / 127, q = x / scale to nearest (ties to
- * even) in [−127, 127]; an all-zero row has scale 0 and q 0. */
+ * even) in [−127, 127]; an all-zero row has scale 0 and q 0. A row whose
+ * largest lies within a rounding of FLT_MAX would widen ±127 · scale to
+ * infinity: its scale is one step smaller, so that every q · scale stays
+ * finite (and within half a step of x). */
 static void store_i8_row(const float *x, int n, int8_t *q, float *scale)
 {
     float m = row_max_abs(x, n), s = m / 127.0f;
+    if (isinf(127.0f * s))
+        s = nextafterf(s, 0.0f);
     for (int d = 0; d < n; d++) {
         float r = s > 0.0f ? rintf(x[d] / s) : 0.0f;
         q[d] = (int8_t)(r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r);

@@ -7,6 +7,7 @@
  * attn_sdpa on the values widened here; typed caches through decode steps
  * against one call, and their refusals.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,16 @@ static void test_conversions(void)
           scale[1]);
     CHECK(q[2][0] == -127 && q[2][DH - 1] == 127 && q[2][18] == 0, "the row's ends: %d, %d",
           q[2][0], q[2][DH - 1]);
+
+    t_case("kvtypes: an int8 row whose largest is within a rounding of FLT_MAX widens finite");
+    float big[4] = { -FLT_MAX, nextafterf(FLT_MAX, 0.0f), 1.0f, 0.0f };
+    int8_t qb[4];
+    float sb, wide[4];
+    CHECK_STATUS(attn_convert_rows(ATTN_I8, 1, 4, big, qb, &sb), ATTN_OK);
+    attn_widen_row(ATTN_I8, qb, sb, 4, wide);
+    for (int d = 0; d < 4; d++)
+        CHECK(isfinite(wide[d]) && fabs((double)wide[d] - big[d]) <= 0.5 * sb * (1.0 + 1e-6),
+              "[%d]: %a stored as %d at scale %a widens to %a", d, big[d], qb[d], sb, wide[d]);
 
     t_case("kvtypes: values a type cannot hold are refused and nothing is written");
     struct { attn_dtype t; float bad; } refused[] = {
