@@ -87,6 +87,7 @@ ARCH := $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 ifeq ($(ARCH),x86_64)
 AVX2_FLAGS   := -mavx2 -mfma -mf16c
 AVX512_FLAGS := -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma
+AVX512_BF16_FLAGS := $(AVX512_FLAGS) -mavx512bf16
 endif
 
 WARNFLAGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -129,7 +130,7 @@ LDLIBS := $(LIB_DEPS) $(LDLIBS)
 LIB_SRCS := $(wildcard kernels/*.c kernels/frame/*.c kernels/naive/*.c kernels/blocked/*.c \
               kernels/einsum/*.c kernels/simd/*.c model/*.c)
 ifeq ($(ARCH),x86_64)
-LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c)
+LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c kernels/avx512_bf16/*.c)
 endif
 ifeq ($(ARCH),aarch64)
 LIB_SRCS += $(wildcard kernels/neon/*.c)
@@ -186,6 +187,9 @@ $(BUILD)/obj/kernels/openblas/%.o: kernels/openblas/%.c
 $(BUILD)/obj/kernels/avx512/%.o: kernels/avx512/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(AVX512_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/kernels/avx512_bf16/%.o: kernels/avx512_bf16/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIBFLAGS) $(AVX512_BF16_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 HARNESS_FLAGS = $(BASEFLAGS) -Ikernels $(addprefix -I,$(HARNESS_DIRS)) -I$(BUILD)/gen $(HARNESS_DEFS)
 

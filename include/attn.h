@@ -103,6 +103,13 @@ ATTN_API const char *attn_ctx_kernel(const attn_ctx *ctx); /* name actually used
 ATTN_API int         attn_kernel_count(void);
 ATTN_API const char *attn_kernel_name(int i);         /* NULL outside [0, count) */
 ATTN_API int         attn_kernel_supported(const char *name); /* 1 runnable here, 0 not */
+/* The math of a kernel's products (contract 0.3): ATTN_F32, or ATTN_BF16
+ * for a row that rounds the operands of its matrix products (projections,
+ * FFN, Q·Kᵀ, P·V) to bf16 and accumulates in fp32, with everything else in
+ * fp32 (docs/api.md §9.3). -1 for an unknown name. "auto" runs only fp32
+ * rows; "auto-bf16" the best row of either math (the tuner's wisdom, else
+ * the first row of the table this CPU runs). */
+ATTN_API int         attn_kernel_math(const char *name);
 
 /* Kernel parameters: tile sizes and the like. Each kernel lists its own
  * (`attnbench list` shows them); defaults come from this machine's caches,

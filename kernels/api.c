@@ -77,15 +77,32 @@ int attn_kernel_supported(const char *name)
     return attn_registry_runnable(attn_registry_find(name));
 }
 
-/* NULL/"auto" defers to ATTN_KERNEL, then to the first runnable row of
- * kernels.def (most capable first). A name, given or from the environment,
- * must exist and run here: never a silent fallback. */
-static const attn_kernel *select_kernel(const char *name, const char **source)
+int attn_kernel_math(const char *name)
+{
+    const attn_kernel *k = attn_registry_find(name);
+    return k ? (int)k->math : -1;
+}
+
+/* Whether an auto context of this reach may run row k: "auto" fp32 rows
+ * only, "auto-bf16" (bf16 set) fp32 and bf16 rows. */
+static int auto_may_run(const attn_kernel *k, int bf16)
+{
+    return k->math == ATTN_F32 || (bf16 && k->math == ATTN_BF16);
+}
+
+/* NULL/"auto" defers to ATTN_KERNEL, then to the first runnable fp32 row
+ * of kernels.def (most capable first); "auto-bf16" likewise, to the first
+ * runnable row of either math. A name, given or from the environment, must
+ * exist and run here: never a silent fallback. *bf16: whether the context
+ * is "auto-bf16" (its wisdom may then name bf16 rows). */
+static const attn_kernel *select_kernel(const char *name, const char **source, int *bf16)
 {
     *source = "named";
-    if (!name || strcmp(name, "auto") == 0) {
+    *bf16 = name && strcmp(name, "auto-bf16") == 0;
+    if (!name || strcmp(name, "auto") == 0 || *bf16) {
         const char *env = getenv("ATTN_KERNEL");
-        name = (env && *env && strcmp(env, "auto") != 0) ? env : NULL;
+        name = (env && *env && strcmp(env, "auto") != 0 && strcmp(env, "auto-bf16") != 0) ? env
+                                                                                        : NULL;
         *source = name ? "ATTN_KERNEL" : "features";
     }
     if (name) {
@@ -93,7 +110,7 @@ static const attn_kernel *select_kernel(const char *name, const char **source)
         return attn_registry_runnable(k) ? k : NULL;
     }
     for (int i = 0; i < attn_registry_count(); i++)
-        if (attn_registry_runnable(attn_registry_get(i)))
+        if (attn_registry_runnable(attn_registry_get(i)) && auto_may_run(attn_registry_get(i), *bf16))
             return attn_registry_get(i);
     return NULL;
 }
@@ -199,7 +216,7 @@ static int choice_of_record(const attn_wisdom_record *r, attn_choice *c)
 /* Loads this machine's tuned choices at this thread count. Failures leave
  * the context untuned and say why in wisdom_status (the library never
  * prints; `attnbench info` shows it). */
-static void load_wisdom(attn_ctx *c)
+static void load_wisdom(attn_ctx *c, int bf16)
 {
     char path[4096], err[160], key[320];
     if (attn_wisdom_default_path(path, sizeof path) != 0) {
@@ -233,7 +250,13 @@ static void load_wisdom(attn_ctx *c)
     int unusable = 0;
     for (int i = 0; i < w->n; i++) {
         const attn_wisdom_record *r = &w->rec[i];
-        if (r->machine != me || r->bucket.threads != c->n_threads)
+        const attn_kernel *k = attn_registry_find(r->kernel);
+        if (r->machine != me || r->bucket.threads != c->n_threads || (k && !auto_may_run(k, bf16)))
+            continue;
+        /* A bucket tuned in both maths (wisdom.h): "auto-bf16" takes the
+         * faster record. */
+        const attn_wisdom_record *other = bf16 ? attn_wisdom_find_other_math(w, r) : NULL;
+        if (other && other->time_ns > 0.0 && other->time_ns < r->time_ns)
             continue;
         if (!choice_of_record(r, &c->tuned[c->n_tuned])) {
             unusable++;
@@ -287,7 +310,8 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
     if (!ctx || n_threads < 0)
         return ATTN_ERR_INVALID_ARG;
     const char *source;
-    const attn_kernel *k = select_kernel(kernel, &source);
+    int bf16;
+    const attn_kernel *k = select_kernel(kernel, &source, &bf16);
     if (!k)
         return ATTN_ERR_UNSUPPORTED;
     attn_ctx *c = calloc(1, sizeof *c);
@@ -302,7 +326,7 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
     c->base_source = source;
     c->n_threads = n_threads > 0 ? n_threads : available_cores();
     if (strcmp(source, "features") == 0)
-        load_wisdom(c);
+        load_wisdom(c, bf16);
     else
         snprintf(c->wisdom_status, sizeof c->wisdom_status, "not used: the kernel was %s",
                  strcmp(source, "named") == 0 ? "named" : "forced by ATTN_KERNEL");

@@ -45,6 +45,7 @@ enum {
     (ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512VL)
 #define ATTN_REQUIRES_AVX2 (ATTN_CPU_AVX | ATTN_CPU_AVX2 | ATTN_CPU_FMA)
 #define ATTN_REQUIRES_NEON ATTN_CPU_NEON
+#define ATTN_REQUIRES_AVX512_BF16 (ATTN_REQUIRES_AVX512 | ATTN_CPU_AVX512BF16)
 
 typedef struct attn_cpu_info {
     unsigned has;      /* what the CPU reports (CPUID / HWCAP) */
@@ -249,6 +250,11 @@ typedef struct attn_kernel {
      * primitives and is never runnable. */
     const char *unavailable;
     unsigned requires;                 /* ATTN_CPU_* bits that must be usable */
+    /* The math of its products (attn_kernel_math): ATTN_F32 (the zero
+     * default), or ATTN_BF16: the operands of every matrix product
+     * (projections, FFN, Q·Kᵀ, P·V) rounded to bf16, fp32 accumulation;
+     * everything else fp32. "auto" runs only ATTN_F32 rows. */
+    attn_dtype math;
     int parallel;                      /* 1: uses the context's threads; 0: one thread */
     int gemm_parts;                    /* 1: gemm takes w_parts (fused QKV projection) */
     /* 1: the kernel chooses its instruction set at run time itself (a

@@ -128,12 +128,45 @@ static int register_machine(attn_wisdom *w, uint64_t hash, const char *key)
     return 0;
 }
 
+/* The math of a record's kernel; an unknown kernel's is taken as fp32. */
+static int record_math(const attn_wisdom_record *r)
+{
+    int m = attn_kernel_math(r->kernel);
+    return m < 0 ? ATTN_F32 : m;
+}
+
+static int same_slot(const attn_wisdom_record *a, const attn_wisdom_record *b)
+{
+    return a->machine == b->machine && attn_bucket_equal(&a->bucket, &b->bucket)
+        && record_math(a) == record_math(b);
+}
+
+const attn_wisdom_record *attn_wisdom_find_other_math(const attn_wisdom *w,
+                                                      const attn_wisdom_record *r)
+{
+    for (int i = 0; i < w->n; i++)
+        if (w->rec[i].machine == r->machine && attn_bucket_equal(&w->rec[i].bucket, &r->bucket)
+            && record_math(&w->rec[i]) != record_math(r))
+            return &w->rec[i];
+    return NULL;
+}
+
+void attn_wisdom_drop(attn_wisdom *w, uint64_t machine, const attn_bucket *b, int math)
+{
+    int kept = 0;
+    for (int i = 0; i < w->n; i++)
+        if (!(w->rec[i].machine == machine && attn_bucket_equal(&w->rec[i].bucket, b)
+              && record_math(&w->rec[i]) == math))
+            w->rec[kept++] = w->rec[i];
+    w->n = kept;
+}
+
 int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *machine_key)
 {
     if (machine_key && register_machine(w, r->machine, machine_key) != 0)
         return -1;
     for (int i = 0; i < w->n; i++)
-        if (w->rec[i].machine == r->machine && attn_bucket_equal(&w->rec[i].bucket, &r->bucket)) {
+        if (same_slot(&w->rec[i], r)) {
             w->rec[i] = *r;
             return 0;
         }

@@ -84,9 +84,16 @@ int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len);
 /* Writes w in the file format (the caller makes the write atomic). */
 int attn_wisdom_write(FILE *f, const attn_wisdom *w);
 
-/* Adds or replaces (same machine and bucket) a record; registers the
- * machine key. -1 when full. */
+/* Adds or replaces (same machine, bucket and math of its kernel) a
+ * record; registers the machine key. -1 when full. A bucket holds at most
+ * one record per math: the fp32 one serves "auto", and "auto-bf16" takes
+ * the faster of the two (a bf16 record exists only where a bf16 row won). */
 int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *machine_key);
+/* The record of r's machine and bucket whose kernel's math differs, or NULL. */
+const attn_wisdom_record *attn_wisdom_find_other_math(const attn_wisdom *w,
+                                                      const attn_wisdom_record *r);
+/* Removes the record of this machine, bucket and math, if any. */
+void attn_wisdom_drop(attn_wisdom *w, uint64_t machine, const attn_bucket *b, int math);
 /* This machine's record for bucket b, or NULL. */
 const attn_wisdom_record *attn_wisdom_find(const attn_wisdom *w, uint64_t machine,
                                            const attn_bucket *b);

@@ -61,8 +61,11 @@ double t_max_abs(const float *x, size_t n);
  * double: what a LayerNorm reference normalises a row by. */
 void t_mean_var(const float *x, int n, double *mean, double *var);
 
-/* Fills names with every registered kernel that can run here and returns
- * their number; the others are reported as skipped (once per run). */
+/* Fills names with every registered fp32 kernel that can run here and
+ * returns their number; the others are reported as skipped (once per run).
+ * The bf16 rows are not among them: the suites that use this hold kernels
+ * to fp32's bound and exact fp32 properties; test_bf16.c holds the bf16
+ * rows to theirs (api.md §9.3). */
 int t_kernels(const char **names, int max);
 /* For every kernel t_kernels names: opens the case title (a format taking
  * the kernel's name), creates a context of that kernel with threads threads

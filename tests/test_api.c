@@ -76,10 +76,11 @@ static void test_ctx_create(void)
         CHECK(ctx == sentinel, "ctx written on failure");
     }
 
-    t_case("attn_ctx_create: NULL and \"auto\" pick the first runnable row");
+    t_case("attn_ctx_create: NULL and \"auto\" pick the first runnable fp32 row");
     const char *first = NULL;
     for (int i = 0; i < attn_kernel_count() && !first; i++)
-        if (attn_kernel_supported(attn_kernel_name(i)))
+        if (attn_kernel_supported(attn_kernel_name(i))
+            && attn_kernel_math(attn_kernel_name(i)) == ATTN_F32)
             first = attn_kernel_name(i);
     const char *choices[] = { NULL, "auto" };
     for (int i = 0; i < 2; i++) {

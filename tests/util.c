@@ -119,7 +119,7 @@ int t_kernels(const char **names, int max)
     for (int i = 0; i < attn_kernel_count(); i++) {
         const char *name = attn_kernel_name(i);
         if (attn_kernel_supported(name)) {
-            if (n < max)
+            if (n < max && attn_kernel_math(name) == ATTN_F32)
                 names[n++] = name;
         } else if (!reported) {
             t_skip("kernel %s cannot run on this machine", name);

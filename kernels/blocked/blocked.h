@@ -29,10 +29,19 @@ _Static_assert(BLK_N_PARAMS <= ATTN_MAX_PARAMS, "raise ATTN_MAX_PARAMS in kernel
 /* The blocked kernel's own arch: plain C for the baseline ISA. */
 const blk_arch *blk_arch_portable(void);
 
-/* The primitives of the kernel table. */
+/* blocked-bf16's: the same, with every packed operand rounded to bf16. */
+const blk_arch *blk_arch_portable_bf16(void);
+
+/* The primitives of the kernel tables (blocked and blocked-bf16). */
 void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p);
 size_t attn_gemm_scratch__blocked(const attn_exec *ex, size_t m, int n, int k);
 void attn_sdpa__blocked(const attn_exec *ex, const attn_sdpa_problem *p);
 size_t attn_sdpa_scratch__blocked(const attn_exec *ex, const attn_sdpa_problem *p);
+void attn_gemm__blocked_bf16(const attn_exec *ex, const attn_gemm_problem *p);
+size_t attn_gemm_scratch__blocked_bf16(const attn_exec *ex, size_t m, int n, int k);
+void attn_sdpa__blocked_bf16(const attn_exec *ex, const attn_sdpa_problem *p);
+size_t attn_sdpa_scratch__blocked_bf16(const attn_exec *ex, const attn_sdpa_problem *p);
+/* The blocked kernel's defaults, shared by both rows. */
+void blk_default_params(int *values);
 
 #endif /* ATTN_BLOCKED_H */

@@ -196,6 +196,58 @@ static const blk_arch portable = {
     .skinny = skinny, .skinny_rows = BLK_SKINNY_ROWS,
 };
 
+/* ---- blocked-bf16: the same loops, operands rounded to bf16 ----------------------- */
+
+/* Every packed value rounded to bf16 (nearest, ties to even) and kept as the
+ * fp32 it widens to: the product of two such values is exact in fp32 (8 by
+ * 8 significant bits), so the micro-kernel's fp32 FMAs accumulate exactly
+ * the products a bf16 dot-product instruction would (VDPBF16PS, BFMMLA),
+ * in fp32 — the emulation of contract §9.3 on any CPU. */
+static void round_to_bf16(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = attn_bf16_to_f32(attn_f32_to_bf16(x[i]));
+}
+
+static size_t round_up_size(int n, int to)
+{
+    return (size_t)((n + to - 1) / to) * (size_t)to;
+}
+
+static void pack_a_bf16(const blk_gemm *g, size_t i0, int mb, int p0, int kb, float *dst)
+{
+    pack_a(g, i0, mb, p0, kb, dst);
+    round_to_bf16(dst, round_up_size(mb, BLK_MR) * (size_t)kb * BLK_BCAST);
+}
+
+static void pack_b_bf16(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst)
+{
+    pack_b(g, j0, nb, p0, kb, dst);
+    round_to_bf16(dst, round_up_size(nb, BLK_NR) * (size_t)kb);
+}
+
+/* No skinny path and no operand read in place: every operand is packed,
+ * so every one is rounded. */
+static const blk_arch portable_bf16 = {
+    .mr = BLK_MR, .nr = BLK_NR, .a_bcast = BLK_BCAST,
+    .pack_a = pack_a_bf16, .pack_b = pack_b_bf16, .kernel = micro_kernel, .epilogue = epilogue,
+};
+
+const blk_arch *blk_arch_portable_bf16(void)
+{
+    return &portable_bf16;
+}
+
+size_t attn_gemm_scratch__blocked_bf16(const attn_exec *ex, size_t m, int n, int k)
+{
+    return blk_gemm_scratch(&portable_bf16, m, n, k, ex->n_threads, ex->params);
+}
+
+void attn_gemm__blocked_bf16(const attn_exec *ex, const attn_gemm_problem *p)
+{
+    blk_gemm_threaded(&portable_bf16, ex, p);
+}
+
 size_t attn_gemm_scratch__blocked(const attn_exec *ex, size_t m, int n, int k)
 {
     return blk_gemm_scratch(&portable, m, n, k, ex->n_threads, ex->params);

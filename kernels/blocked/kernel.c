@@ -28,7 +28,7 @@ static int clamp(long v, long lo, long hi)
  * two evicted each other, measured 20 vs 40 GFLOP/s on a 1 MiB L2); a kc×nc
  * panel of B half of L3.
  * bq lets a block of scores for 512 keys fill a quarter of L2. */
-static void default_params(int *v)
+void blk_default_params(int *v)
 {
     long l1 = (long)attn_cpu_cache_size(1), l2 = (long)attn_cpu_cache_size(2);
     long l3 = (long)attn_cpu_cache_size(3);
@@ -50,7 +50,7 @@ const attn_kernel attn_kernel__blocked = {
     .gemm_parts = 1,
     .params = params,
     .n_params = BLK_N_PARAMS,
-    .default_params = default_params,
+    .default_params = blk_default_params,
     .gemm = attn_gemm__blocked,
     .gemm_scratch = attn_gemm_scratch__blocked,
     .sdpa = attn_sdpa__blocked,
@@ -60,4 +60,30 @@ const attn_kernel attn_kernel__blocked = {
     /* The micro-kernel's and the skinny path's vectors are 4 floats too. */
     .geometry = { .mr = BLK_MR, .nr = BLK_NR, .skinny_rows = BLK_SKINNY_ROWS,
                   .attn_rows = BLK_MR, .attn_keys = BLK_NR, BLK_SDPA_GEOMETRY },
+};
+
+/* The same loops with every operand of every product (projections, FFN,
+ * Q·Kᵀ, P·V) rounded to bf16 as it is packed and fp32 accumulation: the
+ * contract of the bf16 rows (api.md §9.3) in portable C, so that it, its
+ * bound and the composition are tested on every machine. Slower than
+ * blocked (a rounding pass over every pack); a reference, not a choice. */
+const attn_kernel attn_kernel__blocked_bf16 = {
+    .name = "blocked-bf16",
+    .description = "portable C emulation of the bf16 rows: blocked with every product's "
+                   "operands rounded to bf16, fp32 accumulation",
+    .requires = 0,
+    .math = ATTN_BF16,
+    .parallel = 1,
+    .gemm_parts = 1,
+    .params = params,
+    .n_params = BLK_BQ + 1,   /* no decode path: decode_rows and prefetch do not apply */
+    .default_params = blk_default_params,
+    .gemm = attn_gemm__blocked_bf16,
+    .gemm_scratch = attn_gemm_scratch__blocked_bf16,
+    .sdpa = attn_sdpa__blocked_bf16,
+    .sdpa_scratch = attn_sdpa_scratch__blocked_bf16,
+    .kv_types = ATTN_KV_NARROW,   /* frame/sdpa.c widens a block's keys and values */
+    .layernorm = attn_layernorm__portable,
+    .geometry = { .mr = BLK_MR, .nr = BLK_NR, .attn_rows = BLK_MR, .attn_keys = BLK_NR,
+                  .lanes = 4 },
 };

@@ -26,6 +26,17 @@
 #include "../frame/decode_impl.h"
 #include "simd_kernel.h"
 
+/* What an arch other than gemm_impl.h's may change (avx512-bf16's, whose
+ * panels hold bf16 pairs): SDPA_PACKS_P, 1 to pack P with the arch's
+ * pack_a before P·V instead of reading it in place; GEMM_DEPTH_SLOTS(k),
+ * the slots of a B panel that depth k takes (k/2 for pairs). */
+#ifndef SDPA_PACKS_P
+#define SDPA_PACKS_P SIMD_A_BY_LANE
+#endif
+#ifndef GEMM_DEPTH_SLOTS
+#define GEMM_DEPTH_SLOTS(k) (k)
+#endif
+
 /* The key tile: bk rounded to whole NR panels, or all of Lk (rounded) when
  * not streaming. */
 static int SIMD_NAME(sdpa_key_tile)(const attn_sdpa_problem *p, const int *params)
@@ -141,8 +152,9 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
             if (k0 > 0 && alpha != 1.0f)
                 SIMD_NAME(sdpa_scale_row)(out + (size_t)i * ldo, dh, alpha);
         }
-#if SIMD_A_BY_LANE
-        /* The micro-kernel takes A by lane from packed vectors: P is packed. */
+#if SDPA_PACKS_P
+        /* The micro-kernel takes A by lane from packed vectors, or in bf16
+         * pairs: P is packed. */
         blk_gemm pg = { .a = s, .lda = lds, .alpha = 1.0f };
         arch->pack_a(&pg, 0, rows, 0, kb, ppack);
 #define SDPA_P(ir) ppack + (size_t)(ir) * kb
@@ -154,7 +166,7 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
 #endif
         for (int ir = 0; ir < rows; ir += GEMM_MR)
             for (int jc = 0; jc < dh; jc += GEMM_NR)
-                SDPA_PV_KERNEL(ir, vpack + (size_t)jc * lk_pad + (size_t)k0 * GEMM_NR,
+                SDPA_PV_KERNEL(ir, vpack + (size_t)jc * lk_pad + (size_t)GEMM_DEPTH_SLOTS(k0) * GEMM_NR,
                                out + (size_t)ir * ldo + jc, ldo, gemm_min(GEMM_MR, rows - ir),
                                gemm_min(GEMM_NR, dh - jc), k0 == 0);
     }

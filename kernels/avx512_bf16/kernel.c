@@ -1,0 +1,258 @@
+/*
+ * kernel.c — the avx512-bf16 kernel: the products in bf16 on AVX512_BF16's
+ * VDPBF16PS (each fp32 lane += a₀·b₀ + a₁·b₁ of a pair of bf16 values: twice
+ * the multiply-adds of an fp32 FMA per instruction), accumulated in fp32;
+ * softmax, LayerNorm, activations, biases, residuals and outputs in fp32
+ * (api.md §9.3).
+ *
+ * Its GEMM is the frame's blocking loops (frame/gemm.h) with an arch whose
+ * packed panels hold bf16 pairs along the depth, one pair per 32-bit slot
+ * where the fp32 arch holds one float:
+ *   A panel: pair q of row i at q·MR + i   (broadcast as one 32-bit value)
+ *   B panel: pair q of column j at q·NR + j (a vector: 16 columns' pairs)
+ * so a panel of depth kb takes ⌈kb/2⌉ of the kb slots the frame lays out.
+ * Rounding happens as the operands are packed (VCVTNE2PS2BF16: nearest
+ * even), and every operand is packed: the products' operands are all bf16.
+ * Its attention is the SIMD kernels' streaming attention (simd/sdpa_impl.h,
+ * compiled here for AVX-512 over this arch): K and V packed once per head
+ * into pairs, P packed into pairs before P·V, the online softmax in fp32.
+ * Its parameters are the SIMD kernels' (simd_kernel.h), stream_rows unused.
+ *
+ * Two paths stay fp32, memory-bound where bf16 buys nothing: a GEMM of at
+ * most AVX512_SKINNY_ROWS rows (a decoding step: the weights read once,
+ * where they are, by avx512's skinny path; converting them would cost more
+ * than the product), and attention's decode path (avx512's, keys and values
+ * read once in place). Both are more accurate than the bf16 bound needs.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#define SIMD_TARGET_AVX512 1   /* simd.h's vectors for the attention template */
+#include "../frame/gemm.h"
+#include "../frame/simd.h"
+#include "../simd/simd_kernel.h"
+
+/* Register tile: 12 rows × 32 columns (2 zmm): 24 accumulators, 2 B vectors
+ * and a broadcast of 32 registers, as avx512's fp32 tile. */
+#define BF_MR 12
+#define BF_NR 32
+#define BF_NV 2
+/* GEMMs of at most this many rows run avx512's fp32 skinny path. */
+#define AVX512_SKINNY_ROWS 6
+
+static inline int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+/* n (≤ 32) floats from src, times alpha, rounded to bf16 and stored as
+ * ⌈n/2⌉ pairs in out[0..16): out[q] = bf16(x[2q]) | bf16(x[2q+1]) << 16,
+ * a missing x[n] as 0. */
+static inline __m512i pairs_of(const float *src, int n, float alpha)
+{
+    __mmask16 m0 = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+    __mmask16 m1 = n >= 32 ? 0xffff : n > 16 ? (__mmask16)((1u << (n - 16)) - 1) : 0;
+    __m512 va = _mm512_set1_ps(alpha);
+    __m512 x0 = _mm512_mul_ps(_mm512_maskz_loadu_ps(m0, src), va);
+    __m512 x1 = _mm512_mul_ps(_mm512_maskz_loadu_ps(m1, src + 16), va);
+    /* cvtne2ps2bf16(hi, lo): lanes 0-15 from lo, 16-31 from hi: the 32
+     * values in order, which read as 32-bit lanes are the 16 pairs. */
+    return (__m512i)_mm512_cvtne2ps_pbh(x1, x0);
+}
+
+/* Row src (depth kb from it) as pairs, each written at dst + q·stride. */
+static void row_to_pairs(const float *src, int kb, float alpha, uint32_t *dst, size_t stride)
+{
+    uint32_t tmp[16] __attribute__((aligned(64)));
+    for (int p = 0; p < kb; p += 32) {
+        _mm512_store_si512(tmp, pairs_of(src + p, min_int(32, kb - p), alpha));
+        int q0 = p / 2, nq = (min_int(32, kb - p) + 1) / 2;
+        for (int q = 0; q < nq; q++)
+            dst[(size_t)(q0 + q) * stride] = tmp[q];
+    }
+}
+
+static void zero_pairs(int kb, uint32_t *dst, size_t stride)
+{
+    for (int q = 0; q < (kb + 1) / 2; q++)
+        dst[(size_t)q * stride] = 0;
+}
+
+/* Rows [i0, i0+mb) × depth [p0, p0+kb) of A, times alpha: panel r (rows
+ * r..r+MR) at dst + r·kb, pair q of its row i at q·MR + i; rows past mb 0. */
+static void pack_a(const blk_gemm *g, size_t i0, int mb, int p0, int kb, float *dst)
+{
+    for (int r = 0; r < mb; r += BF_MR) {
+        uint32_t *panel = (uint32_t *)(dst + (size_t)r * kb);
+        for (int i = 0; i < BF_MR; i++) {
+            if (r + i < mb)
+                row_to_pairs(g->a + (i0 + (size_t)(r + i)) * g->lda + p0, kb, g->alpha,
+                             panel + i, BF_MR);
+            else
+                zero_pairs(kb, panel + i, BF_MR);
+        }
+    }
+}
+
+/* Columns [j0, j0+nb) × depth [p0, p0+kb) of op(B): panel c at dst + c·kb,
+ * pair q of its column j at q·NR + j; columns past nb 0. */
+static void pack_b(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst)
+{
+    /* [k][n] (V in P·V): a pair is two rows' values of a column; the two
+     * rows are rounded together and interleaved by one permute. */
+    static const short interleave[32] = { 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                          8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30,
+                                          15, 31 };
+    const __m512i idx = _mm512_loadu_si512(interleave);
+    for (int c = 0; c < nb; c += BF_NR) {
+        uint32_t *panel = (uint32_t *)(dst + (size_t)c * kb);
+        int cols = min_int(BF_NR, nb - c);
+        if (g->b_is_nk) {
+            for (int j = 0; j < BF_NR; j++) {
+                if (j < cols)
+                    row_to_pairs(blk_b_row(g, j0 + c + j) + p0, kb, 1.0f, panel + j, BF_NR);
+                else
+                    zero_pairs(kb, panel + j, BF_NR);
+            }
+            continue;
+        }
+        for (int q = 0; q < (kb + 1) / 2; q++) {
+            const float *r0 = g->b + (size_t)(p0 + 2 * q) * g->ldb + j0 + c;
+            const int has_r1 = 2 * q + 1 < kb;
+            for (int v = 0; v < BF_NV; v++) {
+                int n = cols - v * 16;
+                __mmask16 m = n >= 16 ? 0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+                __m512 x0 = _mm512_maskz_loadu_ps(m, r0 + v * 16);
+                __m512 x1 = has_r1 ? _mm512_maskz_loadu_ps(m, r0 + g->ldb + v * 16)
+                                   : _mm512_setzero_ps();
+                __m512i both = (__m512i)_mm512_cvtne2ps_pbh(x1, x0);
+                _mm512_storeu_si512(panel + (size_t)q * BF_NR + v * 16,
+                                    _mm512_permutexvar_epi16(idx, both));
+            }
+        }
+    }
+}
+
+/* C[0..mr)[0..nr) (row stride ldc) = (first ? 0 : C) + Σ_q a[q][·] ⊗ b[q][·]
+ * over the ⌈kb/2⌉ pairs of the panels. */
+static void micro_kernel(int kb, const float *a_, const float *b_, float *c, size_t ldc, int mr,
+                         int nr, int first)
+{
+    const uint32_t *a = (const uint32_t *)a_, *b = (const uint32_t *)b_;
+    __m512 acc[BF_MR][BF_NV];
+#pragma GCC unroll 12
+    for (int i = 0; i < BF_MR; i++)
+#pragma GCC unroll 2
+        for (int v = 0; v < BF_NV; v++)
+            acc[i][v] = _mm512_setzero_ps();
+    const int pairs = (kb + 1) / 2;
+    for (int q = 0; q < pairs; q++, a += BF_MR, b += BF_NR) {
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512(b), b1 = (__m512bh)_mm512_loadu_si512(b + 16);
+#pragma GCC unroll 12
+        for (int i = 0; i < BF_MR; i++) {
+            __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[i]);
+            acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
+            acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
+        }
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < BF_MR; i++) {
+        if (i >= mr)
+            break;
+#pragma GCC unroll 2
+        for (int v = 0; v < BF_NV; v++) {
+            int n = nr - v * 16;
+            if (n <= 0)
+                break;
+            __mmask16 m = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+            float *dst = c + (size_t)i * ldc + v * 16;
+            __m512 x = acc[i][v];
+            if (!first)
+                x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, dst));
+            _mm512_mask_storeu_ps(dst, m, x);
+        }
+    }
+}
+
+/* The epilogue on a stored tile (still in L1), compiled for AVX-512. */
+static void epilogue(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
+{
+    blk_epilogue_tile(g, i0, j0, mr, nr);
+}
+
+static const blk_arch SIMD_NAME(blk_arch) = {
+    .mr = BF_MR, .nr = BF_NR, .a_bcast = 1,
+    .pack_a = pack_a, .pack_b = pack_b, .kernel = micro_kernel, .epilogue = epilogue,
+};
+
+/* ---- Attention: the streaming template over this arch ---------------------------------- */
+
+#define GEMM_MR BF_MR
+#define GEMM_NR BF_NR
+#define SDPA_PACKS_P 1
+#define GEMM_DEPTH_SLOTS(k) ((k) / 2)   /* key tiles start at multiples of NR: even */
+static inline int gemm_min(int a, int b)
+{
+    return min_int(a, b);
+}
+#include "../simd/sdpa_impl.h"
+
+/* ---- GEMM ------------------------------------------------------------------------------ */
+
+extern const attn_kernel attn_kernel__avx512;
+
+/* Few rows (a decoding step): avx512's skinny path, whose parameters are
+ * this row's (the same list, simd_kernel.h). */
+static int fp32_rows(size_t m)
+{
+    return m <= AVX512_SKINNY_ROWS;
+}
+
+static size_t gemm_scratch(const attn_exec *ex, size_t m, int n, int k)
+{
+    if (fp32_rows(m))
+        return attn_kernel__avx512.gemm_scratch(ex, m, n, k);
+    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, ex->n_threads, ex->params);
+}
+
+static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
+{
+    if (fp32_rows(p->m))
+        attn_kernel__avx512.gemm(ex, p);
+    else
+        blk_gemm_threaded(&SIMD_NAME(blk_arch), ex, p);
+}
+
+static void layernorm(const attn_exec *ex, size_t m, int d, const float *x, const float *gamma,
+                      const float *beta, float eps, float *y)
+{
+    attn_kernel__avx512.layernorm(ex, m, d, x, gamma, beta, eps, y);
+}
+
+static void default_params(int *values)
+{
+    attn_simd_default_params(BF_MR, BF_NR, values);
+}
+
+const attn_kernel attn_kernel__avx512_bf16 = {
+    .name = "avx512-bf16",
+    .description = "AVX512_BF16: products in bf16 (VDPBF16PS, 12x32 tile, fp32 accumulation), "
+                   "streaming attention; decoding steps fp32 (avx512's paths), OpenMP",
+    .requires = ATTN_REQUIRES_AVX512_BF16,
+    .math = ATTN_BF16,
+    .parallel = 1,
+    .params = attn_simd_params,
+    .n_params = SK_N_PARAMS,
+    .default_params = default_params,
+    .gemm = gemm,
+    .gemm_scratch = gemm_scratch,
+    .sdpa = SIMD_NAME(attn_sdpa),
+    .sdpa_scratch = SIMD_NAME(attn_sdpa_scratch),
+    /* the decode path widens in registers; the streaming path a head as
+     * it packs it (sdpa_impl.h) */
+    .kv_types = ATTN_KV_NARROW,
+    .layernorm = layernorm,
+    .geometry = { .mr = BF_MR, .nr = BF_NR, .skinny_rows = AVX512_SKINNY_ROWS,
+                  .attn_rows = BF_MR, .attn_keys = BF_NR, .lanes = SIMD_LANES,
+                  SDPA_DECODE_GEOMETRY(SIMD_LANES) },
+};
