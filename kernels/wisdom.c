@@ -151,16 +151,6 @@ const attn_wisdom_record *attn_wisdom_find_other_math(const attn_wisdom *w,
     return NULL;
 }
 
-void attn_wisdom_drop(attn_wisdom *w, uint64_t machine, const attn_bucket *b, int math)
-{
-    int kept = 0;
-    for (int i = 0; i < w->n; i++)
-        if (!(w->rec[i].machine == machine && attn_bucket_equal(&w->rec[i].bucket, b)
-              && record_math(&w->rec[i]) == math))
-            w->rec[kept++] = w->rec[i];
-    w->n = kept;
-}
-
 int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *machine_key)
 {
     if (machine_key && register_machine(w, r->machine, machine_key) != 0)

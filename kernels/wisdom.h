@@ -92,8 +92,6 @@ int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *mac
 /* The record of r's machine and bucket whose kernel's math differs, or NULL. */
 const attn_wisdom_record *attn_wisdom_find_other_math(const attn_wisdom *w,
                                                       const attn_wisdom_record *r);
-/* Removes the record of this machine, bucket and math, if any. */
-void attn_wisdom_drop(attn_wisdom *w, uint64_t machine, const attn_bucket *b, int math);
 /* This machine's record for bucket b, or NULL. */
 const attn_wisdom_record *attn_wisdom_find(const attn_wisdom *w, uint64_t machine,
                                            const attn_bucket *b);

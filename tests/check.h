@@ -43,6 +43,7 @@ void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, den
 void test_concurrency(void); /* several contexts used from several threads at once */
 void test_model(void);      /* model/: attn_bert_load, the safetensors reader */
 void test_kvtypes(void);    /* contract 0.3: keys and values stored as f16, bf16, int8 */
+void test_bf16(void);       /* contract 0.3: rows whose products run in bf16 */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 
@@ -67,6 +68,11 @@ void t_mean_var(const float *x, int n, double *mean, double *var);
  * to fp32's bound and exact fp32 properties; test_bf16.c holds the bf16
  * rows to theirs (api.md §9.3). */
 int t_kernels(const char **names, int max);
+/* The runnable rows whose products run in bf16 (blocked-bf16 everywhere). */
+int t_bf16_kernels(const char **names, int max);
+/* A kernel's bound: fp32_bound for an fp32 row, the bf16 rows' 3e-2 ·
+ * max(1, out_scale) (api.md §9.3) for a bf16 row. */
+double t_bound_of(const char *kernel, double fp32_bound, double out_scale);
 /* For every kernel t_kernels names: opens the case title (a format taking
  * the kernel's name), creates a context of that kernel with threads threads
  * (a failure is that case's), runs body with it and destroys it. */

@@ -152,7 +152,9 @@ static double exhaustive(const model *m)
     double best = INFINITY;
     for (int i = 0; i < attn_kernel_count() && i < MAX_KERNELS; i++) {
         const attn_kernel *k = attn_registry_get(i);
-        if (!attn_registry_runnable(k) || strcmp(k->name, "naive") == 0 || k == m->reject)
+        /* the candidates of a tune for "auto": fp32 rows (o.bf16 is 0) */
+        if (!attn_registry_runnable(k) || strcmp(k->name, "naive") == 0 || k == m->reject
+            || k->math != ATTN_F32)
             continue;
         ab_candidate c = { .kernel = k };
         defaults(k, c.params);
@@ -181,7 +183,7 @@ static const attn_kernel *other_kernel(const attn_kernel *a)
 {
     for (int i = 0; i < attn_kernel_count(); i++) {
         const attn_kernel *k = attn_registry_get(i);
-        if (k != a && attn_registry_runnable(k) && k->n_params >= 2)
+        if (k != a && attn_registry_runnable(k) && k->n_params >= 2 && k->math == ATTN_F32)
             return k;
     }
     return NULL;
@@ -228,6 +230,28 @@ static int run(model *m, const ab_shape *s, ab_tune_level level, double budget, 
     ab_tune_opts o = { .level = level, .threads = 1, .rounds = 7, .min_time = 0.001,
                        .deadline = budget, .probe = &probe };
     return ab_tune_shape(s, &o, r);
+}
+
+/* A bf16 row (the emulation, which runs everywhere) costs half of anything
+ * else: a tune for "auto" never picks it, a tune for "auto-bf16" does. */
+static void test_bf16_rows(const ab_shape *s, const attn_kernel *a)
+{
+    t_case("tune: the bf16 rows compete only in a tune for \"auto-bf16\" (--bf16)");
+    const attn_kernel *emu = attn_registry_find("blocked-bf16");
+    model m;
+    model_init(&m, a);
+    m.best_cost[index_of(emu)] = 0.5;
+    ab_tune_probe probe = { model_check, model_time, model_now, &m };
+    ab_tune_opts o = { .level = AB_TUNE_MEASURE, .threads = 1, .rounds = 7, .min_time = 0.001,
+                       .probe = &probe };
+    ab_tune_result r;
+    CHECK(ab_tune_shape(s, &o, &r) == 0, "tune: %s", r.error);
+    CHECK(r.best.kernel && r.best.kernel->math == ATTN_F32, "a tune for auto picked %s",
+          r.best.kernel ? r.best.kernel->name : "-");
+    o.bf16 = 1;
+    CHECK(ab_tune_shape(s, &o, &r) == 0, "tune: %s", r.error);
+    CHECK(r.best.kernel == emu, "a tune for auto-bf16 picked %s, not blocked-bf16",
+          r.best.kernel ? r.best.kernel->name : "-");
 }
 
 static void test_runner_up(const ab_shape *s, const attn_kernel *a, const attn_kernel *b)
@@ -408,6 +432,7 @@ void test_tune(void)
         test_runner_up(&s, a, b);
     else
         t_skip("tune: only %s has parameters here; the runner-up scenario needs two", a->name);
+    test_bf16_rows(&s, a);
     if (a->n_params > 0) {
         test_patient(&s, a);
         test_path_switch(&s, a);

@@ -133,6 +133,30 @@ static void test_auto_context(const char *key, uint64_t me)
           "%s; wisdom: %s", src, attn_ctx_wisdom_status(ctx));
     attn_ctx_destroy(ctx);
 
+    t_case("wisdom: a bucket tuned in both maths: \"auto\" runs its fp32 record, "
+           "\"auto-bf16\" the faster of the two");
+    for (int bf16_faster = 0; bf16_faster <= 1; bf16_faster++) {
+        snprintf(text, sizeof text,
+                 "attnbench-wisdom 1\nmachine %016llx %s\n"
+                 "record %016llx sdpa 4 8 none 1 blocked bq=7 20 20 0.01 measure now\n"
+                 "record %016llx sdpa 4 8 none 1 blocked-bf16 bq=7 %d 20 0.01 measure now\n",
+                 (unsigned long long)me, key, (unsigned long long)me, (unsigned long long)me,
+                 bf16_faster ? 10 : 30);
+        CHECK(write_file(path, text) == 0, "write %s", path);
+        static const char *const reach[] = { "auto", "auto-bf16" };
+        for (int r = 0; r < 2; r++) {
+            const char *want = r == 1 && bf16_faster ? "blocked-bf16" : "blocked";
+            ctx = NULL;
+            CHECK_STATUS(attn_ctx_create(&ctx, reach[r], 1), ATTN_OK);
+            CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
+            used = attn_ctx_last_choice(ctx, &src);
+            CHECK(used && strcmp(used, want) == 0 && strcmp(src, "wisdom") == 0,
+                  "%s with the bf16 record %s: ran %s (%s), not %s", reach[r],
+                  bf16_faster ? "faster" : "slower", used, src, want);
+            attn_ctx_destroy(ctx);
+        }
+    }
+
     unlink(path);
     rmdir(dir);
     if (saved)

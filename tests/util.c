@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "verify.h"
 #include "workload.h"
 
 /* The harness's allocator and generator, so tests and benchmarks agree. */
@@ -127,6 +128,23 @@ int t_kernels(const char **names, int max)
     }
     reported = 1;
     return n;
+}
+
+int t_bf16_kernels(const char **names, int max)
+{
+    int n = 0;
+    for (int i = 0; i < attn_kernel_count(); i++) {
+        const char *name = attn_kernel_name(i);
+        if (attn_kernel_supported(name) && attn_kernel_math(name) == ATTN_BF16 && n < max)
+            names[n++] = name;
+    }
+    return n;
+}
+
+double t_bound_of(const char *kernel, double fp32_bound, double out_scale)
+{
+    return attn_kernel_math(kernel) == ATTN_BF16 ? AB_BF16_BOUND * fmax(1.0, out_scale)
+                                                 : fp32_bound;
 }
 
 void t_each_context(const char *title, int threads,

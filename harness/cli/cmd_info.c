@@ -228,9 +228,14 @@ int ab_cmd_info(int argc, char **argv)
     const attn_kernel *k[1];
     printf("\nKernel      ");
     if (ab_select_kernels("auto", NULL, k, 1, err, sizeof err) == 1)
-        printf("\"auto\" picks %s\n", k[0]->name);
+        printf("\"auto\" picks %s (fp32)", k[0]->name);
     else
-        printf("%s\n", err);
+        printf("%s", err);
+    if (ab_select_kernels("auto-bf16", NULL, k, 1, err, sizeof err) == 1)
+        printf("; \"auto-bf16\" picks %s (%s)\n", k[0]->name,
+               k[0]->math == ATTN_BF16 ? "bf16" : "fp32");
+    else
+        printf("; auto-bf16: %s\n", err);
     print_wisdom();
     return AB_EXIT_OK;
 }

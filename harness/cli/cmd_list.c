@@ -11,17 +11,20 @@
 
 static void list_kernels(void)
 {
-    printf("%-14s %-5s %s\n", "kernel", "runs", "description / why not");
+    /* math: what the row's products run in (api.md §9.3); "auto" runs only
+     * fp32 rows, "auto-bf16" both. */
+    printf("%-14s %-5s %-5s %s\n", "kernel", "runs", "math", "description / why not");
     for (int i = 0; i < attn_registry_count(); i++) {
         const attn_kernel *k = attn_registry_get(i);
         char why[256];
         ab_kernel_why_not(k, why, sizeof why);
-        printf("%-14s %-5s %s\n", k->name, why[0] ? "no" : "yes", why[0] ? why : k->description);
+        printf("%-14s %-5s %-5s %s\n", k->name, why[0] ? "no" : "yes",
+               k->math == ATTN_BF16 ? "bf16" : "fp32", why[0] ? why : k->description);
         /* The tunable parameters, with this machine's defaults (from its caches). */
         for (int p = 0; p < attn_kernel_param_count(k->name); p++) {
             attn_param_info info;
             if (attn_kernel_param_info(k->name, p, &info) == ATTN_OK)
-                printf("%-14s %-5s   %s = %d  (%d..%d) %s\n", "", "", info.name,
+                printf("%-14s %-5s %-5s   %s = %d  (%d..%d) %s\n", "", "", "", info.name,
                        info.default_value, info.min, info.max, info.help);
         }
     }

@@ -93,12 +93,13 @@ static int plan_of(int argc, char **argv, tune_plan *t)
         { "wisdom", AB_FLAG_STRING, &wisdom, "FILE", "the wisdom file (default: $ATTN_WISDOM, else ~/.cache/attnbench/wisdom)", 0, 0 },
         { "export", AB_FLAG_STRING, &t->export_path, "FILE", "write every record of the wisdom to FILE and stop", 0, 0 },
         { "import", AB_FLAG_STRING, &t->import_path, "FILE", "merge FILE's records into the wisdom and stop", 0, 0 },
+        { "bf16", AB_FLAG_BOOL, &t->o.bf16, NULL, "let the bf16 rows compete too: the records \"auto-bf16\" contexts use (a bucket keeps one record per math)", 0, 0 },
         { "evaluate", AB_FLAG_BOOL, &t->evaluate, NULL, "time each pick against an exhaustive search of its neighbourhood; exit 1 when it is over 5% slower", 0, 0 },
     };
     int rc = ab_cli_command(
         "tune",
         "attnbench tune [--suite NAME | --shape SHAPES] [--level estimate|measure|patient]\n"
-        "                      [--budget S] [--threads N[,N2..]] [--wisdom FILE] [--evaluate]\n"
+        "                      [--budget S] [--threads N[,N2..]] [--wisdom FILE] [--bf16] [--evaluate]\n"
         "                      [--export FILE | --import FILE]",
         "For each bucket (op, length up to a power of 2, head width, mask kind, threads) of the\n"
         "shapes: checks every kernel (and parameter variant) against naive on a reduced shape,\n"

@@ -70,10 +70,11 @@ int ab_select_kernels(const char *spec, const char *env, const attn_kernel **out
                 out[n++] = attn_registry_get(i);
         return n;
     }
-    if (strcmp(spec, "auto") == 0) {
-        /* Ask the library, so "auto" here is exactly what callers get. */
+    if (strcmp(spec, "auto") == 0 || strcmp(spec, "auto-bf16") == 0) {
+        /* Ask the library, so "auto" (or "auto-bf16") here is exactly what
+         * callers get. */
         attn_ctx *ctx = NULL;
-        if (attn_ctx_create(&ctx, "auto", 1) != ATTN_OK) {
+        if (attn_ctx_create(&ctx, spec, 1) != ATTN_OK) {
             if (env && !named(env, "ATTN_KERNEL", err, err_len))
                 return -1;
             snprintf(err, err_len, "no kernel can run on this machine");

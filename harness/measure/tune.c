@@ -281,6 +281,14 @@ static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps
     return improved;
 }
 
+/* Whether row k competes: it runs here, is not the oracle, and its math is
+ * fp32, or bf16 when the tune is for "auto-bf16". */
+static int tune_candidate(const attn_kernel *k, const ab_tune_opts *o)
+{
+    return attn_registry_runnable(k) && strcmp(k->name, "naive") != 0
+        && (k->math == ATTN_F32 || (o->bf16 && k->math == ATTN_BF16));
+}
+
 int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -289,7 +297,7 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
     int n = 0, done = 0;
     /* The untuned choice: what an auto context without wisdom runs. */
     attn_ctx *probe = NULL;
-    if (attn_ctx_create(&probe, "auto", o->threads) != ATTN_OK) {
+    if (attn_ctx_create(&probe, o->bf16 ? "auto-bf16" : "auto", o->threads) != ATTN_OK) {
         snprintf(r->error, sizeof r->error, "no kernel runs here");
         return -1;
     }
@@ -297,7 +305,7 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
     attn_ctx_destroy(probe);
     for (int i = 0; i < attn_kernel_count() && n < 64; i++) {
         const attn_kernel *k = attn_registry_get(i);
-        if (!attn_registry_runnable(k) || strcmp(k->name, "naive") == 0)
+        if (!tune_candidate(k, o))
             continue;
         first[n].kernel = k;
         defaults_of(k, first[n].params);
@@ -382,7 +390,7 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
     all[n++] = *pick;
     for (int i = 0; i < attn_kernel_count(); i++) {
         const attn_kernel *k = attn_registry_get(i);
-        if (!attn_registry_runnable(k) || strcmp(k->name, "naive") == 0)
+        if (!tune_candidate(k, o))
             continue;
         ab_candidate c = { .kernel = k };
         defaults_of(k, c.params);

@@ -60,6 +60,9 @@ typedef struct ab_tune_opts {
     void (*progress)(void *arg, int done, int total, const ab_candidate *best);
     void *progress_arg;
     const ab_tune_probe *probe;  /* NULL: the real check and timing */
+    /* 1: the bf16 rows compete beside the fp32 ones, from "auto-bf16"'s
+     * choice (the records "auto-bf16" contexts use); 0: fp32 rows only. */
+    int bf16;
 } ab_tune_opts;
 
 typedef struct ab_tune_result {
