@@ -40,6 +40,26 @@ struct attn_ctx {
     /* Each registry row's state slot (attn_exec.state): the onednn
      * kernel's primitives, for one; indexed as the registry. */
     void **kernel_state;
+    /* The weights packed for this context (attn_weights_pack_encoder),
+     * newest first; each is the caller's to destroy. */
+    attn_packed_weights *packed;
+};
+
+/* One matrix of a packed set: the caller's weights it stands for (W, or the
+ * Q, K and V weights stacked: w[0..2]), its size, and its packed form. */
+typedef struct packed_matrix {
+    const float *w[3];
+    int n, k;
+    attn_packed_b b;
+} packed_matrix;
+
+struct attn_packed_weights {
+    attn_ctx *ctx;               /* NULL once the context is destroyed */
+    const char *kernel;          /* the row it was packed for (the registry's name) */
+    int n, cap;
+    packed_matrix *m;
+    float *data;                 /* every matrix's panels, one block */
+    attn_packed_weights *next;   /* the context's list */
 };
 
 /* ---- Status -------------------------------------------------------------- */
@@ -352,6 +372,10 @@ void attn_ctx_destroy(attn_ctx *ctx)
 {
     if (!ctx)
         return;
+    /* Packed weights outlive their context: they are the caller's to
+     * destroy, and no longer used by anything. */
+    for (attn_packed_weights *p = ctx->packed; p; p = p->next)
+        p->ctx = NULL;
     for (int i = 0; ctx->kernel_state && i < attn_registry_count(); i++)
         if (ctx->kernel_state[i])
             attn_registry_get(i)->state_free(ctx->kernel_state[i]);
@@ -389,7 +413,7 @@ static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
 static attn_exec exec_of(const attn_ctx *ctx, const attn_choice *c)
 {
     attn_exec ex = { ctx->n_threads, c->params, ctx->workspace, ctx->workspace_bytes,
-                     c->kernel.data, &ctx->kernel_state[c->row] };
+                     c->kernel.data, &ctx->kernel_state[c->row], ctx->packed };
     return ex;
 }
 
@@ -813,4 +837,130 @@ attn_status attn_decoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
         return st;
     ex = exec_of(ctx, ch);
     return attn_decoder_run(&ch->kernel, &ex, &a);
+}
+
+/* ---- Weights packed once ----------------------------------------------------------- */
+
+const attn_packed_b *attn_packed_lookup(const attn_exec *ex, const char *kernel,
+                                        const float *w0, const float *w1, const float *w2, int n,
+                                        int k)
+{
+    for (const attn_packed_weights *p = ex->packed; p; p = p->next) {
+        if (p->kernel != kernel)   /* the registry's name: one pointer per row */
+            continue;
+        for (int i = 0; i < p->n; i++) {
+            const packed_matrix *m = &p->m[i];
+            if (m->w[0] == w0 && m->w[1] == w1 && m->w[2] == w2 && m->n == n && m->k == k)
+                return &m->b;
+        }
+    }
+    return NULL;
+}
+
+/* Adds matrix (w0..w2: W, or the stacked Q, K and V weights) to p's list,
+ * unless it is there already (layers may share weights). */
+static int packed_add(attn_packed_weights *p, const float *w0, const float *w1, const float *w2,
+                      int n, int k)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->m[i].w[0] == w0 && p->m[i].w[1] == w1 && p->m[i].w[2] == w2 && p->m[i].n == n
+            && p->m[i].k == k)
+            return 0;
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 8;
+        packed_matrix *m = realloc(p->m, (size_t)cap * sizeof *m);
+        if (!m)
+            return -1;
+        p->m = m;
+        p->cap = cap;
+    }
+    p->m[p->n++] = (packed_matrix){ .w = { w0, w1, w2 }, .n = n, .k = k };
+    return 0;
+}
+
+/* The matrices of one encoder layer as the composition multiplies them:
+ * the Q, K and V weights stacked when the kernel takes them so (gemm_parts),
+ * else each; W_o; W1; W2. */
+static int packed_add_layer(attn_packed_weights *p, const attn_kernel *k, int d, int f,
+                            const attn_encoder_weights *w)
+{
+    const attn_mha_weights *a = &w->attn;
+    int rc = k->gemm_parts ? packed_add(p, a->w_q, a->w_k, a->w_v, 3 * d, d)
+           : packed_add(p, a->w_q, NULL, NULL, d, d) | packed_add(p, a->w_k, NULL, NULL, d, d)
+                 | packed_add(p, a->w_v, NULL, NULL, d, d);
+    return rc | packed_add(p, a->w_o, NULL, NULL, d, d) | packed_add(p, w->w_ff1, NULL, NULL, f, d)
+         | packed_add(p, w->w_ff2, NULL, NULL, d, f);
+}
+
+void attn_weights_destroy(attn_packed_weights *p)
+{
+    if (!p)
+        return;
+    if (p->ctx)
+        for (attn_packed_weights **at = &p->ctx->packed; *at; at = &(*at)->next)
+            if (*at == p) {
+                *at = p->next;
+                break;
+            }
+    free(p->m);
+    free(p->data);
+    free(p);
+}
+
+attn_status attn_weights_pack_encoder(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,
+                                      const attn_encoder_weights *layers,
+                                      attn_packed_weights **out)
+{
+    if (!ctx || !c || !layers || n_layers <= 0 || !out || !config_valid(c))
+        return ATTN_ERR_INVALID_ARG;
+    for (int i = 0; i < n_layers; i++)
+        if (!encoder_weights_present(&layers[i]))
+            return ATTN_ERR_INVALID_ARG;
+    if (!fits(sizeof(float), c->d_model, c->d_model, 3, 1)
+        || !fits(sizeof(float), c->d_ff, c->d_model, 1, 1))
+        return ATTN_ERR_OVERFLOW;
+    const attn_kernel *k = &ctx->base.kernel;
+    attn_packed_weights *p = calloc(1, sizeof *p);
+    if (!p)
+        return ATTN_ERR_NO_MEMORY;
+    p->kernel = attn_registry_get(ctx->base.row)->name;
+    attn_exec ex = exec_of(ctx, &ctx->base);
+    ex.packed = NULL;
+    size_t floats = 0;
+    attn_status st = ATTN_OK;
+    /* A kernel that reads the weights as they are packs nothing: its set
+     * is empty, and its calls run as before. */
+    for (int i = 0; k->pack_weights && i < n_layers; i++)
+        if (packed_add_layer(p, k, c->d_model, c->d_ff, &layers[i]) != 0)
+            st = ATTN_ERR_NO_MEMORY;
+    for (int i = 0; st == ATTN_OK && i < p->n; i++) {
+        size_t f = k->packed_floats(&ex, p->m[i].n, p->m[i].k);
+        if (f == SIZE_MAX || !attn_add_checked(&floats, (f + 15) / 16 * 16, ATTN_SIZE_LIMIT / 4))
+            st = ATTN_ERR_OVERFLOW;
+    }
+    void *data = NULL;
+    if (st == ATTN_OK && floats && posix_memalign(&data, 64, floats * sizeof(float)) != 0)
+        st = ATTN_ERR_NO_MEMORY;
+    if (st != ATTN_OK) {
+        attn_weights_destroy(p);
+        return st;
+    }
+    p->data = data;
+    size_t at = 0;
+    for (int i = 0; i < p->n; i++) {
+        packed_matrix *m = &p->m[i];
+        const float *const parts[3] = { m->w[0], m->w[1], m->w[2] };
+        attn_gemm_problem g = { .n = m->n, .k = m->k, .w = m->w[0] };
+        if (m->w[1]) {
+            g.w_parts = parts;
+            g.part_n = m->n / 3;
+        }
+        k->pack_weights(&ex, &g, p->data + at, &m->b);
+        at += (k->packed_floats(&ex, m->n, m->k) + 15) / 16 * 16;
+    }
+    p->ctx = ctx;
+    p->next = ctx->packed;
+    ctx->packed = p;
+    *out = p;
+    return ATTN_OK;
 }

@@ -76,6 +76,7 @@ static void gemm_ld(const attn_kernel *k, const attn_exec *ex, gemm_region g, si
     attn_gemm_problem p = {
         .m = m, .n = n, .k = kk, .x = x, .ldx = (size_t)kk, .w = w, .bias = bias,
         .act = act, .residual = residual, .y = y, .ldy = ldy,
+        .packed = attn_packed_lookup(ex, k->name, w, NULL, NULL, n, kk),
     };
     k->gemm(&gex, &p);
 }
@@ -103,6 +104,7 @@ static void gemm_qkv(const attn_kernel *k, const attn_exec *ex, gemm_region g, s
     attn_gemm_problem p = {
         .m = m, .n = 3 * d, .k = d, .x = x, .ldx = (size_t)d, .w_parts = parts, .part_n = d,
         .bias = bias3, .act = ATTN_ACT_NONE, .y = qkv, .ldy = 3 * (size_t)d,
+        .packed = attn_packed_lookup(ex, k->name, w->w_q, w->w_k, w->w_v, 3 * d, d),
     };
     k->gemm(&gex, &p);
 }
@@ -212,7 +214,7 @@ static void widen_kv(const attn_exec *ex, const attn_sdpa_problem *p, int which,
  * oracle's if larger (it may run instead, on the stored ones). */
 static size_t sdpa_scratch(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    const attn_exec one = { 1, NULL, NULL, 0, NULL, NULL };
+    const attn_exec one = { .n_threads = 1 };
     sdpa_layout l;
     sdpa_plan(k, p, &l);
     attn_sdpa_problem w = widened_problem(p, &l, NULL, NULL);

@@ -93,6 +93,13 @@ typedef struct attn_decoder_args {
  * SDPA, alone or inside MHA and the encoder, goes through attn_sdpa_run,
  * which runs the oracle's SDPA instead when q or the kernel's output is not
  * finite. */
+/* The matrix of the context's packed weights (ex->packed) that kernel
+ * packed for W = w0 (or for the Q, K and V weights w0, w1, w2 stacked),
+ * n × k; NULL when there is none (api.c). */
+const attn_packed_b *attn_packed_lookup(const attn_exec *ex, const char *kernel,
+                                        const float *w0, const float *w1, const float *w2, int n,
+                                        int k);
+
 size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p);
 void   attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p);
 

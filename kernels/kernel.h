@@ -153,6 +153,14 @@ static inline int attn_kv_head(const attn_sdpa_problem *p, int h)
 /* The activation fused into a GEMM epilogue: an attn_activation or none. */
 #define ATTN_ACT_NONE (-1)
 
+/* A weight matrix W (n × k, the [n][k] layout, or parts stacked) packed
+ * once by its kernel's pack_weights (attn_weights_pack_encoder): the
+ * kernel's own panels, cut into depth blocks of kc. */
+typedef struct attn_packed_b {
+    const float *data;
+    int n, k, kc;
+} attn_packed_b;
+
 /* y[i][j] = act(Σ_k x[i][k]·w[j][k] + bias[j]) + residual[i][j]
  * x is [m][k] with row stride ldx, w is [n][k] contiguous (nn.Linear layout),
  * bias [n] or NULL, residual [m][n] with row stride ldy or NULL, y [m][n] with
@@ -169,6 +177,10 @@ typedef struct attn_gemm_problem {
      * w_parts[j / part_n] (the Q, K and V weights stacked, n = 3·part_n). */
     const float *const *w_parts;
     int part_n;
+    /* W packed once for this kernel (the context's packed weights), or
+     * NULL; a kernel may use it in place of packing W itself, when it was
+     * cut at the kc the call runs with. */
+    const attn_packed_b *packed;
     const float *bias;
     int act;                           /* ATTN_ACT_NONE or an attn_activation */
     const float *residual;
@@ -193,6 +205,9 @@ typedef struct attn_exec {
      * row's state_free. NULL when there is no context (tests, scratch
      * sizing): the kernel then keeps nothing. */
     void **state;
+    /* The context's packed weights (api.c: attn_packed_lookup finds a
+     * matrix in them), or NULL. */
+    const struct attn_packed_weights *packed;
 } attn_exec;
 
 /* A tunable parameter of a kernel (tile sizes). */
@@ -282,6 +297,13 @@ typedef struct attn_kernel {
      * fills from naive gets naive's kv_types with it. */
     unsigned kv_types;                 /* e.g. ATTN_KV_NARROW: every type */
     attn_layernorm_fn layernorm;
+    /* Weights packed once (attn_weights_pack_encoder): the floats W (n × k)
+     * takes packed with ex's params, and its packing into dst (described
+     * in *out), which the kernel's gemm then reads through p->packed.
+     * NULL: the kernel packs (or reads) W on every call. */
+    size_t (*packed_floats)(const attn_exec *ex, int n, int k);
+    void (*pack_weights)(const attn_exec *ex, const attn_gemm_problem *p, float *dst,
+                         attn_packed_b *out);
     /* Frees what the kernel kept in a context's state slot (attn_exec.state);
      * NULL: it keeps nothing there. */
     void (*state_free)(void *state);

@@ -646,7 +646,7 @@ static void test_bench_rounds(void)
         res[i].threads = 1;
         CHECK(attn_ctx_create(&ctx[i], res[i].kernel, 1) == ATTN_OK
               && ab_bench_prepare(ctx[i], &w, &fixed, &res[i], out) == 0, "prepare %d", i);
-        m[i] = (ab_bench_member){ ctx[i], &res[i], 0 };
+        m[i] = (ab_bench_member){ .ctx = ctx[i], .r = &res[i] };
     }
     int order[64], n_order = 0;
     uint64_t rng = 42;

@@ -196,7 +196,7 @@ static void test_layernorm(void)
         if (!attn_registry_runnable(k))
             continue;
         t_case("layernorm [%s]: large mean, small spread, tails, eps 1e-5 and 1e-12", k->name);
-        attn_exec ex = { 1, NULL, NULL, 0, k->data, NULL };
+        attn_exec ex = { .n_threads = 1, .data = k->data };
         for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
             for (int ei = 0; ei < 2; ei++) {
                 int d = widths[wi];

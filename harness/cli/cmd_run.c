@@ -540,9 +540,17 @@ static int execute(const run_plan *p, run_outcome *out)
                     snprintf(r->error, sizeof r->error, "out of memory for the inputs");
                 else if (!buf)
                     snprintf(r->error, sizeof r->error, "out of memory for the output");
-                else if (apply_params(ctx, p->settings, p->n_settings, r->error,
-                                      sizeof r->error) == 0)
-                    prc = ab_bench_prepare(ctx, &w, &p->o, r, buf);
+                attn_packed_weights *packed = NULL;
+                if (st == ATTN_OK && have_inputs && buf
+                    && apply_params(ctx, p->settings, p->n_settings, r->error,
+                                    sizeof r->error) == 0) {
+                    st = ab_workload_pack(ctx, &w, &packed);
+                    if (st != ATTN_OK)
+                        snprintf(r->error, sizeof r->error, "packing the weights: %s",
+                                 attn_strerror(st));
+                    else
+                        prc = ab_bench_prepare(ctx, &w, &p->o, r, buf);
+                }
                 if (prc == 1) {
                     size_t used = strlen(out->skipped);
                     snprintf(out->skipped + used, sizeof out->skipped - used, "%s  %s (%.2g s)",
@@ -551,9 +559,11 @@ static int execute(const run_plan *p, run_outcome *out)
                 }
                 if (prc == 0) {
                     members[nm].ctx = ctx;
+                    members[nm].packed = packed;
                     members[nm++].r = r;
                 } else {
                     attn_ctx_destroy(ctx);
+                    attn_weights_destroy(packed);
                     if (prc == 1)
                         memset(&out->results[--n], 0, sizeof *r);
                     else
@@ -574,6 +584,7 @@ static int execute(const run_plan *p, run_outcome *out)
                 r->extra_rss = call_memory(p->want_auto ? "auto" : r->kernel, r->threads,
                                            p->settings, p->n_settings, &w);
             attn_ctx_destroy(members[i].ctx);
+            attn_weights_destroy(members[i].packed);
         }
         ab_free(buf);
         if (have_inputs)

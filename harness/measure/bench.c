@@ -319,7 +319,7 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
     ab_free(out);
     if (rc != 0)
         return rc;
-    ab_bench_member one = { ctx, r, 1 };
+    ab_bench_member one = { .ctx = ctx, .r = r, .live = 1 };
     uint64_t rng = 1;
     if (ab_bench_rounds(&one, 1, w, o, &rng, NULL, NULL) != 0) {
         snprintf(r->error, sizeof r->error, "out of memory");

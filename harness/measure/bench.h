@@ -101,6 +101,7 @@ typedef struct ab_bench_member {
     attn_ctx *ctx;
     ab_result *r;
     int live;                 /* still sampling (set by ab_bench_rounds) */
+    attn_packed_weights *packed;   /* the workload's weights packed for ctx, or NULL */
 } ab_bench_member;
 
 /* Called after every repetition of a round: (arg, member index, round). */

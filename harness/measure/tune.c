@@ -78,14 +78,17 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         return -1;
     float *out = ab_alloc_floats(w.out_len, 0);
     attn_ctx **ctx = calloc((size_t)n, sizeof *ctx);
+    attn_packed_weights **packed = calloc((size_t)n, sizeof *packed);
     long *iters = calloc((size_t)n, sizeof *iters);
-    int rc = out && ctx && iters ? 0 : -1;
+    int rc = out && ctx && packed && iters ? 0 : -1;
     /* Contexts first, each warmed up and calibrated to min_time per batch. */
     for (int i = 0; rc == 0 && i < n; i++) {
         c[i].n_times = 0;
         c[i].median = INFINITY;
         ctx[i] = context_of(&c[i], o->threads);
-        if (!ctx[i] || ab_workload_run(ctx[i], &w, out) != ATTN_OK) {
+        /* The weights packed at the candidate's parameters, as `run` times. */
+        if (!ctx[i] || ab_workload_pack(ctx[i], &w, &packed[i]) != ATTN_OK
+            || ab_workload_run(ctx[i], &w, out) != ATTN_OK) {
             rc = -1;
             break;
         }
@@ -128,7 +131,10 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
     }
     for (int i = 0; ctx && i < n; i++)
         attn_ctx_destroy(ctx[i]);
+    for (int i = 0; packed && i < n; i++)
+        attn_weights_destroy(packed[i]);
     free(ctx);
+    free(packed);
     free(iters);
     ab_free(out);
     ab_workload_free(&w);

@@ -97,6 +97,11 @@ static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
                         out, &w->mask, out);
 }
 
+static attn_status pack(attn_ctx *ctx, const ab_workload *w, attn_packed_weights **out)
+{
+    return attn_weights_pack_encoder(ctx, &w->enc_cfg, w->shape.layers, w->layers, out);
+}
+
 const ab_op_row ab_op__bert = {
     .name = "bert",
     .description = "a BERT end to end: embeddings, then `layers` post-LN GELU encoder layers "
@@ -112,6 +117,7 @@ const ab_op_row ab_op__bert = {
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_L, AB_KEY_layers, AB_KEY_F, AB_KEY_norm,
                AB_KEY_act, AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
+    .pack = pack,
     .bucket = { .wisdom_op = ATTN_OP_ENCODER },    /* attn_encoder chooses once for its layers */
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
     .takes_model = 1,

@@ -50,6 +50,11 @@ static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
                               out);
 }
 
+static attn_status pack(attn_ctx *ctx, const ab_workload *w, attn_packed_weights **out)
+{
+    return attn_weights_pack_encoder(ctx, &w->enc_cfg, 1, &w->enc, out);
+}
+
 const ab_op_row ab_op__encoder = {
     .name = "encoder",
     .description = "one transformer encoder layer: self-attention, then the FFN; pre- or post-LN",
@@ -60,6 +65,7 @@ const ab_op_row ab_op__encoder = {
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_LENGTHS, AB_KEY_F, AB_KEY_norm, AB_KEY_act,
                AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = ab_encoder_layer_flops, .bytes = bytes, .make = make, .run = run,
+    .pack = pack,
     .bucket = { .wisdom_op = ATTN_OP_ENCODER },
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
 };

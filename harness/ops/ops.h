@@ -134,6 +134,9 @@ typedef struct ab_op_row {
     int (*make)(struct ab_workload *w, uint64_t *seed, size_t misalign);
     /* One call of the op on ctx, writing w->out_len floats to out. */
     attn_status (*run)(attn_ctx *ctx, const struct ab_workload *w, float *out);
+    /* The op's weights packed once for ctx (attn_weights_pack_encoder), as
+     * a deployment packs them before its calls; NULL: none to pack. */
+    attn_status (*pack)(attn_ctx *ctx, const struct ab_workload *w, attn_packed_weights **out);
     /* The wisdom's bucket api.c looks up for this call (ab_shape_bucket):
      * wisdom_op's (wisdom.h's ATTN_OP_*) by the lengths, head width and
      * mask class, or by_sequence: a decoder layer's, by the encoder's

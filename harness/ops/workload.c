@@ -437,6 +437,13 @@ attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
     return row ? row->run(ctx, w, out) : ATTN_ERR_INVALID_ARG;
 }
 
+attn_status ab_workload_pack(attn_ctx *ctx, const ab_workload *w, attn_packed_weights **out)
+{
+    const ab_op_row *row = ab_op_row_of(w->shape.op);
+    *out = NULL;
+    return row && row->pack ? row->pack(ctx, w, out) : ATTN_OK;
+}
+
 attn_status ab_decode_chunks(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,
                              const attn_decoder_weights *layers, attn_kv_cache *const *caches,
                              int batch, int len, const int *chunks, int n_chunks, const float *x,

@@ -74,6 +74,11 @@ double ab_rng_uniform(uint64_t *state);   /* [0, 1) */
  * (ab_decode_chunks); out is every position's last-layer output,
  * [B][P + N][D]. */
 attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out);
+/* w's weights packed once for ctx, as a deployment would before its calls
+ * (the op row's pack); *out NULL when the op has none to pack. Timing
+ * (run, tune) packs; the checks against the oracle do not, so that they
+ * test the calls as given too (tests/test_packed.c: bit for bit the same). */
+attn_status ab_workload_pack(attn_ctx *ctx, const ab_workload *w, attn_packed_weights **out);
 
 /* Decodes a target through a stack of n_layers decoder layers with caches
  * (one per layer), in chunks: call c feeds the next chunks[c] tokens of x

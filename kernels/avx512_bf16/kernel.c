@@ -8,7 +8,8 @@
  * Its GEMM is the frame's blocking loops (frame/gemm.h) with an arch whose
  * packed panels hold bf16 pairs along the depth, one pair per 32-bit slot
  * where the fp32 arch holds one float:
- *   A panel: pair q of row i at q·MR + i   (broadcast as one 32-bit value)
+ *   A panel: pair q of row i at i·⌈kb/2⌉ + q (each row's pairs in a run,
+ *            written by vector stores; broadcast as one 32-bit value)
  *   B panel: pair q of column j at q·NR + j (a vector: 16 columns' pairs)
  * so a panel of depth kb takes ⌈kb/2⌉ of the kb slots the frame lays out.
  * Rounding happens as the operands are packed (VCVTNE2PS2BF16: nearest
@@ -79,17 +80,22 @@ static void zero_pairs(int kb, uint32_t *dst, size_t stride)
 }
 
 /* Rows [i0, i0+mb) × depth [p0, p0+kb) of A, times alpha: panel r (rows
- * r..r+MR) at dst + r·kb, pair q of its row i at q·MR + i; rows past mb 0. */
+ * r..r+MR) at dst + r·kb, its row i's pairs from i·⌈kb/2⌉ on, converted
+ * 32 values at a time and stored whole (a layout of pair q at q·MR + i
+ * took a scalar store per pair: 5% of an encoder layer); rows past mb 0. */
 static void pack_a(const blk_gemm *g, size_t i0, int mb, int p0, int kb, float *dst)
 {
+    const int pairs = (kb + 1) / 2;
     for (int r = 0; r < mb; r += BF_MR) {
         uint32_t *panel = (uint32_t *)(dst + (size_t)r * kb);
         for (int i = 0; i < BF_MR; i++) {
-            if (r + i < mb)
-                row_to_pairs(g->a + (i0 + (size_t)(r + i)) * g->lda + p0, kb, g->alpha,
-                             panel + i, BF_MR);
-            else
-                zero_pairs(kb, panel + i, BF_MR);
+            uint32_t *row = panel + (size_t)i * pairs;
+            const float *src = g->a + (i0 + (size_t)(r + i)) * g->lda + p0;
+            for (int p = 0; p < kb; p += 32) {
+                int n = min_int(32, kb - p), nq = (n + 1) / 2;
+                __m512i v = r + i < mb ? pairs_of(src + p, n, g->alpha) : _mm512_setzero_si512();
+                _mm512_mask_storeu_epi32(row + p / 2, (__mmask16)((1u << nq) - 1), v);
+            }
         }
     }
 }
@@ -139,6 +145,7 @@ static void micro_kernel(int kb, const float *a_, const float *b_, float *c, siz
                          int nr, int first)
 {
     const uint32_t *a = (const uint32_t *)a_, *b = (const uint32_t *)b_;
+    const size_t lda = (size_t)(kb + 1) / 2;   /* row i's pairs at a + i·lda */
     __m512 acc[BF_MR][BF_NV];
 #pragma GCC unroll 12
     for (int i = 0; i < BF_MR; i++)
@@ -146,11 +153,11 @@ static void micro_kernel(int kb, const float *a_, const float *b_, float *c, siz
         for (int v = 0; v < BF_NV; v++)
             acc[i][v] = _mm512_setzero_ps();
     const int pairs = (kb + 1) / 2;
-    for (int q = 0; q < pairs; q++, a += BF_MR, b += BF_NR) {
+    for (int q = 0; q < pairs; q++, a++, b += BF_NR) {
         __m512bh b0 = (__m512bh)_mm512_loadu_si512(b), b1 = (__m512bh)_mm512_loadu_si512(b + 16);
 #pragma GCC unroll 12
         for (int i = 0; i < BF_MR; i++) {
-            __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[i]);
+            __m512bh ai = (__m512bh)_mm512_set1_epi32((int)a[(size_t)i * lda]);
             acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
             acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
         }
@@ -223,6 +230,20 @@ static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
         blk_gemm_threaded(&SIMD_NAME(blk_arch), ex, p);
 }
 
+static size_t packed_floats(const attn_exec *ex, int n, int k)
+{
+    return blk_packed_floats(&SIMD_NAME(blk_arch), ex->params, n, k);
+}
+
+/* The weights as bf16 pairs in B panels, once (attn_weights_pack_encoder):
+ * a call then neither converts nor transposes them. (A pair takes a
+ * float's slot, half of each panel's kb: twice the bytes the pairs need.) */
+static void pack_weights(const attn_exec *ex, const attn_gemm_problem *p, float *dst,
+                         attn_packed_b *out)
+{
+    blk_pack_weights(&SIMD_NAME(blk_arch), ex->params, p, dst, out);
+}
+
 static void layernorm(const attn_exec *ex, size_t m, int d, const float *x, const float *gamma,
                       const float *beta, float eps, float *y)
 {
@@ -241,6 +262,7 @@ const attn_kernel attn_kernel__avx512_bf16 = {
     .requires = ATTN_REQUIRES_AVX512_BF16,
     .math = ATTN_BF16,
     .parallel = 1,
+    .gemm_parts = 1,
     .params = attn_simd_params,
     .n_params = SK_N_PARAMS,
     .default_params = default_params,
@@ -252,6 +274,8 @@ const attn_kernel attn_kernel__avx512_bf16 = {
      * it packs it (sdpa_impl.h) */
     .kv_types = ATTN_KV_NARROW,
     .layernorm = layernorm,
+    .packed_floats = packed_floats,
+    .pack_weights = pack_weights,
     .geometry = { .mr = BF_MR, .nr = BF_NR, .skinny_rows = AVX512_SKINNY_ROWS,
                   .attn_rows = BF_MR, .attn_keys = BF_NR, .lanes = SIMD_LANES,
                   SDPA_DECODE_GEOMETRY(SIMD_LANES) },

@@ -41,6 +41,13 @@ void attn_gemm__blocked_bf16(const attn_exec *ex, const attn_gemm_problem *p);
 size_t attn_gemm_scratch__blocked_bf16(const attn_exec *ex, size_t m, int n, int k);
 void attn_sdpa__blocked_bf16(const attn_exec *ex, const attn_sdpa_problem *p);
 size_t attn_sdpa_scratch__blocked_bf16(const attn_exec *ex, const attn_sdpa_problem *p);
+/* Weights packed once, for each row (kernel.h packed_floats, pack_weights). */
+size_t attn_packed_floats__blocked(const attn_exec *ex, int n, int k);
+void attn_pack_weights__blocked(const attn_exec *ex, const attn_gemm_problem *p, float *dst,
+                                attn_packed_b *out);
+size_t attn_packed_floats__blocked_bf16(const attn_exec *ex, int n, int k);
+void attn_pack_weights__blocked_bf16(const attn_exec *ex, const attn_gemm_problem *p, float *dst,
+                                     attn_packed_b *out);
 /* The blocked kernel's defaults, shared by both rows. */
 void blk_default_params(int *values);
 

@@ -248,6 +248,28 @@ void attn_gemm__blocked_bf16(const attn_exec *ex, const attn_gemm_problem *p)
     blk_gemm_threaded(&portable_bf16, ex, p);
 }
 
+size_t attn_packed_floats__blocked_bf16(const attn_exec *ex, int n, int k)
+{
+    return blk_packed_floats(&portable_bf16, ex->params, n, k);
+}
+
+void attn_pack_weights__blocked_bf16(const attn_exec *ex, const attn_gemm_problem *p, float *dst,
+                                     attn_packed_b *out)
+{
+    blk_pack_weights(&portable_bf16, ex->params, p, dst, out);
+}
+
+size_t attn_packed_floats__blocked(const attn_exec *ex, int n, int k)
+{
+    return blk_packed_floats(&portable, ex->params, n, k);
+}
+
+void attn_pack_weights__blocked(const attn_exec *ex, const attn_gemm_problem *p, float *dst,
+                                attn_packed_b *out)
+{
+    blk_pack_weights(&portable, ex->params, p, dst, out);
+}
+
 size_t attn_gemm_scratch__blocked(const attn_exec *ex, size_t m, int n, int k)
 {
     return blk_gemm_scratch(&portable, m, n, k, ex->n_threads, ex->params);

@@ -57,6 +57,8 @@ const attn_kernel attn_kernel__blocked = {
     .sdpa_scratch = attn_sdpa_scratch__blocked,
     .kv_types = ATTN_KV_NARROW,   /* frame/sdpa.c: decode path in place, tiles widened */
     .layernorm = attn_layernorm__portable,
+    .packed_floats = attn_packed_floats__blocked,
+    .pack_weights = attn_pack_weights__blocked,
     /* The micro-kernel's and the skinny path's vectors are 4 floats too. */
     .geometry = { .mr = BLK_MR, .nr = BLK_NR, .skinny_rows = BLK_SKINNY_ROWS,
                   .attn_rows = BLK_MR, .attn_keys = BLK_NR, BLK_SDPA_GEOMETRY },
@@ -84,6 +86,8 @@ const attn_kernel attn_kernel__blocked_bf16 = {
     .sdpa_scratch = attn_sdpa_scratch__blocked_bf16,
     .kv_types = ATTN_KV_NARROW,   /* frame/sdpa.c widens a block's keys and values */
     .layernorm = attn_layernorm__portable,
+    .packed_floats = attn_packed_floats__blocked_bf16,
+    .pack_weights = attn_pack_weights__blocked_bf16,
     .geometry = { .mr = BLK_MR, .nr = BLK_NR, .attn_rows = BLK_MR, .attn_keys = BLK_NR,
                   .lanes = 4 },
 };

@@ -131,14 +131,19 @@ static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_
             }
             for (int jc = n0; jc < n1; jc += nc) {
                 int nb = min_int(nc, n1 - jc);
-                arch->pack_b(g, jc, nb, pc, kb, bpack);
+                const float *bpanels = bpack;
+                if (g->b_packed)   /* jc is a multiple of NR: n0 and nc are */
+                    bpanels = g->b_packed + (size_t)pc * (size_t)round_up(g->n, NR)
+                            + (size_t)jc * (size_t)kb;
+                else
+                    arch->pack_b(g, jc, nb, pc, kb, bpack);
                 for (size_t ic = 0; ic < ma; ic += mc) {
                     int mb = (int)(ma - ic < mc ? ma - ic : mc);
                     for (int jr = 0; jr < nb; jr += NR)
                         for (int ir = 0; ir < mb; ir += MR) {
                             size_t r = ic + (size_t)ir, i = ia + r;
                             int j = jc + jr, mr = min_int(MR, mb - ir), nr = min_int(NR, nb - jr);
-                            const float *bp = bpack + (size_t)jr * kb;
+                            const float *bp = bpanels + (size_t)jr * kb;
                             if (r < unpacked) {
                                 arch->kernel_unpacked(kb, g->a + i * g->lda + pc, g->lda, bp, g, i,
                                                       j, nr, first, last && has_epilogue);
@@ -166,6 +171,26 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
                     const int *params, float *pack)
 {
     gemm_range(arch, g, m0, m1, n0, n1, params, pack, NULL);
+}
+
+/* ---- Weights packed once ------------------------------------------------------------- */
+
+size_t blk_packed_floats(const blk_arch *arch, const int *params, int n, int k)
+{
+    (void)params;
+    size_t floats = (size_t)round_up(n, arch->nr);
+    return attn_mul_checked(&floats, (size_t)k, SIZE_MAX / sizeof(float)) ? floats : SIZE_MAX;
+}
+
+void blk_pack_weights(const blk_arch *arch, const int *params, const attn_gemm_problem *p,
+                      float *dst, attn_packed_b *out)
+{
+    const blk_gemm g = blk_gemm_of(p);
+    const int kc = params[BLK_KC];
+    for (int pc = 0; pc < p->k; pc += kc)
+        arch->pack_b(&g, 0, p->n, pc, min_int(kc, p->k - pc),
+                     dst + (size_t)pc * (size_t)round_up(p->n, arch->nr));
+    *out = (attn_packed_b){ dst, p->n, p->k, kc };
 }
 
 /* ---- The primitive ------------------------------------------------------------------- */
@@ -199,6 +224,10 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         }
         return;
     }
+    /* W packed once, when it was cut at this call's kc. */
+    if (p->packed && p->packed->kc == ex->params[BLK_KC] && p->packed->n == p->n
+        && p->packed->k == p->k)
+        g.b_packed = p->packed->data;
     /* Sized for all m rows, what a thread of the column split packs. */
     size_t per_thread = blk_pack_floats(arch, ex->params, p->m, p->n, p->k);
     int panels = (p->n + NR - 1) / NR;

@@ -40,6 +40,10 @@ typedef struct blk_gemm {
     int b_is_nk;
     const float *const *b_parts;   /* b_is_nk only: rows stacked from parts (kernel.h w_parts) */
     int part_n;
+    /* B packed once (kernel.h attn_packed_b) at this call's kc, or NULL:
+     * depth block pc's panel of columns j at b_packed + pc·⌈n⌉ + j·kb,
+     * ⌈n⌉ rounded up to NR — pack_b's layout, block after block. */
+    const float *b_packed;
     float *c;
     size_t ldc;
     const float *bias;       /* [n] or NULL */
@@ -144,6 +148,13 @@ static inline void blk_epilogue_rows(const blk_gemm *g)
     for (size_t i = 0; i < g->m; i += 64)
         blk_epilogue_tile(g, i, 0, g->m - i < 64 ? (int)(g->m - i) : 64, g->n);
 }
+
+/* Weights packed once for arch's loops with these params: the floats,
+ * SIZE_MAX when they overflow; and the packing (its depth blocks of kc,
+ * each pack_b of all n columns) into dst, described in *out. */
+size_t blk_packed_floats(const blk_arch *arch, const int *params, int n, int k);
+void blk_pack_weights(const blk_arch *arch, const int *params, const attn_gemm_problem *p,
+                      float *dst, attn_packed_b *out);
 
 /* Floats of packing space one thread needs for blk_gemm_range on m rows of
  * a gemm of width n and depth k with these params. */

@@ -108,6 +108,17 @@ static void SIMD_NAME(attn_gemm)(const attn_exec *ex, const attn_gemm_problem *p
         blk_gemm_threaded(&SIMD_NAME(blk_arch), ex, p);
 }
 
+static size_t SIMD_NAME(packed_floats)(const attn_exec *ex, int n, int k)
+{
+    return blk_packed_floats(&SIMD_NAME(blk_arch), ex->params, n, k);
+}
+
+static void SIMD_NAME(pack_weights)(const attn_exec *ex, const attn_gemm_problem *p, float *dst,
+                                    attn_packed_b *out)
+{
+    blk_pack_weights(&SIMD_NAME(blk_arch), ex->params, p, dst, out);
+}
+
 static void SIMD_NAME(default_params)(int *values)
 {
     attn_simd_default_params(GEMM_MR, GEMM_NR, values);
@@ -130,6 +141,8 @@ const attn_kernel SIMD_CAT_(attn_kernel, SIMD_ISA) = {
      * it packs it (sdpa_impl.h) */
     .kv_types = ATTN_KV_NARROW,
     .layernorm = SIMD_NAME(attn_layernorm),
+    .packed_floats = SIMD_NAME(packed_floats),
+    .pack_weights = SIMD_NAME(pack_weights),
     .geometry = { .mr = GEMM_MR, .nr = GEMM_NR, .skinny_rows = SKINNY_MI,
                   .attn_rows = GEMM_MR, .attn_keys = GEMM_NR, .lanes = SIMD_LANES,
                   SDPA_DECODE_GEOMETRY(SIMD_LANES) },
