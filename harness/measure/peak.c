@@ -19,6 +19,7 @@
 #if defined(__x86_64__)
 double ab_fma_loop_avx2(long iters);      /* peak_avx2.c */
 double ab_fma_loop_avx512(long iters);    /* peak_avx512.c */
+double ab_dpbf16_loop_avx512(long iters);  /* peak_avx512.c */
 double ab_read_sum_avx2(const float *x, size_t n);
 double ab_read_sum_avx512(const float *x, size_t n);
 #include <emmintrin.h>
@@ -95,6 +96,7 @@ const char *ab_isa_name(ab_isa isa)
 #endif
     case AB_ISA_AVX2: return "avx2";
     case AB_ISA_AVX512: return "avx512";
+    case AB_ISA_AVX512_BF16: return "avx512_bf16";
     default: return "?";
     }
 }
@@ -112,6 +114,8 @@ int ab_isa_available(ab_isa isa)
         return (usable & ATTN_REQUIRES_AVX2) == ATTN_REQUIRES_AVX2;
     case AB_ISA_AVX512:
         return (usable & ATTN_REQUIRES_AVX512) == ATTN_REQUIRES_AVX512;
+    case AB_ISA_AVX512_BF16:
+        return (usable & ATTN_REQUIRES_AVX512_BF16) == ATTN_REQUIRES_AVX512_BF16;
 #endif
     default:
         (void)usable;
@@ -123,6 +127,10 @@ ab_isa ab_isa_of_kernel(const attn_kernel *k)
 {
     if (!k)
         return AB_ISA_BASELINE;
+    /* A bf16 row's products are held to the bf16 units' peak (the
+     * emulation, on fp32 FMAs, to its ISA's). */
+    if (k->math == ATTN_BF16 && (k->requires & ATTN_CPU_AVX512BF16))
+        return AB_ISA_AVX512_BF16;
     if (k->own_isa_dispatch)
         return ab_isa_available(AB_ISA_AVX512) ? AB_ISA_AVX512
              : ab_isa_available(AB_ISA_AVX2) ? AB_ISA_AVX2 : AB_ISA_BASELINE;
@@ -147,6 +155,7 @@ double ab_fma_loop(ab_isa isa, long iters)
 #if defined(__x86_64__)
     case AB_ISA_AVX2: return ab_fma_loop_avx2(iters);
     case AB_ISA_AVX512: return ab_fma_loop_avx512(iters);
+    case AB_ISA_AVX512_BF16: return ab_dpbf16_loop_avx512(iters);
 #endif
     default: return 0.0;
     }
@@ -478,11 +487,12 @@ void ab_peaks_measure(ab_peaks *p, const ab_topology *t, const ab_machine *m)
     strftime(p->measured_at, sizeof p->measured_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
-/* The widest ISA this machine runs (its peak is the one most kernels use). */
+/* The widest fp32 ISA this machine runs (its peak is the one most kernels
+ * use). */
 static ab_isa widest_isa(void)
 {
     ab_isa w = AB_ISA_BASELINE;
-    for (int i = 0; i < AB_ISA_COUNT; i++)
+    for (int i = 0; i <= AB_ISA_AVX512; i++)
         if (ab_isa_available((ab_isa)i))
             w = (ab_isa)i;
     return w;

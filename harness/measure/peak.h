@@ -16,8 +16,11 @@
 
 /* The instruction sets a kernel can be built for. "baseline" is what the
  * default build targets: SSE2 on x86-64 (no FMA: multiply and add), NEON on
- * AArch64. */
-typedef enum ab_isa { AB_ISA_BASELINE, AB_ISA_AVX2, AB_ISA_AVX512, AB_ISA_COUNT } ab_isa;
+ * AArch64. AB_ISA_AVX512_BF16 is the peak of bf16 products (VDPBF16PS:
+ * two multiply-adds per fp32 lane), for the rows whose math is bf16. */
+typedef enum ab_isa {
+    AB_ISA_BASELINE, AB_ISA_AVX2, AB_ISA_AVX512, AB_ISA_AVX512_BF16, AB_ISA_COUNT
+} ab_isa;
 
 const char *ab_isa_name(ab_isa isa);
 /* 1 when this build has the ISA's micro-benchmark and the machine can run it. */

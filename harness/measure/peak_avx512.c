@@ -24,6 +24,30 @@ double ab_fma_loop_avx512(long iters)
     return _mm512_reduce_add_ps(s) != 0.0f ? 16.0 * 16.0 * 2.0 * (double)iters : 0.0;
 }
 
+double ab_dpbf16_loop_avx512(long iters);
+
+/* The bf16 peak: 16 independent VDPBF16PS chains (each lane += a₀b₀ + a₁b₁:
+ * 4 FLOPs a lane), as the FMA loop. Compiled for AVX512_BF16 by its
+ * attribute (this file's flags are AVX-512F's); called only where the CPU
+ * has it. */
+__attribute__((target("avx512f,avx512bf16"))) double ab_dpbf16_loop_avx512(long iters)
+{
+    const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.001f), _mm512_set1_ps(0.002f));
+    const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.5f), _mm512_set1_ps(0.25f));
+    __m512 c[16];
+    for (int j = 0; j < 16; j++)
+        c[j] = _mm512_set1_ps(0.5f + 0.01f * (float)j);
+    for (long i = 0; i < iters; i++) {
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++)
+            c[j] = _mm512_dpbf16_ps(c[j], a, b);
+    }
+    __m512 s = c[0];
+    for (int j = 1; j < 16; j++)
+        s = _mm512_add_ps(s, c[j]);
+    return _mm512_reduce_add_ps(s) != 0.0f ? 16.0 * 16.0 * 4.0 * (double)iters : 0.0;
+}
+
 double ab_read_sum_avx512(const float *x, size_t n);
 
 /* The read-only bandwidth loop: 64-byte loads into four independent sums,
