@@ -779,6 +779,16 @@ def worker(job):
     }
     s = Shape(**job["shape"])
     try:
+        # --math (contract 0.3 §9.3's peers): "medium" lets fp32 matmuls use
+        # bf16 where PyTorch implements it (on CPU from 2.x: oneDNN's bf16
+        # on AMX / AVX512_BF16; 1.13 ignores it on CPU); "bf16" makes the
+        # workload a bf16 module: every parameter and input created as
+        # bfloat16 (the default dtype while it is built), as a model cast
+        # with .to(torch.bfloat16) runs.
+        if job["math"] == "medium":
+            torch.set_float32_matmul_precision("medium")
+        elif job["math"] == "bf16":
+            torch.set_default_dtype(torch.bfloat16)
         call = make_workload(torch, s)
         # Warm-up: the first call allocates and faults its pages in.
         first, _ = time_calls(call, 1)
@@ -832,7 +842,8 @@ def run_benchmark(shape, threads, cpus, args):
     r, w = os.pipe()
     job = {"shape": asdict(shape), "threads": threads, "cpus": cpus[:threads],
            "min_time": args.min_time, "repetitions": args.repetitions,
-           "max_call_time": args.max_call_time, "memory": args.memory, "result_fd": w}
+           "max_call_time": args.max_call_time, "memory": args.memory, "result_fd": w,
+           "math": args.math}
     try:
         p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"], env=env,
                              stdin=subprocess.PIPE, stdout=sys.stderr.fileno(), pass_fds=(w,),
@@ -1322,6 +1333,10 @@ def parse_args(argv):
                description="PyTorch 1.13 on attnbench's shapes, written as attnbench's JSON "
                            "(kernel 'pytorch'). See the docstring for the details.")
     add_run_arguments(p, "also measure the resident memory one call adds (extra_rss_bytes)")
+    p.add_argument("--math", choices=("fp32", "medium", "bf16"), default="fp32",
+                   help="fp32 (kernel 'pytorch'); medium: torch.set_float32_matmul_precision"
+                        "('medium') ('pytorch-medium'); bf16: a bf16 module, its parameters "
+                        "and inputs bfloat16 ('pytorch-bf16')")
     p.add_argument("--self-test", action="store_true",
                    help="check op=bert's model against a hand-written float64 reference and "
                         "op=generate's cached loop against the whole-sequence decoder stack on "
@@ -1402,6 +1417,8 @@ def write_results(prog, path, ctx, results):
 def main(argv):
     try:
         args = parse_args(argv)
+        global KERNEL
+        KERNEL = {"fp32": "pytorch", "medium": "pytorch-medium", "bf16": "pytorch-bf16"}[args.math]
         if args.self_test:
             import importlib.util
             if importlib.util.find_spec("torch") is None:

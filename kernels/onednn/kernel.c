@@ -68,6 +68,14 @@ static int param(const attn_exec *ex, int i)
     return v[i];
 }
 
+/* The onednn-bf16 row's data: its matmuls ask for bf16 math. */
+static const int bf16_math = 1;
+
+static int row_bf16(const attn_exec *ex)
+{
+    return ex->data == &bf16_math;
+}
+
 /* ---- Primitives, described by value ------------------------------------------ */
 
 enum { DN_MATMUL = 1, DN_SOFTMAX, DN_LAYERNORM };
@@ -82,6 +90,7 @@ typedef struct dn_recipe {
     int act;                           /* matmul: ATTN_ACT_NONE or an activation */
     int residual;                      /* matmul: binary add of a tensor laid out as dst */
     float scale;                       /* matmul: output scale (1: none) */
+    int bf16;                          /* matmul: fpmath_mode bf16 (the onednn-bf16 row) */
     float eps;                         /* layernorm */
 } dn_recipe;
 
@@ -126,6 +135,11 @@ static dnnl_primitive_attr_t matmul_attr(const dn_recipe *r, const dnnl_memory_d
           && dnnl_post_ops_create(&ops) == dnnl_success;
     if (ok && r->scale != 1.0f)
         ok = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &r->scale) == dnnl_success;
+    /* onednn-bf16: oneDNN may compute this f32 matmul with bf16 products
+     * (its implicit down-conversion, where its CPU code has it); it may
+     * also keep f32, which the mode allows. */
+    if (ok && r->bf16)
+        ok = dnnl_primitive_attr_set_fpmath_mode(attr, dnnl_fpmath_mode_bf16) == dnnl_success;
     if (ok && r->act != ATTN_ACT_NONE)
         ok = dnnl_post_ops_append_eltwise(ops, 1.0f, eltwise_of(r->act), 0.0f, 0.0f)
              == dnnl_success;
@@ -351,6 +365,7 @@ static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
     memset(&r, 0, sizeof r);
     r.kind = DN_MATMUL;
     r.n_threads = ex->n_threads;
+    r.bf16 = row_bf16(ex);
     r.nd = 2;
     set2(r.dims[0], (int64_t)p->m, p->k);
     set2(r.strides[0], (int64_t)p->ldx, 1);
@@ -457,6 +472,7 @@ static void block_recipes(const attn_exec *ex, const attn_sdpa_problem *p, int r
     for (int i = 0; i < 3; i++) {
         memset(&r[i], 0, sizeof r[i]);
         r[i].n_threads = ex->n_threads;
+        r[i].bf16 = row_bf16(ex);
         r[i].nd = 4;
         r[i].scale = 1.0f;
     }
@@ -579,6 +595,31 @@ const attn_kernel attn_kernel__onednn = {
     .name = "onednn",
     .description = "oneDNN primitives: matmul with bias, activation and residual post-ops, "
                    "batched matmul + softmax attention, layer_normalization; cached per context",
+    .requires = 0,
+    .own_isa_dispatch = 1,   /* oneDNN picks its kernels by CPU at run time */
+    .parallel = 1,
+    .threads_reorder_sums = 1,   /* oneDNN splits a product's depth by its thread count */
+    .params = params,
+    .n_params = DN_N_PARAMS,
+    .default_params = default_params,
+    .gemm = gemm,
+    .sdpa = sdpa,
+    .sdpa_scratch = sdpa_scratch,
+    .layernorm = layernorm,
+    .state_free = state_free,
+    /* No register tile of attnbench's; the fallback's attention is the
+     * tiled one. */
+    .geometry = { BLK_SDPA_GEOMETRY },
+};
+
+/* The same primitives with fpmath_mode bf16 on every matmul: the bf16 math
+ * a oneDNN user turns on with one attribute (api.md §9.3). */
+const attn_kernel attn_kernel__onednn_bf16 = {
+    .name = "onednn-bf16",
+    .math = ATTN_BF16,
+    .data = &bf16_math,
+    .description = "onednn with its matmuls in fpmath_mode bf16 (bf16 products where oneDNN "
+                   "has them for this CPU, else f32)",
     .requires = 0,
     .own_isa_dispatch = 1,   /* oneDNN picks its kernels by CPU at run time */
     .parallel = 1,
