@@ -290,6 +290,20 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
         }
         for (int k = 0; k < live; k++) {
             ab_bench_member *x = &m[order[k]];
+            /* The member's weights packed again from this round's copy (a
+             * packed set stands for the weights it was made from), before
+             * its repetition and not timed. */
+            if (x->packed && inputs != w) {
+                attn_weights_destroy(x->packed);
+                x->packed = NULL;
+                attn_status st = ab_workload_pack(x->ctx, inputs, &x->packed);
+                if (st != ATTN_OK) {
+                    snprintf(x->r->error, sizeof x->r->error, "packing the weights: %s",
+                             attn_strerror(st));
+                    x->live = 0;
+                    continue;
+                }
+            }
             ab_bench_repeat(x->ctx, inputs, o, x->r, out, round);
             if (progress)
                 progress(progress_arg, order[k], round);

@@ -101,7 +101,9 @@ typedef struct ab_bench_member {
     attn_ctx *ctx;
     ab_result *r;
     int live;                 /* still sampling (set by ab_bench_rounds) */
-    attn_packed_weights *packed;   /* the workload's weights packed for ctx, or NULL */
+    /* The workload's weights packed for ctx (ab_workload_pack), or NULL;
+     * ab_bench_rounds packs them again from each round's copy of the inputs. */
+    attn_packed_weights *packed;
 } ab_bench_member;
 
 /* Called after every repetition of a round: (arg, member index, round). */
