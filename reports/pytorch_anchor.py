@@ -342,9 +342,14 @@ def attnbench_context(binary, threads):
 
 
 def widest_isa_peak(ctx):
-    """(isa, GFLOP/s) of the widest ISA in the context's peaks, or (None, 0)."""
+    """(isa, GFLOP/s) of the widest ISA in the context's peaks, or (None, 0);
+    for --math bf16 or medium, the bf16 units' peak first, as attnbench
+    holds its bf16 rows to it."""
     peaks = (ctx or {}).get("peak_gflops") or {}
-    for isa in ("avx512", "avx2", "neon", "sse2"):
+    order = ("avx512", "avx2", "neon", "sse2")
+    if KERNEL != "pytorch":
+        order = ("avx512_bf16",) + order
+    for isa in order:
         if peaks.get(isa):
             return isa, float(peaks[isa])
     return None, 0.0
