@@ -133,7 +133,7 @@ ifeq ($(ARCH),x86_64)
 LIB_SRCS += $(wildcard kernels/avx2/*.c kernels/avx512/*.c kernels/avx512_bf16/*.c)
 endif
 ifeq ($(ARCH),aarch64)
-LIB_SRCS += $(wildcard kernels/neon/*.c)
+LIB_SRCS += $(wildcard kernels/neon/*.c kernels/neon_bf16/*.c)
 endif
 ifeq ($(HAVE_OPENBLAS),1)
 LIB_SRCS += $(wildcard kernels/openblas/*.c)
@@ -187,6 +187,10 @@ $(BUILD)/obj/kernels/openblas/%.o: kernels/openblas/%.c
 $(BUILD)/obj/kernels/avx512/%.o: kernels/avx512/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(AVX512_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+# AArch64 BF16 (BFDOT): only this folder; the row runs where HWCAP2 says BF16.
+$(BUILD)/obj/kernels/neon_bf16/%.o: kernels/neon_bf16/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIBFLAGS) -march=armv8.2-a+bf16 $(CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/obj/kernels/avx512_bf16/%.o: kernels/avx512_bf16/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIBFLAGS) $(AVX512_BF16_FLAGS) $(CFLAGS) -MMD -MP -c $< -o $@

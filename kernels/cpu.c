@@ -90,6 +90,9 @@ static void detect(attn_cpu_info *info)
 #ifndef HWCAP_ASIMD
 #define HWCAP_ASIMD (1 << 1)
 #endif
+#ifndef HWCAP2_BF16
+#define HWCAP2_BF16 (1 << 14)
+#endif
 #ifndef HWCAP_SVE
 #define HWCAP_SVE (1 << 22)
 #endif
@@ -97,7 +100,9 @@ static void detect(attn_cpu_info *info)
 static void detect(attn_cpu_info *info)
 {
     unsigned long hw = getauxval(AT_HWCAP);
-    info->has = ((hw & HWCAP_ASIMD) ? ATTN_CPU_NEON : 0) | ((hw & HWCAP_SVE) ? ATTN_CPU_SVE : 0);
+    unsigned long hw2 = getauxval(AT_HWCAP2);
+    info->has = ((hw & HWCAP_ASIMD) ? ATTN_CPU_NEON : 0) | ((hw & HWCAP_SVE) ? ATTN_CPU_SVE : 0)
+              | ((hw2 & HWCAP2_BF16) ? ATTN_CPU_ARM_BF16 : 0);
     info->usable = info->has; /* HWCAP lists only what the kernel enables */
 }
 
@@ -253,6 +258,7 @@ const char *attn_cpu_feature_name(unsigned bit)
     case ATTN_CPU_AMX_BF16: return "amx_bf16";
     case ATTN_CPU_NEON: return "neon";
     case ATTN_CPU_SVE: return "sve";
+    case ATTN_CPU_ARM_BF16: return "bf16";
     default: return "unknown";
     }
 }
@@ -262,7 +268,7 @@ int attn_cpu_feature_on_arch(unsigned bit)
 #if defined(__x86_64__) || defined(__i386__)
     return bit <= ATTN_CPU_AMX_BF16;
 #elif defined(__aarch64__)
-    return bit == ATTN_CPU_NEON || bit == ATTN_CPU_SVE;
+    return bit == ATTN_CPU_NEON || bit == ATTN_CPU_SVE || bit == ATTN_CPU_ARM_BF16;
 #else
     (void)bit;
     return 0;

@@ -35,9 +35,10 @@ enum {
     ATTN_CPU_AMX_TILE   = 1u << 8,   /* tile state (XTILECFG + XTILEDATA) */
     ATTN_CPU_AMX_BF16   = 1u << 9,
     ATTN_CPU_NEON       = 1u << 10,  /* AArch64 Advanced SIMD */
-    ATTN_CPU_SVE        = 1u << 11
+    ATTN_CPU_SVE        = 1u << 11,
+    ATTN_CPU_ARM_BF16   = 1u << 12   /* AArch64 BF16: BFDOT, BFMMLA, BFCVT */
 };
-#define ATTN_CPU_FEATURE_COUNT 12
+#define ATTN_CPU_FEATURE_COUNT 13
 
 /* What each ISA kernel requires: its row's requires, written once for the
  * row and for its placeholder on other architectures (kernels.def). */
@@ -45,6 +46,7 @@ enum {
     (ATTN_CPU_AVX512F | ATTN_CPU_AVX512BW | ATTN_CPU_AVX512DQ | ATTN_CPU_AVX512VL)
 #define ATTN_REQUIRES_AVX2 (ATTN_CPU_AVX | ATTN_CPU_AVX2 | ATTN_CPU_FMA)
 #define ATTN_REQUIRES_NEON ATTN_CPU_NEON
+#define ATTN_REQUIRES_NEON_BF16 (ATTN_CPU_NEON | ATTN_CPU_ARM_BF16)
 #define ATTN_REQUIRES_AVX512_BF16 (ATTN_REQUIRES_AVX512 | ATTN_CPU_AVX512BF16)
 
 typedef struct attn_cpu_info {

@@ -4,10 +4,10 @@
 #include "kernel.h"
 
 #define ATTN_KERNEL_ROW(sym) extern const attn_kernel attn_kernel__##sym;
-#define ATTN_KERNEL_ABSENT(sym, kname, bits)                                                       \
+#define ATTN_KERNEL_ABSENT(sym, kname, bits, kmath)                                                \
     static const attn_kernel attn_kernel__##sym = {                                                \
         .name = kname, .description = "(built for another architecture)",                          \
-        .unavailable = "not built for this architecture", .requires = bits,                       \
+        .unavailable = "not built for this architecture", .requires = bits, .math = kmath,         \
     };
 #define ATTN_KERNEL_NOT_BUILT(sym, kname, why)                                                     \
     static const attn_kernel attn_kernel__##sym = {                                                \
@@ -20,7 +20,7 @@
 
 static const attn_kernel *const registry[] = {
 #define ATTN_KERNEL_ROW(sym) &attn_kernel__##sym,
-#define ATTN_KERNEL_ABSENT(sym, kname, bits) &attn_kernel__##sym,
+#define ATTN_KERNEL_ABSENT(sym, kname, bits, kmath) &attn_kernel__##sym,
 #define ATTN_KERNEL_NOT_BUILT(sym, kname, why) &attn_kernel__##sym,
 #include "kernels.def"
 #undef ATTN_KERNEL_ROW

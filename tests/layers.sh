@@ -16,7 +16,7 @@ HARNESS_LAYERS="ops analysis measure store cli"
 # itself; the base from itself. KERNEL_TEMPLATES: folder=family, the ISA
 # folders that compile a family's templates, and so include from it too.
 KERNEL_FRAME="frame"
-KERNEL_TEMPLATES="avx2=simd avx512=simd avx512_bf16=simd neon=simd"
+KERNEL_TEMPLATES="avx2=simd avx512=simd avx512_bf16=simd neon=simd neon_bf16=simd"
 
 cd "${1:-.}" || exit 2
 for dir in harness/*/; do
