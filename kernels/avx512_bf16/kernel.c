@@ -218,91 +218,11 @@ static const blk_arch SIMD_NAME(blk_arch) = {
     .kernel_epilogue = micro_kernel_epilogue,
 };
 
-/* ---- Attention: the streaming template over this arch ---------------------------------- */
-
-#define GEMM_MR BF_MR
-#define GEMM_NR BF_NR
-#define SDPA_PACKS_P 1
-#define GEMM_DEPTH_SLOTS(k) ((k) / 2)   /* key tiles start at multiples of NR: even */
-static inline int gemm_min(int a, int b)
-{
-    return min_int(a, b);
-}
-#include "../simd/sdpa_impl.h"
-
-/* ---- GEMM ------------------------------------------------------------------------------ */
-
-extern const attn_kernel attn_kernel__avx512;
-
-/* Few rows (a decoding step): avx512's skinny path, whose parameters are
- * this row's (the same list, simd_kernel.h). */
-static int fp32_rows(size_t m)
-{
-    return m <= AVX512_SKINNY_ROWS;
-}
-
-static size_t gemm_scratch(const attn_exec *ex, size_t m, int n, int k)
-{
-    if (fp32_rows(m))
-        return attn_kernel__avx512.gemm_scratch(ex, m, n, k);
-    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, ex->n_threads, ex->params);
-}
-
-static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
-{
-    if (fp32_rows(p->m))
-        attn_kernel__avx512.gemm(ex, p);
-    else
-        blk_gemm_threaded(&SIMD_NAME(blk_arch), ex, p);
-}
-
-static size_t packed_floats(const attn_exec *ex, int n, int k)
-{
-    return blk_packed_floats(&SIMD_NAME(blk_arch), ex->params, n, k);
-}
-
-/* The weights as bf16 pairs in B panels, once (attn_weights_pack_encoder):
- * a call then neither converts nor transposes them. (A pair takes a
- * float's slot, half of each panel's kb: twice the bytes the pairs need.) */
-static void pack_weights(const attn_exec *ex, const attn_gemm_problem *p, float *dst,
-                         attn_packed_b *out)
-{
-    blk_pack_weights(&SIMD_NAME(blk_arch), ex->params, p, dst, out);
-}
-
-static void layernorm(const attn_exec *ex, size_t m, int d, const float *x, const float *gamma,
-                      const float *beta, float eps, float *y)
-{
-    attn_kernel__avx512.layernorm(ex, m, d, x, gamma, beta, eps, y);
-}
-
-static void default_params(int *values)
-{
-    attn_simd_default_params(BF_MR, BF_NR, values);
-}
-
-const attn_kernel attn_kernel__avx512_bf16 = {
-    .name = "avx512-bf16",
-    .description = "AVX512_BF16: products in bf16 (VDPBF16PS, 12x32 tile, fp32 accumulation), "
-                   "streaming attention; decoding steps fp32 (avx512's paths), OpenMP",
-    .requires = ATTN_REQUIRES_AVX512_BF16,
-    .math = ATTN_BF16,
-    .parallel = 1,
-    .gemm_parts = 1,
-    .params = attn_simd_params,
-    .n_params = SK_N_PARAMS,
-    .default_params = default_params,
-    .gemm = gemm,
-    .gemm_scratch = gemm_scratch,
-    .sdpa = SIMD_NAME(attn_sdpa),
-    .sdpa_scratch = SIMD_NAME(attn_sdpa_scratch),
-    /* the decode path widens in registers; the streaming path a head as
-     * it packs it (sdpa_impl.h) */
-    .kv_types = ATTN_KV_NARROW,
-    .layernorm = layernorm,
-    .packed_floats = packed_floats,
-    .pack_weights = pack_weights,
-    .geometry = { .mr = BF_MR, .nr = BF_NR, .skinny_rows = AVX512_SKINNY_ROWS,
-                  .attn_rows = BF_MR, .attn_keys = BF_NR, .lanes = SIMD_LANES,
-                  SDPA_DECODE_GEOMETRY(SIMD_LANES) },
-};
+#define BF_FP32_ROW attn_kernel__avx512
+#define BF_SKINNY_ROWS AVX512_SKINNY_ROWS
+#define BF_KERNEL_SYMBOL attn_kernel__avx512_bf16
+#define BF_KERNEL_NAME "avx512-bf16"
+#define BF_DESCRIPTION "AVX512_BF16: products in bf16 (VDPBF16PS, 12x32 tile, fp32 accumulation), " \
+                       "streaming attention; decoding steps fp32 (avx512's paths), OpenMP"
+#define BF_REQUIRES ATTN_REQUIRES_AVX512_BF16
+#include "../simd/bf16_row_impl.h"

@@ -591,48 +591,32 @@ static void sdpa(const attn_exec *ex, const attn_sdpa_problem *p)
     }
 }
 
+/* The fields both rows share: the same primitives, threads and parameters. */
+#define ONEDNN_ROW_SHARED                                                                          \
+    .requires = 0,                                                                                 \
+    .own_isa_dispatch = 1,       /* oneDNN picks its kernels by CPU at run time */                 \
+    .parallel = 1,                                                                                 \
+    .threads_reorder_sums = 1,   /* oneDNN splits a product's depth by its thread count */        \
+    .params = params, .n_params = DN_N_PARAMS, .default_params = default_params,                 \
+    .gemm = gemm, .sdpa = sdpa, .sdpa_scratch = sdpa_scratch, .layernorm = layernorm,             \
+    .state_free = state_free,                                                                      \
+    /* No register tile of attnbench's; the fallback's attention is the tiled one. */           \
+    .geometry = { BLK_SDPA_GEOMETRY }
+
 const attn_kernel attn_kernel__onednn = {
     .name = "onednn",
     .description = "oneDNN primitives: matmul with bias, activation and residual post-ops, "
                    "batched matmul + softmax attention, layer_normalization; cached per context",
-    .requires = 0,
-    .own_isa_dispatch = 1,   /* oneDNN picks its kernels by CPU at run time */
-    .parallel = 1,
-    .threads_reorder_sums = 1,   /* oneDNN splits a product's depth by its thread count */
-    .params = params,
-    .n_params = DN_N_PARAMS,
-    .default_params = default_params,
-    .gemm = gemm,
-    .sdpa = sdpa,
-    .sdpa_scratch = sdpa_scratch,
-    .layernorm = layernorm,
-    .state_free = state_free,
-    /* No register tile of attnbench's; the fallback's attention is the
-     * tiled one. */
-    .geometry = { BLK_SDPA_GEOMETRY },
+    ONEDNN_ROW_SHARED,
 };
 
 /* The same primitives with fpmath_mode bf16 on every matmul: the bf16 math
  * a oneDNN user turns on with one attribute (api.md §9.3). */
 const attn_kernel attn_kernel__onednn_bf16 = {
     .name = "onednn-bf16",
-    .math = ATTN_BF16,
-    .data = &bf16_math,
     .description = "onednn with its matmuls in fpmath_mode bf16 (bf16 products where oneDNN "
                    "has them for this CPU, else f32)",
-    .requires = 0,
-    .own_isa_dispatch = 1,   /* oneDNN picks its kernels by CPU at run time */
-    .parallel = 1,
-    .threads_reorder_sums = 1,   /* oneDNN splits a product's depth by its thread count */
-    .params = params,
-    .n_params = DN_N_PARAMS,
-    .default_params = default_params,
-    .gemm = gemm,
-    .sdpa = sdpa,
-    .sdpa_scratch = sdpa_scratch,
-    .layernorm = layernorm,
-    .state_free = state_free,
-    /* No register tile of attnbench's; the fallback's attention is the
-     * tiled one. */
-    .geometry = { BLK_SDPA_GEOMETRY },
+    .math = ATTN_BF16,
+    .data = &bf16_math,
+    ONEDNN_ROW_SHARED,
 };
