@@ -812,6 +812,38 @@ static void fake_result(ab_result *r)
     r->unstable = 1;
 }
 
+/* The read-bandwidth ceiling of a decode step: held to DRAM only when its
+ * pass is at least twice what the caches hold, with the caches' possible
+ * share (C / (P - C)) added to the bandwidth's own error. */
+static void test_read_ceiling(void)
+{
+    t_case("read ceiling: pct_read_bw and its error against the caches' capacity");
+    char err[256];
+    ab_result r;
+    memset(&r, 0, sizeof r);
+    CHECK(ab_shape_parse("B=1,H=4,Lq=1,Lk=4096,Dh=64", AB_OP_SDPA, &r.shape, err, sizeof err) == 0,
+          "%s", err);
+    r.bytes = ab_shape_bytes(&r.shape);
+    r.read_gbs = 25.0;
+    r.read_error = 0.01;
+    double pass = ab_shape_pass_bytes(&r.shape), s = 1e-3;
+    CHECK(pass >= 2.0 * 4096 * 4 * 64 * 4, "decode pass %.0f bytes: less than its K and V", pass);
+    size_t quarter = (size_t)(pass / 4), over_half = (size_t)(pass / 2) + 1;
+    CHECK(NEAR(ab_result_pct_bandwidth(&r, s, quarter), 100.0 * r.bytes / s / 1e9 / 25.0, 1e-12),
+          "pct_read_bw %g", ab_result_pct_bandwidth(&r, s, quarter));
+    CHECK(NEAR(ab_result_read_bw_error(&r, quarter), 0.01 + quarter / (pass - quarter), 1e-12)
+              && ab_result_read_bw_error(&r, quarter) > 0.34,
+          "error %g with caches a quarter of the pass", ab_result_read_bw_error(&r, quarter));
+    CHECK(isnan(ab_result_pct_bandwidth(&r, s, over_half))
+              && isnan(ab_result_read_bw_error(&r, over_half)),
+          "caches above half the pass: a ceiling given");
+    CHECK(isnan(ab_result_pct_bandwidth(&r, s, 0)) && isnan(ab_result_read_bw_error(&r, 0)),
+          "no cache size known: a ceiling given");
+    r.read_gbs = 0.0;
+    CHECK(isnan(ab_result_pct_bandwidth(&r, s, quarter)) && isnan(ab_result_read_bw_error(&r, quarter)),
+          "no bandwidth measured: a ceiling given");
+}
+
 static void test_report(void)
 {
     ab_machine m;
@@ -1156,5 +1188,6 @@ void test_harness(void)
     test_bench_rounds();
     test_summary();
     test_json_writer();
+    test_read_ceiling();
     test_report();
 }

@@ -252,6 +252,17 @@ static void test_synthetic(ab_topology *t)
                   "cache sizes by level: %zu %zu %zu %zu %zu", ab_topology_cache_size(t, 0),
                   ab_topology_cache_size(t, 1), ab_topology_cache_size(t, 2),
                   ab_topology_cache_size(t, 3), ab_topology_cache_size(t, 4));
+            /* What n threads' caches hold: per level, one instance per
+             * thread up to the machine's count (L3: 2), data and unified
+             * only (not L1i). */
+            size_t core = (48 << 10) + (1 << 20);
+            CHECK(ab_topology_cache_capacity(t, 1) == core + (16 << 20)
+                      && ab_topology_cache_capacity(t, 0) == core + (16 << 20)
+                      && ab_topology_cache_capacity(t, 2) == 2 * core + (32 << 20)
+                      && ab_topology_cache_capacity(t, 16) == 8 * core + (32 << 20),
+                  "capacity at 1, 0, 2, 16 threads: %zu %zu %zu %zu",
+                  ab_topology_cache_capacity(t, 1), ab_topology_cache_capacity(t, 0),
+                  ab_topology_cache_capacity(t, 2), ab_topology_cache_capacity(t, 16));
         }
         t_case("topology: hwloc synthetic, Intel numbering, second threads {8..15} allowed");
         if (from_topo(t, topo, 8, 9, 10, 11, 12, 13, 14, 15, -1) == 0) {
@@ -440,6 +451,11 @@ static void check_fallback(const ab_topology *t, const cpu_set_t *mask)
     check_cache(t, 0, 1, 'd', attn_cpu_cache_size(1), 0, 0, 0, 0);
     check_cache(t, 1, 2, 'u', attn_cpu_cache_size(2), 0, 0, 0, 0);
     check_cache(t, 2, 3, 'u', attn_cpu_cache_size(3), 0, 0, 0, 0);
+    /* Instances unknown: L1 and L2 one per thread, L3 one in all. */
+    size_t core = attn_cpu_cache_size(1) + attn_cpu_cache_size(2);
+    CHECK(ab_topology_cache_capacity(t, 3) == 3 * core + attn_cpu_cache_size(3),
+          "capacity at 3 threads %zu, expected %zu", ab_topology_cache_capacity(t, 3),
+          3 * core + attn_cpu_cache_size(3));
 }
 
 static void test_fallback(ab_topology *t)
@@ -550,6 +566,7 @@ static void test_binding(const ab_topology *t)
     CHECK(ab_bind_cores(&empty, 1, err, sizeof err) == -1, "binding an empty topology succeeded");
     CHECK(ab_bind_cores(NULL, 1, NULL, 0) == -1, "ab_bind_cores(NULL) succeeded");
     CHECK(ab_topology_cache_size(NULL, 1) == 0, "cache size of NULL");
+    CHECK(ab_topology_cache_capacity(NULL, 1) == 0, "cache capacity of NULL");
 
     /* Later tests must run with the mask this one started with. */
     CHECK(sched_setaffinity(0, CPU_ALLOC_SIZE(T_CPUS), saved) == 0, "restoring the mask: %s",

@@ -643,7 +643,7 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
         .min_time = p->o.min_time, .repetitions = p->o.repetitions,
         .max_repetitions = p->o.max_repetitions, .precision = p->o.precision,
         .max_time = p->o.max_time, .unstable_above = p->o.unstable_above, .seed = out->seed,
-        .l3_bytes = ab_topology_cache_size(&p->plan.topo, 3), .summary = summary,
+        .summary = summary,
         .n_summary = n_summary,
     };
     int io_failed = 0;

@@ -342,10 +342,23 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
     return r->error[0] ? -1 : 0;
 }
 
-double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t l3)
+/* The pass's bytes when the caches (cache bytes) hold at most half of
+ * them, else 0: the rows held to the read bandwidth. */
+static double uncached_pass_bytes(const ab_result *r, size_t cache)
 {
-    if (!(r->read_gbs > 0.0) || !(seconds > 0.0) || l3 == 0
-        || ab_shape_pass_bytes(&r->shape) < 2.0 * (double)l3)
+    double pass = ab_shape_pass_bytes(&r->shape);
+    return r->read_gbs > 0.0 && cache > 0 && pass >= 2.0 * (double)cache ? pass : 0.0;
+}
+
+double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t cache)
+{
+    if (!(seconds > 0.0) || uncached_pass_bytes(r, cache) == 0.0)
         return NAN;
     return 100.0 * r->bytes / seconds / 1e9 / r->read_gbs;
+}
+
+double ab_result_read_bw_error(const ab_result *r, size_t cache)
+{
+    double pass = uncached_pass_bytes(r, cache);
+    return pass == 0.0 ? NAN : r->read_error + (double)cache / (pass - (double)cache);
 }

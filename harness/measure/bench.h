@@ -123,11 +123,18 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
 /* Derived figures of a time per iteration (seconds). */
 double ab_result_gflops(const ab_result *r, double seconds);
 double ab_result_pct_peak(const ab_result *r, double seconds);   /* NaN without a peak */
-/* Bytes per second as a % of the read-only bandwidth, for a call whose
- * compulsory bytes of one pass (ab_shape_pass_bytes) are too many to stay
- * in the last-level cache (l3 bytes; a smaller working set may be served
- * by the caches, above DRAM's rate); NaN otherwise. */
-double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t l3);
+/* Bytes per second as a % of the read-only (DRAM) bandwidth, for a call
+ * whose compulsory bytes of one pass (ab_shape_pass_bytes) are at least
+ * twice what the caches its threads reach can hold (cache bytes:
+ * ab_topology_cache_capacity); NaN otherwise, or without a bandwidth. */
+double ab_result_pct_bandwidth(const ab_result *r, double seconds, size_t cache);
+/* The relative error of that ceiling: the bandwidth's measured error plus
+ * the most the caches can add. A pass of P bytes of which up to C stay
+ * resident reads at least P - C from DRAM, so its GB/s can reach
+ * P / (P - C) of the bandwidth: the error adds C / (P - C) (at most 1 under
+ * the 2x rule; AMD's L3 kept enough of a 64 MiB stream to read at 137%).
+ * NaN where there is no pct_read_bw. */
+double ab_result_read_bw_error(const ab_result *r, size_t cache);
 
 /* `attnbench run`'s defaults. Sampling aims at a median known to ±2% (the
  * 95% interval's relative half-width) and a benchmark still worse than ±5%

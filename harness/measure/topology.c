@@ -347,6 +347,24 @@ size_t ab_topology_cache_size(const ab_topology *t, int level)
     return 0;
 }
 
+size_t ab_topology_cache_capacity(const ab_topology *t, int n_threads)
+{
+    if (!t)
+        return 0;
+    int threads = n_threads > 1 ? n_threads : 1;
+    int n = t->n_caches < AB_MAX_CACHES ? t->n_caches : AB_MAX_CACHES;
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        const ab_cache *c = &t->caches[i];
+        if (c->type != 'd' && c->type != 'u')
+            continue;
+        int reach = c->instances > 0 ? (c->instances < threads ? c->instances : threads)
+                    : c->level <= 2 ? threads : 1;
+        total += c->size * (size_t)reach;
+    }
+    return total;
+}
+
 /* Binds the calling thread to the given CPUs: with hwloc_set_cpubind when
  * hwloc can load this machine, else sched_setaffinity (the same system call
  * underneath). THREAD / pid 0: this thread only, so that other threads keep

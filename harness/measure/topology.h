@@ -54,6 +54,16 @@ int ab_topology_load(ab_topology *t, char *err, size_t err_len);
  * (1, 2, 3), or 0 when there is none / it is unknown. */
 size_t ab_topology_cache_size(const ab_topology *t, int level);
 
+/* Bytes that the data and unified caches of every level can hold at once
+ * for a run on n_threads cores: each level's size times the instances those
+ * cores can reach (at most one per thread, at most the machine's). Where
+ * hwloc gave no instance count, levels 1-2 count as private to a core and
+ * deeper levels as one shared instance. An upper bound: a working set read
+ * again and again that is not larger than this may be served by the caches,
+ * and one that is larger still may be in part, since replacement policies
+ * that resist thrashing (AMD's L3) keep some of a cyclic stream resident. */
+size_t ab_topology_cache_capacity(const ab_topology *t, int n_threads);
+
 /* Restricts the calling thread (and so every thread it creates afterwards)
  * to the first n physical cores, one hardware thread each. With n <= 0 or
  * n > cores, uses all cores. Returns the number of cores bound, or -1 with a

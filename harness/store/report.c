@@ -261,8 +261,10 @@ static void json_counters(ab_json *j, const ab_run_context *c, const ab_result *
     ab_json_number(j, "bytes", r->bytes);
     ab_json_number(j, "arith_intensity", r->bytes > 0 ? r->flops / r->bytes : NAN);
     ab_json_number(j, "GBps", seconds > 0 ? r->bytes / seconds / 1e9 : NAN);
-    ab_json_number(j, "pct_read_bw", ab_result_pct_bandwidth(r, seconds, c->l3_bytes));
-    ab_json_number(j, "read_bw_error", r->read_gbs > 0 ? r->read_error : NAN);
+    /* held to DRAM's read bandwidth only beyond what its threads' caches hold */
+    size_t cache = ab_topology_cache_capacity(c->topology, r->threads);
+    ab_json_number(j, "pct_read_bw", ab_result_pct_bandwidth(r, seconds, cache));
+    ab_json_number(j, "read_bw_error", ab_result_read_bw_error(r, cache));
     ab_json_number(j, "peak_gflops", r->peak_gflops > 0 ? r->peak_gflops : NAN);
     ab_json_number(j, "peak_error", r->peak_gflops > 0 ? r->peak_error : NAN);
     const ab_op_row *row = ab_op_row_of(r->shape.op);

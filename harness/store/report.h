@@ -39,7 +39,6 @@ typedef struct ab_run_context {
     double precision, max_time;   /* the adaptive sampling's target and cap (bench.h) */
     double unstable_above;        /* and the flag's threshold */
     uint64_t seed;                /* of the shuffled rounds */
-    size_t l3_bytes;              /* last-level cache: which shapes can be held to the read bandwidth */
     const ab_summary *summary;    /* the answer (summary.h), n_summary entries */
     int n_summary;
 } ab_run_context;
