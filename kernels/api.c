@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "compose.h"
+#include "split.h"
 #include "wisdom.h"
 
 /* A kernel, resolved (every slot filled), with its parameter values. */
@@ -43,6 +44,7 @@ struct attn_ctx {
     /* The weights packed for this context (attn_weights_pack_encoder),
      * newest first; each is the caller's to destroy. */
     attn_packed_weights *packed;
+    attn_trace *trace;           /* attn_ctx_create_traced's: every call a dry run */
 };
 
 /* One matrix of a packed set: the caller's weights it stands for (W, or the
@@ -325,7 +327,21 @@ const char *attn_ctx_last_choice(const attn_ctx *ctx, const char **source)
 
 /* ---- Context ---------------------------------------------------------------- */
 
+static attn_status ctx_create(attn_ctx **ctx, const char *kernel, int n_threads, attn_trace *trace);
+
 attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
+{
+    return ctx_create(ctx, kernel, n_threads, NULL);
+}
+
+attn_status attn_ctx_create_traced(attn_ctx **ctx, const char *kernel, int n_threads,
+                                   attn_trace *trace)
+{
+    return trace && n_threads > 0 ? ctx_create(ctx, kernel, n_threads, trace)
+                                  : ATTN_ERR_INVALID_ARG;
+}
+
+static attn_status ctx_create(attn_ctx **ctx, const char *kernel, int n_threads, attn_trace *trace)
 {
     if (!ctx || n_threads < 0)
         return ATTN_ERR_INVALID_ARG;
@@ -345,6 +361,7 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
     choice_init(&c->base, k);
     c->base_source = source;
     c->n_threads = n_threads > 0 ? n_threads : available_cores();
+    c->trace = trace;
     if (strcmp(source, "features") == 0)
         load_wisdom(c, bf16);
     else
@@ -353,7 +370,7 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
 #ifdef _OPENMP
     /* Start the thread team now, with the caller's CPU affinity, so that no
      * call pays for thread creation (OpenMP keeps the team between calls). */
-    if (c->n_threads > 1) {
+    if (c->n_threads > 1 && !trace) {
         /* A body the compiler cannot drop: an empty region is optimized away. */
         volatile int started = 0;
 #pragma omp parallel num_threads(c->n_threads)
@@ -392,8 +409,12 @@ const char *attn_ctx_kernel(const attn_ctx *ctx)
 }
 
 /* Grows the workspace to at least bytes; on failure the old one is kept. */
-static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
+static attn_status reserve_workspace(attn_ctx *ctx, const attn_choice *c, size_t bytes)
 {
+    /* A dry run (attn_ctx_create_traced) runs only kernels that describe
+     * their split: any other would do the work, on the traced threads. */
+    if (ctx->trace && !c->kernel.explains)
+        return ATTN_ERR_UNSUPPORTED;
     if (bytes == SIZE_MAX)
         return ATTN_ERR_OVERFLOW;
     if (bytes <= ctx->workspace_bytes)
@@ -413,7 +434,7 @@ static attn_status reserve_workspace(attn_ctx *ctx, size_t bytes)
 static attn_exec exec_of(const attn_ctx *ctx, const attn_choice *c)
 {
     attn_exec ex = { ctx->n_threads, c->params, ctx->workspace, ctx->workspace_bytes,
-                     c->kernel.data, &ctx->kernel_state[c->row], ctx->packed };
+                     c->kernel.data, &ctx->kernel_state[c->row], ctx->packed, ctx->trace };
     return ex;
 }
 
@@ -514,7 +535,7 @@ static attn_status sdpa_call(attn_ctx *ctx, const attn_sdpa_shape *s, const floa
     p.k_store.scale_st = p.v_store.scale_st = scale_st;
     const attn_choice *c = choose(ctx, ATTN_OP_SDPA, s->q_len, s->kv_len, s->head_dim, mask);
     attn_exec ex = exec_of(ctx, c);
-    attn_status st = reserve_workspace(ctx, attn_sdpa_workspace(&c->kernel, &ex, &p));
+    attn_status st = reserve_workspace(ctx, c, attn_sdpa_workspace(&c->kernel, &ex, &p));
     if (st != ATTN_OK)
         return st;
     ex = exec_of(ctx, c);
@@ -579,7 +600,7 @@ attn_status attn_mha(attn_ctx *ctx, int d_model, int n_heads, float scale,
     };
     const attn_choice *c = choose(ctx, ATTN_OP_MHA, q_len, kv_len, d_model / n_heads, mask);
     attn_exec ex = exec_of(ctx, c);
-    attn_status st = reserve_workspace(ctx, attn_mha_workspace(&c->kernel, &ex, &a));
+    attn_status st = reserve_workspace(ctx, c, attn_mha_workspace(&c->kernel, &ex, &a));
     if (st != ATTN_OK)
         return st;
     ex = exec_of(ctx, c);
@@ -628,7 +649,7 @@ attn_status attn_encoder(attn_ctx *ctx, const attn_encoder_config *c, int n_laye
     const attn_choice *ch = choose(ctx, ATTN_OP_ENCODER, seq_len, seq_len,
                                    c->d_model / c->n_heads, mask);
     attn_exec ex = exec_of(ctx, ch);
-    attn_status st = reserve_workspace(ctx, attn_stack_workspace(&ch->kernel, &ex, &a));
+    attn_status st = reserve_workspace(ctx, ch, attn_stack_workspace(&ch->kernel, &ex, &a));
     if (st != ATTN_OK)
         return st;
     ex = exec_of(ctx, ch);
@@ -681,7 +702,7 @@ attn_status attn_embed(attn_ctx *ctx, const attn_embedding_config *c,
     ctx->last = ch;
     ctx->last_source = ctx->base_source;
     attn_exec ex = exec_of(ctx, ch);
-    attn_status st = reserve_workspace(ctx, attn_embed_workspace(&ch->kernel, &ex, &a));
+    attn_status st = reserve_workspace(ctx, ch, attn_embed_workspace(&ch->kernel, &ex, &a));
     if (st != ATTN_OK)
         return st;
     ex = exec_of(ctx, ch);
@@ -830,7 +851,7 @@ attn_status attn_decoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
     const attn_choice *ch = choose(ctx, ATTN_OP_ENCODER, tgt_len, kv_len,
                                    c->d_model / c->n_heads, NULL);
     attn_exec ex = exec_of(ctx, ch);
-    attn_status st = reserve_workspace(ctx, attn_decoder_workspace(&ch->kernel, &ex, &a));
+    attn_status st = reserve_workspace(ctx, ch, attn_decoder_workspace(&ch->kernel, &ex, &a));
     if (st == ATTN_OK && cache && need_memory)
         st = cache_reserve_memory(cache, (size_t)batch * (size_t)mem_len * (size_t)c->n_heads);
     if (st != ATTN_OK)

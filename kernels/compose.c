@@ -7,10 +7,12 @@
  * Workspace layout is computed by the same functions for sizing and for
  * running, so the two cannot drift apart.
  */
+#include <omp.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "compose.h"
+#include "split.h"
 
 #define WS_ALIGN 64
 
@@ -204,10 +206,17 @@ static void widen_kv(const attn_exec *ex, const attn_sdpa_problem *p, int which,
     const int hkv = attn_kv_heads(p);
     const size_t head = (size_t)p->kv_len * (size_t)p->head_dim;
     const long heads = (long)p->batch * hkv;
-#pragma omp parallel for num_threads(ex->n_threads) schedule(static)
-    for (long bh = 0; bh < heads; bh++)
-        attn_widen_kv(p, which, (int)(bh / hkv), (int)(bh % hkv), p->kv_len,
-                      dst + (size_t)bh * head);
+    if (attn_trace_units(ex, heads, "key/value head", "%s widened to fp32, %dx%dx%dx%d",
+                         which ? "values" : "keys", p->batch, hkv, p->kv_len, p->head_dim))
+        return;
+#pragma omp parallel num_threads(ex->n_threads)
+    {
+        long lo, hi;
+        attn_split_static(heads, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        for (long bh = lo; bh < hi; bh++)
+            attn_widen_kv(p, which, (int)(bh / hkv), (int)(bh % hkv), p->kv_len,
+                          dst + (size_t)bh * head);
+    }
 }
 
 /* The kernel's SDPA scratch (after any widened keys and values), or the
@@ -508,26 +517,38 @@ void attn_stack_run(const attn_kernel *k, const attn_exec *ex, const attn_stack_
 /* dst[b][l] = token[id] + position[offset + l] (+ token_type[type]): the
  * rows are independent gathers, split across the threads; each row's sum is
  * one contiguous vectorizable loop. */
-static void embed_sum(const attn_embed_args *a, int n_threads, float *dst)
+static void embed_row(const attn_embed_args *a, long r, float *dst)
 {
     const attn_embedding_weights *w = a->w;
-    const int d = a->c->d_model, types = a->c->n_token_types > 0;
+    const int d = a->c->d_model;
+    const float *tok = w->token + (size_t)a->ids[r] * (size_t)d;
+    const float *pos = w->position + (size_t)(a->position_offset + r % a->seq_len) * (size_t)d;
+    float *y = dst + (size_t)r * (size_t)d;
+    if (a->c->n_token_types > 0) {
+        const float *typ = w->token_type + (size_t)(a->type_ids ? a->type_ids[r] : 0) * (size_t)d;
+        for (int j = 0; j < d; j++)
+            y[j] = tok[j] + pos[j] + typ[j];
+    } else {
+        for (int j = 0; j < d; j++)
+            y[j] = tok[j] + pos[j];
+    }
+}
+
+static void embed_sum(const attn_embed_args *a, const attn_exec *ex, float *dst)
+{
+    const int d = a->c->d_model;
     const long rows = (long)a->batch * a->seq_len;
     /* Below ~64 KiB of output a team costs more than it saves. */
-    const int team = (size_t)rows * (size_t)d < 16384 ? 1 : n_threads;
-#pragma omp parallel for num_threads(team) schedule(static)
-    for (long r = 0; r < rows; r++) {
-        const float *tok = w->token + (size_t)a->ids[r] * (size_t)d;
-        const float *pos = w->position + (size_t)(a->position_offset + r % a->seq_len) * (size_t)d;
-        float *y = dst + (size_t)r * (size_t)d;
-        if (types) {
-            const float *typ = w->token_type + (size_t)(a->type_ids ? a->type_ids[r] : 0) * (size_t)d;
-            for (int j = 0; j < d; j++)
-                y[j] = tok[j] + pos[j] + typ[j];
-        } else {
-            for (int j = 0; j < d; j++)
-                y[j] = tok[j] + pos[j];
-        }
+    attn_exec team = *ex;
+    team.n_threads = (size_t)rows * (size_t)d < 16384 ? 1 : ex->n_threads;
+    if (attn_trace_units(&team, rows, "row", "embedding sums %ldx%d", rows, d))
+        return;
+#pragma omp parallel num_threads(team.n_threads)
+    {
+        long lo, hi;
+        attn_split_static(rows, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        for (long r = lo; r < hi; r++)
+            embed_row(a, r, dst);
     }
 }
 
@@ -547,11 +568,11 @@ void attn_embed_run(const attn_kernel *k, const attn_exec *ex, const attn_embed_
 {
     const attn_embedding_weights *w = a->w;
     if (!w->ln_gamma) {
-        embed_sum(a, ex->n_threads, a->x);
+        embed_sum(a, ex, a->x);
         return;
     }
     float *sum = ex->scratch;
-    embed_sum(a, ex->n_threads, sum);
+    embed_sum(a, ex, sum);
     layernorm(k, ex, (size_t)a->batch * (size_t)a->seq_len, a->c->d_model, sum, w->ln_gamma,
               w->ln_beta, a->c->ln_eps, a->x);
 }

@@ -210,6 +210,9 @@ typedef struct attn_exec {
     /* The context's packed weights (api.c: attn_packed_lookup finds a
      * matrix in them), or NULL. */
     const struct attn_packed_weights *packed;
+    /* Set only for `attnbench explain`'s dry run (split.h): every parallel
+     * region records its split here and does no work. */
+    struct attn_trace *trace;
 } attn_exec;
 
 /* A tunable parameter of a kernel (tile sizes). */
@@ -284,6 +287,10 @@ typedef struct attn_kernel {
      * default, every kernel of attnbench's): each output element is reduced
      * by one thread in a fixed order, whatever the count. */
     int threads_reorder_sums;
+    /* 1: every parallel region its calls run reports its split to a trace
+     * (split.h), so `attnbench explain` can show it; 0: a library's own
+     * threading or loops not yet described, which explain refuses. */
+    int explains;
     const attn_param *params;          /* n_params tunables, or NULL */
     int n_params;
     /* Fills the default value of each param for this machine (from

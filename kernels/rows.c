@@ -1,7 +1,9 @@
 /* rows.c — row operations shared by the portable kernels. */
 #include <math.h>
+#include <omp.h>
 
 #include "rows.h"
+#include "split.h"
 
 void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, int k0, float *s,
                     int n)
@@ -65,23 +67,32 @@ float attn_rows_softmax(float *s, int n)
     return inv;
 }
 
+static void layernorm_row(int d, const float *xr, const float *gamma, const float *beta, float eps,
+                          float *yr)
+{
+    double mean = 0.0, var = 0.0;
+    for (int j = 0; j < d; j++)
+        mean += xr[j];
+    mean /= d;
+    for (int j = 0; j < d; j++)
+        var += ((double)xr[j] - mean) * ((double)xr[j] - mean);
+    var /= d;
+    float inv = (float)(1.0 / sqrt(var + (double)eps)), mu = (float)mean;
+    for (int j = 0; j < d; j++)
+        yr[j] = (xr[j] - mu) * inv * gamma[j] + beta[j];
+}
+
 void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float *x,
                               const float *gamma, const float *beta, float eps, float *y)
 {
-    long rows = (long)m;
-#pragma omp parallel for num_threads(ex->n_threads) schedule(static)
-    for (long i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * (size_t)d;
-        float *yr = y + (size_t)i * (size_t)d;
-        double mean = 0.0, var = 0.0;
-        for (int j = 0; j < d; j++)
-            mean += xr[j];
-        mean /= d;
-        for (int j = 0; j < d; j++)
-            var += ((double)xr[j] - mean) * ((double)xr[j] - mean);
-        var /= d;
-        float inv = (float)(1.0 / sqrt(var + (double)eps)), mu = (float)mean;
-        for (int j = 0; j < d; j++)
-            yr[j] = (xr[j] - mu) * inv * gamma[j] + beta[j];
+    const long rows = (long)m;
+    if (attn_trace_units(ex, rows, "row", "layernorm %zux%d", m, d))
+        return;
+#pragma omp parallel num_threads(ex->n_threads)
+    {
+        long lo, hi;
+        attn_split_static(rows, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        for (long i = lo; i < hi; i++)
+            layernorm_row(d, x + (size_t)i * (size_t)d, gamma, beta, eps, y + (size_t)i * (size_t)d);
     }
 }

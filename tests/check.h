@@ -45,6 +45,7 @@ void test_model(void);      /* model/: attn_bert_load, the safetensors reader */
 void test_kvtypes(void);    /* contract 0.3: keys and values stored as f16, bf16, int8 */
 void test_bf16(void);       /* contract 0.3: rows whose products run in bf16 */
 void test_packed(void);     /* contract 0.3: weights packed once */
+void test_explain(void);    /* contract 0.3: attnbench explain's dry run and the work split */
 
 /* ---- helpers (util.c) ------------------------------------------------------ */
 

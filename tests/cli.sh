@@ -56,6 +56,38 @@ grep -q "op=bert" "$TMP/err" && ok || bad "--weights with op=sdpa: $(cat "$TMP/e
 expect_rc 2 run --op bert --weights tests/fixtures/bert_tiny_f32.safetensors --shape 'B=1,L=25,H=4' $BERT_FAST
 grep -q "24 positions" "$TMP/err" && ok || bad "--weights L 25: $(cat "$TMP/err")"
 
+# explain: the regions of one call at any thread count, as JSON; usage
+# errors exit 2, a kernel that cannot describe its split 1, and neither
+# writes its JSON.
+EXPLAIN_SHAPE='op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none'
+expect_rc 2 explain --shape "$EXPLAIN_SHAPE"
+expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 0
+expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 5 --kernel no-such-kernel
+expect_rc 2 explain --shape 'op=sdpa,B=1,X=2' --threads 5
+expect_rc 1 explain --shape "$EXPLAIN_SHAPE" --threads 5 --kernel einsum-nqhd --json "$TMP/ex1.json"
+grep -q "einsum-nqhd" "$TMP/err" && [ ! -e "$TMP/ex1.json" ] && ok \
+    || bad "explain einsum-nqhd: $(cat "$TMP/err"), or its JSON written"
+expect_rc 0 explain --shape "$EXPLAIN_SHAPE;op=sdpa,B=1,Lq=1,Lk=5000,H=8,Dh=64,mask=causal-br" \
+    --threads 37 --kernel blocked --json "$TMP/ex.json"
+grep -q "worst imbalance" "$TMP/out" && ok || bad "explain: no summary line: $(cat "$TMP/out")"
+/usr/bin/python3 - "$TMP/ex.json" <<'PY' && ok || bad "explain --json: not the contract's document"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+calls = doc["calls"]
+assert [c["shape"].split(",")[0] for c in calls] == ["op=encoder", "op=sdpa"], calls
+for c in calls:
+    assert c["kernel"] == "blocked" and c["threads"] == 37, c
+    assert c["regions"], c
+    for r in c["regions"]:
+        assert r["name"] and r["unit"], r
+        u = r["units_per_thread"]
+        assert len(u) == 37 and all(isinstance(x, int) and x >= 0 for x in u), r
+        assert abs(r["imbalance"] - max(u) * 37 / sum(u)) < 1e-9, r
+names = {r["name"].split(",")[0] for r in calls[0]["regions"]}
+assert {"layernorm 300x96", "gemm 300x288x96", "attention 1x2x300x300 (B"} <= names, names
+assert [r["name"] for r in calls[1]["regions"]][1].endswith("the splits merged"), calls[1]
+PY
+
 # --param: unknown names and values out of range are usage errors; a valid
 # setting runs.
 expect_rc 2 run --kernel blocked --param no_such_param=3 $FAST

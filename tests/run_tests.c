@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         { "wisdom", test_wisdom }, { "tune", test_tune }, { "compare", test_compare },
         { "history", test_history }, { "stress", test_stress },
         { "concurrency", test_concurrency }, { "model", test_model }, { "kvtypes", test_kvtypes },
-        { "bf16", test_bf16 }, { "packed", test_packed },
+        { "bf16", test_bf16 }, { "packed", test_packed }, { "explain", test_explain },
     };
     const char *only = argc > 2 ? argv[2] : NULL;
     int ran = 0;

@@ -78,6 +78,38 @@ static void print_topology(const ab_topology *t)
     }
 }
 
+/* How the kernels' threads are placed (main.c binds them before the
+ * runtime starts): thread i on the i-th allowed core in the topology's
+ * order, which fills one package and one last-level cache before the next. */
+static void print_placement(const ab_topology *t)
+{
+    const char *bind = getenv("OMP_PROC_BIND"), *places = getenv("OMP_PLACES");
+    printf("\nThreads     ");
+    if (!bind || !places) {
+        printf("OpenMP, not bound (OMP_PROC_BIND or OMP_PLACES unset): the OS places them\n");
+        return;
+    }
+    printf("OpenMP, OMP_PROC_BIND=%s, OMP_PLACES=%s: thread i on the i-th core below", bind,
+           places);
+    const ab_cache *llc = NULL;
+    for (int i = 0; i < t->n_caches; i++)
+        if (t->caches[i].type != 'i' && t->caches[i].level >= 2)
+            llc = &t->caches[i];
+    if (llc && llc->cores_sharing > 0 && llc->instances > 1)
+        printf(", so N threads share ceil(N / %d) of the %d L%d caches", llc->cores_sharing,
+               llc->instances, llc->level);
+    if (t->numa_nodes > 1)
+        printf(" (and fill one NUMA node's cores before the next)");
+    printf("\n  cores in order (first CPU of each):");
+    for (int i = 0; i < t->cores && i < 32; i++)
+        printf(" %d", t->core_cpu[i]);
+    printf("%s\n", t->cores > 32 ? " ..." : "");
+    /* api.c allocates the workspace without touching it; kernel thread t
+     * always packs into slice t, so its pages land on t's NUMA node. */
+    printf("  the context's workspace is not zeroed: each thread's packing slice is first "
+           "touched by that thread\n");
+}
+
 static void print_peaks(const ab_topology *t, const ab_machine *m, int refresh)
 {
     ab_peaks p;
@@ -220,6 +252,7 @@ int ab_cmd_info(int argc, char **argv)
         t.cores = t.pus = 1;
     } else {
         print_topology(&t);
+        print_placement(&t);
     }
     if (!no_peaks)
         print_peaks(&t, &m, refresh);

@@ -17,5 +17,6 @@ int ab_cmd_run(int argc, char **argv);
 int ab_cmd_tune(int argc, char **argv);
 int ab_cmd_compare(int argc, char **argv);
 int ab_cmd_history(int argc, char **argv);
+int ab_cmd_explain(int argc, char **argv);
 
 #endif /* AB_COMMANDS_H */

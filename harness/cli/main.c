@@ -19,6 +19,7 @@ static const struct command {
     { "run", ab_cmd_run, "benchmark kernels on shapes or suites; table, JSON, CSV" },
     { "compare", ab_cmd_compare, "BASE.json NEW.json: each benchmark judged against run-to-run noise; exit 1 on a regression" },
     { "tune", ab_cmd_tune, "find and store the best kernel and parameters per bucket (wisdom)" },
+    { "explain", ab_cmd_explain, "how one call of a shape shares its work among N threads (any N): regions, units, imbalance" },
     { "history", ab_cmd_history, "add results to the SQLite history; show series and their steps" },
 };
 

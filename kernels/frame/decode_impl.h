@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../rows.h"
+#include "../split.h"
 #include "decode.h"
 #include "simd.h"
 
@@ -355,6 +356,38 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
     }
 }
 
+/* The exact merge of key/value head bh's splits, in split order. */
+static void SIMD_NAME(sdpa_decode_merge)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
+                                         const float *parts, long bh)
+{
+    const int hkv = attn_kv_heads(p), dh = p->head_dim, lq = p->q_len, rows = d->rows;
+    const int b = (int)(bh / hkv), kvh = (int)(bh % hkv), group = p->n_heads / hkv;
+    const float *first = parts + (size_t)bh * d->splits * d->part;
+    for (int r = 0; r < rows; r++) {
+        const int h = kvh * group + r / lq, i = r % lq;
+        float *out = p->out + b * p->out_st.batch + h * p->out_st.head
+                   + (size_t)i * p->out_st.row;
+        float mx = -INFINITY, sum = 0.0f;
+        for (int sp = 0; sp < d->splits; sp++) {
+            float ms = first[(size_t)sp * d->part + r];
+            mx = ms != ms || mx != mx ? NAN : ms > mx ? ms : mx;   /* NaN wins */
+        }
+        for (int j = 0; j < dh; j++)
+            out[j] = 0.0f;
+        if (mx == -INFINITY)           /* every key masked: zeros (api.md §1) */
+            continue;
+        for (int sp = 0; sp < d->splits; sp++) {
+            const float *part = first + (size_t)sp * d->part;
+            if (part[r] == -INFINITY)
+                continue;
+            float f = attn_expf(part[r] - mx);
+            sum += f * part[rows + r];
+            SIMD_NAME(sdpa_axpy)(out, part + 2 * rows + (size_t)r * dh, f, dh);
+        }
+        SIMD_NAME(sdpa_scale_row)(out, dh, 1.0f / sum);
+    }
+}
+
 /* The decode path on rows (sdpa_decode_rows) query rows per key/value
  * head, prefetching ahead keys ahead (0: none); ex->scratch holds
  * sdpa_decode_plan_of's total floats. */
@@ -364,7 +397,17 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
     sdpa_decode_plan d;
     SIMD_NAME(sdpa_decode_plan_of)(p, rows, ex->n_threads, &d);   /* checked when sizing */
     float *scratch = ex->scratch, *parts = scratch + d.parts;
-    const int hkv = attn_kv_heads(p), dh = p->head_dim, lq = p->q_len;
+    const int hkv = attn_kv_heads(p);
+    const long heads = (long)p->batch * hkv;
+    int traced = attn_trace_units(ex, d.tasks, "a key/value head's run of keys",
+                                  "decode %dx%dx%dx%d (B, H, Lq, Lk), %d splits of %d keys per KV head",
+                                  p->batch, p->n_heads, p->q_len, p->kv_len, d.splits,
+                                  SDPA_DECODE_SPLIT);
+    traced |= attn_trace_units(ex, heads, "a key/value head's splits merged",
+                               "decode %dx%dx%dx%d: the splits merged", p->batch, p->n_heads,
+                               p->q_len, p->kv_len);
+    if (traced)
+        return;
 
 #pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
     for (long t = 0; t < d.tasks; t++) {
@@ -375,34 +418,12 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
     }
 
     /* The exact merge of the splits, in split order. */
-    const long heads = (long)p->batch * hkv;
-#pragma omp parallel for num_threads(ex->n_threads) schedule(static)
-    for (long bh = 0; bh < heads; bh++) {
-        const int b = (int)(bh / hkv), kvh = (int)(bh % hkv), group = p->n_heads / hkv;
-        const float *first = parts + (size_t)bh * d.splits * d.part;
-        for (int r = 0; r < rows; r++) {
-            const int h = kvh * group + r / lq, i = r % lq;
-            float *out = p->out + b * p->out_st.batch + h * p->out_st.head
-                       + (size_t)i * p->out_st.row;
-            float mx = -INFINITY, sum = 0.0f;
-            for (int sp = 0; sp < d.splits; sp++) {
-                float ms = first[(size_t)sp * d.part + r];
-                mx = ms != ms || mx != mx ? NAN : ms > mx ? ms : mx;   /* NaN wins */
-            }
-            for (int j = 0; j < dh; j++)
-                out[j] = 0.0f;
-            if (mx == -INFINITY)           /* every key masked: zeros (api.md §1) */
-                continue;
-            for (int sp = 0; sp < d.splits; sp++) {
-                const float *part = first + (size_t)sp * d.part;
-                if (part[r] == -INFINITY)
-                    continue;
-                float f = attn_expf(part[r] - mx);
-                sum += f * part[rows + r];
-                SIMD_NAME(sdpa_axpy)(out, part + 2 * rows + (size_t)r * dh, f, dh);
-            }
-            SIMD_NAME(sdpa_scale_row)(out, dh, 1.0f / sum);
-        }
+#pragma omp parallel num_threads(ex->n_threads)
+    {
+        long lo, hi;
+        attn_split_static(heads, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        for (long bh = lo; bh < hi; bh++)
+            SIMD_NAME(sdpa_decode_merge)(p, &d, parts, bh);
     }
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gemm.h"
+#include "../split.h"
 
 static int min_int(int a, int b)
 {
@@ -204,55 +205,139 @@ size_t blk_gemm_scratch(const blk_arch *arch, size_t m, int n, int k, int n_thre
     return bytes;
 }
 
-/* Threads split C by column panels or by row tiles (the split parameter);
- * auto: column panels when there are plenty (each thread then packs only its
- * part of B, the larger operand for these shapes), else row tiles. Either
- * way each element of C is computed by one thread in the same order. */
+/* ---- The thread split ------------------------------------------------------------ */
+
+/* How n threads share C's register tiles: ways_m groups over the row tiles
+ * times ways_n over the column panels (thread t: row group t / ways_n,
+ * column group t % ways_n), each a static split (split.h). */
+typedef struct gemm_split {
+    size_t tiles;                /* MR-row tiles of C */
+    int panels;                  /* NR-column panels */
+    int ways_m, ways_n;
+} gemm_split;
+
+/* The largest share (in tiles) over the mean of a ways_m x ways_n split. */
+static double grid_imbalance(size_t tiles, int panels, int ways_m, int ways_n)
+{
+    double most_rows = (double)((tiles + (size_t)ways_m - 1) / (size_t)ways_m);
+    double most_cols = (double)((panels + ways_n - 1) / ways_n);
+    return most_rows * most_cols * ways_m * ways_n / ((double)tiles * (double)panels);
+}
+
+/* The split param's: columns (1 x nt: every thread packs only its part of
+ * B, the larger operand for these shapes, and the team shares packed A),
+ * rows (nt x 1), or auto: the 1-D split of before (columns when there are
+ * plenty of panels) while it is balanced within 10%; else, of every
+ * factoring nt = ways_m · ways_n, the most balanced (BLIS's "ways" over
+ * its loops), the 1-D one first on a tie. 512 rows in 12-row tiles (43)
+ * over 16 threads are 3 tiles for some and 2 for others (1.12); 24 panels
+ * of 768 columns over 16 are 2 or 1 (1.33); 4 x 4 is 11 x 6 of 43 x 24
+ * (1.02). A thread of a 2-D split packs its own rows of A. */
+static gemm_split gemm_split_of(const blk_arch *arch, const int *params, const attn_gemm_problem *p,
+                                int nt)
+{
+    nt = nt > 0 ? nt : 1;
+    gemm_split sp = { (p->m + (size_t)arch->mr - 1) / (size_t)arch->mr,
+                      (p->n + arch->nr - 1) / arch->nr, 1, nt };
+    int split = params[BLK_SPLIT];
+    if (split == BLK_SPLIT_AUTO)
+        split = sp.panels >= 2 * nt || sp.tiles < (size_t)nt ? BLK_SPLIT_COLUMNS : BLK_SPLIT_ROWS;
+    if (split == BLK_SPLIT_ROWS)
+        sp.ways_m = nt, sp.ways_n = 1;
+    if (params[BLK_SPLIT] != BLK_SPLIT_AUTO || sp.tiles == 0 || sp.panels == 0)
+        return sp;
+    double best = grid_imbalance(sp.tiles, sp.panels, sp.ways_m, sp.ways_n);
+    if (best <= 1.1)
+        return sp;
+    for (int wm = 1; wm <= nt; wm++) {
+        if (nt % wm != 0)
+            continue;
+        double im = grid_imbalance(sp.tiles, sp.panels, wm, nt / wm);
+        if (im < best - 1e-9)
+            best = im, sp.ways_m = wm, sp.ways_n = nt / wm;
+    }
+    return sp;
+}
+
+/* Thread t's row tiles [*t0, *t1) and column panels [*c0, *c1). */
+static void gemm_split_part(const gemm_split *sp, int t, long *t0, long *t1, long *c0, long *c1)
+{
+    attn_split_static((long)sp->tiles, sp->ways_m, t / sp->ways_n, t0, t1);
+    attn_split_static(sp->panels, sp->ways_n, t % sp->ways_n, c0, c1);
+}
+
+static long gemm_split_share(const void *plan, int t)
+{
+    long t0, t1, c0, c1;
+    gemm_split_part(plan, t, &t0, &t1, &c0, &c1);
+    return (t1 - t0) * (c1 - c0);
+}
+
+typedef struct skinny_split {
+    long groups;                 /* C's columns in fours */
+    int nt;
+} skinny_split;
+
+static long skinny_share(const void *plan, int t)
+{
+    const skinny_split *sk = plan;
+    long lo, hi;
+    attn_split_static(sk->groups, sk->nt, t, &lo, &hi);
+    return hi - lo;
+}
+
+/* Threads share C as gemm_split_of says; each element of C is computed by
+ * one thread in the same order whatever the split. */
 void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
 {
     blk_gemm g = blk_gemm_of(p);
     const int MR = arch->mr, NR = arch->nr;
     if (arch->skinny && p->m <= (size_t)arch->skinny_rows) {
         /* Threads take runs of B's rows (C's columns), four at a time. */
-        int groups = (p->n + 3) / 4;
+        const skinny_split sk = { (p->n + 3) / 4, ex->n_threads };
+        if (attn_trace_region(ex, skinny_share, &sk, "4 columns of C", "gemm %zux%dx%d, skinny",
+                              p->m, p->n, p->k))
+            return;
 #pragma omp parallel num_threads(ex->n_threads)
         {
-            int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            int n0 = groups * t / nt * 4, n1 = min_int(groups * (t + 1) / nt * 4, p->n);
+            long g0, g1;
+            attn_split_static(sk.groups, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
+            int n0 = (int)g0 * 4, n1 = min_int((int)g1 * 4, p->n);
             if (n0 < n1)
                 arch->skinny(&g, n0, n1);
         }
         return;
     }
+    const gemm_split sp = gemm_split_of(arch, ex->params, p, ex->n_threads);
+    if (attn_trace_region(ex, gemm_split_share, &sp, "register tile of C",
+                          "gemm %zux%dx%d, %dx%d tiles of %dx%d, threads %d rows x %d columns", p->m,
+                          p->n, p->k, (int)sp.tiles, sp.panels, MR, NR, sp.ways_m, sp.ways_n))
+        return;
     /* W packed once, when it was cut at this call's kc. */
     if (p->packed && p->packed->kc == ex->params[BLK_KC] && p->packed->n == p->n
         && p->packed->k == p->k)
         g.b_packed = p->packed->data;
     /* Sized for all m rows, what a thread of the column split packs. */
     size_t per_thread = blk_pack_floats(arch, ex->params, p->m, p->n, p->k);
-    int panels = (p->n + NR - 1) / NR;
-    size_t tiles = (p->m + MR - 1) / MR;
 
 #pragma omp parallel num_threads(ex->n_threads)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         float *pack = (float *)ex->scratch + (size_t)t * per_thread;
-        int split = ex->params[BLK_SPLIT];
-        if (split == BLK_SPLIT_AUTO)
-            split = panels >= 2 * nt || tiles < (size_t)nt ? BLK_SPLIT_COLUMNS : BLK_SPLIT_ROWS;
-        if (split == BLK_SPLIT_COLUMNS) {
-            int c0 = panels * t / nt, c1 = panels * (t + 1) / nt;
-            int n0 = c0 * NR, n1 = min_int(c1 * NR, p->n);
+        /* A team smaller than asked (OMP_THREAD_LIMIT) splits for its size. */
+        const gemm_split mine = nt == sp.ways_m * sp.ways_n ? sp
+                                                            : gemm_split_of(arch, ex->params, p, nt);
+        long t0, t1, c0, c1;
+        gemm_split_part(&mine, t, &t0, &t1, &c0, &c1);
+        size_t r0 = (size_t)t0 * (size_t)MR, r1 = (size_t)t1 * (size_t)MR;
+        int n0 = (int)c0 * NR, n1 = min_int((int)c1 * NR, p->n);
+        r1 = r1 < p->m ? r1 : p->m;
+        if (mine.ways_m == 1) {
             const a_shared share = { (float *)ex->scratch, t, nt };
             /* Every thread, even one without columns: it packs its share of A. */
             gemm_range(arch, &g, 0, p->m, n0, n1, ex->params, pack, nt > 1 ? &share : NULL);
-        } else {
-            size_t r0 = tiles * (size_t)t / (size_t)nt * (size_t)MR;
-            size_t r1 = tiles * (size_t)(t + 1) / (size_t)nt * (size_t)MR;
-            if (r1 > p->m)
-                r1 = p->m;
-            if (r0 < r1)
-                blk_gemm_range(arch, &g, r0, r1, 0, p->n, ex->params, pack);
+        } else if (r0 < r1 && n0 < n1) {
+            gemm_range(arch, &g, r0, r1, n0, n1, ex->params, pack, NULL);
         }
     }
 }
@@ -328,19 +413,28 @@ void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gem
     const int blocks = (p->n + MR - 1) / MR;
     float *xt = (float *)ex->scratch, *copies = xt + stream_xt_floats(arch, p->m, k);
     const size_t panel_floats = (size_t)NR * (size_t)k;
+    /* One region in two phases (a barrier between): both are shown. */
+    int traced = attn_trace_units(ex, panels, "NR-row panel of A packed",
+                                  "gemm %zux%dx%d, streamed: A packed", p->m, p->n, p->k);
+    traced |= attn_trace_units(ex, blocks, "MR rows of B against all of A",
+                               "gemm %zux%dx%d, streamed", p->m, p->n, p->k);
+    if (traced)
+        return;
 
 #pragma omp parallel num_threads(ex->n_threads)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        for (int c = t; c < panels; c += nt) {
+        long lo, hi;
+        attn_split_static(panels, nt, t, &lo, &hi);
+        for (int c = (int)lo; c < (int)hi; c++) {
             size_t t0 = (size_t)c * (size_t)NR;
             int mt = (int)(p->m - t0 < (size_t)NR ? p->m - t0 : (size_t)NR);
             arch->pack_b(&ga, (int)t0, mt, 0, k, xt + (size_t)c * panel_floats);
         }
 #pragma omp barrier
         float *copy = copies + (size_t)t * (size_t)MR * (size_t)k;
-        int b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
-        for (int b = b0; b < b1; b++) {
+        attn_split_static(blocks, nt, t, &lo, &hi);
+        for (int b = (int)lo; b < (int)hi; b++) {
             int j0 = b * MR, nw = min_int(MR, p->n - j0);
             size_t ld;
             const float *w = stream_rows(arch, &g, j0, nw, copy, &ld);

@@ -19,6 +19,7 @@
 #define SIMD_TARGET_PORTABLE 1   /* simd.h's GCC-vector target, for decode_impl.h */
 #include "decode_impl.h"
 #include "sdpa.h"
+#include "../split.h"
 
 /* Per thread: the score block (bq × Lk), then pack floats, then (keys or
  * values stored narrower) the head's widened to fp32, Lk × Dh each. */
@@ -59,6 +60,14 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
     const long tasks = (long)p->batch * p->n_heads * q_blocks;
     size_t s_floats, wide, per_thread = thread_floats(p, bq, sp->pack_floats, &s_floats, &wide);
 
+    /* One task per block of bq rows, whatever the thread count: a library's
+     * product (OpenBLAS, oneDNN) may sum differently with the rows it is
+     * given, so the blocks stay where they are (the SIMD kernels' cut
+     * heads finer). */
+    if (attn_trace_units(ex, tasks, "bq query rows of a head",
+                         "attention %dx%dx%dx%d (B, H, Lq, Lk), %d-row blocks", p->batch,
+                         p->n_heads, p->q_len, p->kv_len, bq))
+        return;
     /* Tasks differ in cost under a causal mask: hand them out dynamically.
      * Which thread runs a task does not change its result. */
 #pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)

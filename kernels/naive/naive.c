@@ -142,6 +142,7 @@ const attn_kernel attn_kernel__naive = {
     .description = "reference oracle: the formulas as plain loops, fp64 accumulation, 1 thread",
     .requires = 0,
     .parallel = 0,
+    .explains = 1,
     .gemm = attn_gemm__naive,
     .sdpa = attn_sdpa__naive,
     .sdpa_scratch = attn_sdpa_scratch__naive,

@@ -81,6 +81,7 @@ const attn_kernel BF_KERNEL_SYMBOL = {
     .requires = BF_REQUIRES,
     .math = ATTN_BF16,
     .parallel = 1,
+    .explains = 1,
     .gemm_parts = 1,
     .params = attn_simd_params,
     .n_params = SK_N_PARAMS,

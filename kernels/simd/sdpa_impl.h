@@ -189,24 +189,29 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
     }
     const blk_arch *arch = &SIMD_NAME(blk_arch);
     const int bq = SIMD_NAME(sdpa_query_tile)(ex->params);
-    const int q_tiles = (p->q_len + bq - 1) / bq;
     const long heads = (long)p->batch * p->n_heads;
-    /* Each task packs K and V of its head once, then runs a run of query
-     * tiles: whole heads when there are enough of them, else each head cut
-     * into about 2 chunks per thread. */
-    long want = 2L * ex->n_threads;
-    int chunks = heads >= want ? 1 : (int)((want + heads - 1) / heads);
-    chunks = chunks < q_tiles ? chunks : q_tiles;
-    const long tasks = heads * chunks;
+    /* Each task packs K and V of its head once, then runs its chunk of the
+     * head's query rows (whole register tiles of them) in bq-row tiles:
+     * whole heads when there are enough, else cut as split.h says. */
+    const attn_chunked work = attn_split_chunks(heads, (p->q_len + GEMM_MR - 1) / GEMM_MR,
+                                                ex->n_threads);
+    const long tasks = heads * work.chunks;
+    if (attn_trace_region(ex, attn_chunked_share, &work, "query rows of a register tile",
+                          "attention %dx%dx%dx%d (B, H, Lq, Lk), %d chunks per head of %d-row tiles",
+                          p->batch, p->n_heads, p->q_len, p->kv_len, work.chunks, bq))
+        return;
     sdpa_layout L;
     SIMD_NAME(sdpa_layout_of)(p, ex->params, &L);   /* checked when sizing the scratch */
 
 #pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
     for (long t = 0; t < tasks; t++) {
-        int b = (int)(t / chunks / p->n_heads), h = (int)(t / chunks % p->n_heads);
-        int c = (int)(t % chunks);
-        int t0 = (int)((long)q_tiles * c / chunks), t1 = (int)((long)q_tiles * (c + 1) / chunks);
-        int q_end = t1 * bq < p->q_len ? t1 * bq : p->q_len;
+        int b = (int)(t / work.chunks / p->n_heads), h = (int)(t / work.chunks % p->n_heads);
+        long g0, g1;
+        attn_chunk_parts(&work, t, &g0, &g1);
+        int q_begin = (int)g0 * GEMM_MR, q_end = (int)g1 * GEMM_MR < p->q_len ? (int)g1 * GEMM_MR
+                                                                             : p->q_len;
+        if (q_begin >= q_end)
+            continue;
         float *buf = (float *)ex->scratch + (size_t)omp_get_thread_num() * L.total;
         /* Only the keys the chunk's last row can see are packed. */
         int keys = attn_mask_visible_keys(p->mask, q_end - 1, p->q_len, p->kv_len);
@@ -223,8 +228,8 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
         for (int jc = 0; jc < p->head_dim; jc += GEMM_NR)
             arch->pack_b(&vg, jc, gemm_min(GEMM_NR, p->head_dim - jc), 0, keys,
                          buf + L.vpack + (size_t)jc * lk_pad);
-        for (int qt = t0; qt < t1; qt++) {
-            int q0 = qt * bq, rows = p->q_len - q0 < bq ? p->q_len - q0 : bq;
+        for (int q0 = q_begin; q0 < q_end; q0 += bq) {
+            int rows = q_end - q0 < bq ? q_end - q0 : bq;
             SIMD_NAME(sdpa_query_tile_run)(p, ex->params, &L, buf, b, h, q0, rows);
         }
     }

@@ -1,0 +1,183 @@
+/*
+ * cmd_explain.c — `attnbench explain`: how one call of each shape shares
+ * its work among N threads (explain.h). The table shows each distinct
+ * region once, in the order it first ran, with how often it ran; the JSON
+ * has every region of the call, in order, with every thread's units.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "commands.h"
+#include "explain.h"
+#include "json.h"
+#include "suites.h"
+
+#define MAX_SHAPES 64
+
+static int same_region(const attn_region *a, const attn_region *b)
+{
+    return a->n_threads == b->n_threads && strcmp(a->name, b->name) == 0
+        && strcmp(a->unit, b->unit) == 0
+        && memcmp(a->units_per_thread, b->units_per_thread,
+                  (size_t)a->n_threads * sizeof *a->units_per_thread) == 0;
+}
+
+static void print_call(const char *shape, const char *kernel, int n_threads, const attn_trace *t)
+{
+    int counted;
+    double worst = ab_explain_worst(t, &counted);
+    printf("%s on %s, %d thread%s: %d parallel region%s\n", shape, kernel, n_threads,
+           n_threads == 1 ? "" : "s", t->n, t->n == 1 ? "" : "s");
+    if (t->n == 0)
+        return;
+    printf("  %5s %9s %7s %7s %9s  %s  [unit]\n", "calls", "units", "min", "max", "imbalance",
+           "region");
+    for (int i = 0; i < t->n; i++) {
+        const attn_region *r = &t->regions[i];
+        int seen = 0, calls = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = same_region(&t->regions[j], r);
+        if (seen)
+            continue;
+        for (int j = i; j < t->n; j++)
+            calls += same_region(&t->regions[j], r);
+        long lo = r->units_per_thread[0], hi = lo;
+        for (int k = 1; k < r->n_threads; k++) {
+            lo = r->units_per_thread[k] < lo ? r->units_per_thread[k] : lo;
+            hi = r->units_per_thread[k] > hi ? r->units_per_thread[k] : hi;
+        }
+        long units = attn_region_units(r);
+        printf("  %5d %9ld %7ld %7ld %8.3f%s  %s  [%s]\n", calls, units, lo, hi,
+               attn_region_imbalance(r), units < r->n_threads ? "*" : " ", r->name, r->unit);
+    }
+    if (counted)
+        printf("  worst imbalance %.3f over the %d region%s with at least %d units", worst, counted,
+               counted == 1 ? "" : "s", n_threads);
+    else
+        printf("  no region has %d units or more", n_threads);
+    printf("%s\n", counted < t->n ? " (* fewer units than threads: some threads idle)" : "");
+}
+
+static void json_call(ab_json *j, const char *shape, const char *kernel, int n_threads,
+                      const attn_trace *t)
+{
+    ab_json_begin_object(j, NULL);
+    ab_json_string(j, "shape", shape);
+    ab_json_string(j, "kernel", kernel);
+    ab_json_int(j, "threads", n_threads);
+    ab_json_begin_array(j, "regions");
+    for (int i = 0; i < t->n; i++) {
+        const attn_region *r = &t->regions[i];
+        ab_json_begin_object(j, NULL);
+        ab_json_string(j, "name", r->name);
+        ab_json_string(j, "unit", r->unit);
+        ab_json_number(j, "imbalance", attn_region_imbalance(r));
+        ab_json_begin_array(j, "units_per_thread");
+        for (int k = 0; k < r->n_threads; k++)
+            ab_json_int(j, NULL, r->units_per_thread[k]);
+        ab_json_end_array(j);
+        ab_json_end_object(j);
+    }
+    ab_json_end_array(j);
+    ab_json_end_object(j);
+}
+
+int ab_cmd_explain(int argc, char **argv)
+{
+    const char *shape_text = NULL, *kernel = NULL, *json_path = NULL;
+    int threads = 0, n_pos;
+    const ab_flag flags[] = {
+        { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "the shapes, as for run (';' between)", 0, 0 },
+        { "kernel", AB_FLAG_STRING, &kernel, "K", "a kernel name, auto or auto-bf16 (default: auto, or ATTN_KERNEL)", 0, 0 },
+        { "threads", AB_FLAG_INT, &threads, "N", "threads to split for: any count, whatever this machine has", 1, 4096 },
+        { "json", AB_FLAG_STRING, &json_path, "FILE", "also write the regions as JSON", 0, 0 },
+    };
+    int rc = ab_cli_command("explain",
+                            "attnbench explain --shape SHAPES --threads N [--kernel K] [--json FILE]",
+                            "Shows how one call of each shape shares its work among N threads:\n"
+                            "every parallel region the kernel runs, its unit of work, how many\n"
+                            "units each thread gets, and the imbalance (largest share over the\n"
+                            "mean). The call is a dry run of the kernel's own code (its partition\n"
+                            "functions, no arithmetic), so any N can be read on any machine.\n"
+                            "Regions handed out dynamically (attention tiles, decode splits) are\n"
+                            "shown as equal units would be dealt. Exit 1 when a kernel cannot\n"
+                            "describe its split (a library's own threading).",
+                            argc, argv, flags, 4, NULL, 0, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (!shape_text || threads < 1) {
+        fprintf(stderr, "attnbench explain: --shape and --threads are required\n");
+        return AB_EXIT_USAGE;
+    }
+    if (!kernel)
+        kernel = getenv("ATTN_KERNEL") && *getenv("ATTN_KERNEL") ? getenv("ATTN_KERNEL") : "auto";
+    const attn_kernel *row = attn_registry_find(kernel);
+    if (!row && strcmp(kernel, "auto") != 0 && strcmp(kernel, "auto-bf16") != 0) {
+        fprintf(stderr, "attnbench explain: unknown kernel '%s' (attnbench list)\n", kernel);
+        return AB_EXIT_USAGE;
+    }
+    if (row && !attn_registry_runnable(row)) {
+        /* Its dry run is its own code, which this CPU cannot execute. */
+        fprintf(stderr, "attnbench explain: kernel %s cannot run on this machine\n", kernel);
+        return AB_EXIT_FAIL;
+    }
+    ab_shape *shapes = malloc(MAX_SHAPES * sizeof *shapes);
+    char err[512];
+    if (!shapes) {
+        fprintf(stderr, "attnbench explain: out of memory\n");
+        return AB_EXIT_FAIL;
+    }
+    int ns = ab_shapes_select(NULL, shape_text, AB_OP_SDPA, 0, shapes, MAX_SHAPES, NULL, err,
+                              sizeof err);
+    if (ns < 0) {
+        fprintf(stderr, "attnbench explain: %s\n", err);
+        free(shapes);
+        return AB_EXIT_USAGE;
+    }
+    ab_atomic_file file;
+    ab_json j;
+    if (json_path) {
+        if (ab_atomic_open(&file, json_path, err, sizeof err) != 0) {
+            fprintf(stderr, "attnbench explain: %s\n", err);
+            free(shapes);
+            return AB_EXIT_FAIL;
+        }
+        ab_json_init(&j, file.f);
+        ab_json_begin_object(&j, NULL);
+        ab_json_begin_array(&j, "calls");
+    }
+    int failed = 0;
+    attn_trace trace = { 0 };
+    for (int i = 0; i < ns && !failed; i++) {
+        char text[512], ran[64];
+        ab_shape_format(&shapes[i], text, sizeof text);
+        if (ab_explain_shape(&shapes[i], kernel, threads, &trace, ran, sizeof ran, err,
+                             sizeof err) != 0) {
+            fprintf(stderr, "attnbench explain: %s: %s\n", text, err);
+            failed = 1;
+            break;
+        }
+        print_call(text, ran, threads, &trace);
+        if (json_path)
+            json_call(&j, text, ran, threads, &trace);
+    }
+    attn_trace_clear(&trace);
+    free(shapes);
+    if (json_path) {
+        if (failed) {
+            ab_atomic_abort(&file);
+        } else {
+            ab_json_end_array(&j);
+            ab_json_end_object(&j);
+            fputc('\n', file.f);
+            if (ab_atomic_commit(&file, 0, err, sizeof err) != 0) {
+                fprintf(stderr, "attnbench explain: %s\n", err);
+                return AB_EXIT_FAIL;
+            }
+        }
+    }
+    return failed ? AB_EXIT_FAIL : AB_EXIT_OK;
+}

@@ -1,0 +1,201 @@
+/*
+ * test_explain.c — the dry run behind `attnbench explain` (split.h,
+ * harness/measure/explain.h): what it records, that it computes nothing,
+ * and the work split it shows — the anchor shapes balanced within 1.15 at
+ * 16, 32 and 64 threads in every region with at least as many units as
+ * threads, on the SIMD rows this machine runs.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "explain.h"
+#include "kernel.h"
+#include "workload.h"
+
+/* The shapes of issue 32's table: BERT-base encoder layers at L 512 and at
+ * B 8 × L 128, SDPA at L 2048, a decoding step of 32 heads over 16384 keys
+ * (32 and 8 key/value heads). */
+static const char *const anchors[] = {
+    "op=encoder,B=1,L=512,D=768,H=12,F=3072,norm=post,act=gelu,mask=none",
+    "op=encoder,B=8,L=128,D=768,H=12,F=3072,norm=post,act=gelu,mask=none",
+    "op=sdpa,B=1,L=2048,H=12,Dh=64,mask=none",
+    "op=sdpa,B=1,Lq=1,Lk=16384,H=32,Dh=128,mask=causal-br",
+    "op=sdpa,B=1,Lq=1,Lk=16384,H=32,Hkv=8,Dh=128,mask=causal-br",
+};
+
+/* The rows a many-core machine's "auto" runs (fp32 and bf16). */
+static const char *const simd_rows[] = { "avx512", "avx2", "avx512-bf16", "neon", "neon-bf16" };
+
+static int parse(const char *text, ab_shape *s)
+{
+    char err[256];
+    int rc = ab_shape_parse(text, AB_OP_SDPA, s, err, sizeof err);
+    CHECK(rc == 0, "%s: %s", text, err);
+    return rc;
+}
+
+static const attn_region *find_region(const attn_trace *t, const char *prefix)
+{
+    for (int i = 0; i < t->n; i++)
+        if (strncmp(t->regions[i].name, prefix, strlen(prefix)) == 0)
+            return &t->regions[i];
+    return NULL;
+}
+
+static void test_anchors(void)
+{
+    /* Each shape's inputs once (the decoding steps' keys and values are
+     * 512 MiB), for every row and thread count. */
+    for (size_t a = 0; a < sizeof anchors / sizeof *anchors; a++) {
+        ab_workload w;
+        char err[256];
+        if (t_workload(&w, anchors[a], 1, 0, err, sizeof err) != 0) {
+            t_case("explain: %s", anchors[a]);
+            CHECK(0, "setup: %s", err);
+            continue;
+        }
+        for (size_t k = 0; k < sizeof simd_rows / sizeof *simd_rows; k++) {
+            const attn_kernel *row = attn_registry_find(simd_rows[k]);
+            if (!row || !attn_registry_runnable(row)) {
+                if (a == 0)
+                    t_skip("explain: %s cannot run here", simd_rows[k]);
+                continue;
+            }
+            static const int counts[] = { 16, 32, 64 };
+            for (size_t c = 0; c < 3; c++) {
+                const int n = counts[c];
+                t_case("explain [%s]: %s at %d threads: every region with >= %d units within 1.15",
+                       row->name, anchors[a], n, n);
+                attn_trace t = { 0 };
+                char ran[64];
+                int rc = ab_explain_workload(&w, row->name, n, &t, ran, sizeof ran, err, sizeof err);
+                CHECK(rc == 0 && strcmp(ran, row->name) == 0, "%s (ran %s)", err, ran);
+                int counted = 0;
+                for (int i = 0; rc == 0 && i < t.n; i++) {
+                    const attn_region *r = &t.regions[i];
+                    CHECK(r->n_threads == n, "%s: %d threads", r->name, r->n_threads);
+                    if (attn_region_units(r) < n)
+                        continue;
+                    counted++;
+                    CHECK(attn_region_imbalance(r) <= 1.15, "%s: imbalance %.3f over %ld %s",
+                          r->name, attn_region_imbalance(r), attn_region_units(r), r->unit);
+                }
+                CHECK(rc != 0 || counted > 0, "no region had %d units", n);
+                attn_trace_clear(&t);
+            }
+        }
+        ab_workload_free(&w);
+    }
+}
+
+/* The units a trace records are the call's work, all of it: the tiles of
+ * C, the heads' query rows, the decode tasks; one thread gets them all. */
+static void test_totals(void)
+{
+    /* A SIMD row: its attention's unit is a register tile of query rows. */
+    const attn_kernel *row = NULL;
+    static const char *const fp32_rows[] = { "avx512", "avx2", "neon" };
+    for (size_t i = 0; !row && i < sizeof fp32_rows / sizeof *fp32_rows; i++)
+        if (attn_registry_find(fp32_rows[i]) && attn_registry_runnable(attn_registry_find(fp32_rows[i])))
+            row = attn_registry_find(fp32_rows[i]);
+    if (!row) {
+        t_skip("explain: no SIMD row runs here");
+        return;
+    }
+    const attn_geometry *g = &row->geometry;
+    ab_shape s;
+    char ran[64], err[256];
+    attn_trace t = { 0 };
+
+    t_case("explain [%s]: an encoder layer's regions hold all its work, at 1 and at 24 threads",
+           row->name);
+    if (parse("op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none", &s) == 0) {
+        for (int n = 1; n <= 24; n += 23) {
+            CHECK(ab_explain_shape(&s, row->name, n, &t, ran, sizeof ran, err, sizeof err) == 0,
+                  "%s", err);
+            /* Two LayerNorms of 300 rows, the QKV, output and FFN products,
+             * the attention: 300 rows are more than the streamed gemm's. */
+            const attn_region *qkv = find_region(&t, "gemm 300x288x96,");
+            const attn_region *ln = find_region(&t, "layernorm 300x96");
+            const attn_region *att = find_region(&t, "attention 1x2x300x300");
+            long tiles = (300 + g->mr - 1) / g->mr, panels = (288 + g->nr - 1) / g->nr;
+            CHECK(qkv && attn_region_units(qkv) == tiles * panels, "QKV gemm units %ld, %ld tiles",
+                  qkv ? attn_region_units(qkv) : -1, tiles * panels);
+            CHECK(ln && attn_region_units(ln) == 300, "layernorm units %ld",
+                  ln ? attn_region_units(ln) : -1);
+            CHECK(att && attn_region_units(att) == 2 * ((300 + g->mr - 1) / g->mr),
+                  "attention units %ld", att ? attn_region_units(att) : -1);
+            if (n == 1)
+                for (int i = 0; i < t.n; i++)
+                    CHECK(t.regions[i].n_threads == 1
+                              && attn_region_imbalance(&t.regions[i]) == 1.0,
+                          "%s at 1 thread", t.regions[i].name);
+        }
+    }
+
+    t_case("explain [%s]: a decoding step splits keys then merges heads", row->name);
+    if (parse("op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br", &s) == 0) {
+        CHECK(ab_explain_shape(&s, row->name, 7, &t, ran, sizeof ran, err, sizeof err) == 0, "%s",
+              err);
+        CHECK(t.n == 2 && strncmp(t.regions[0].name, "decode", 6) == 0
+                  && attn_region_units(&t.regions[1]) == 2 * 2,
+              "%d regions; merge units %ld", t.n, t.n == 2 ? attn_region_units(&t.regions[1]) : -1);
+        if (t.n == 2)
+            CHECK(attn_region_units(&t.regions[0]) % 4 == 0
+                      && attn_region_units(&t.regions[0]) >= 4 * (3000 / g->decode_split),
+                  "decode tasks %ld for 4 KV heads of 3000 keys, %d per split",
+                  attn_region_units(&t.regions[0]), g->decode_split);
+    }
+    attn_trace_clear(&t);
+}
+
+/* The dry run does no work: the output keeps what it held. */
+static void test_no_work(void)
+{
+    t_case("explain: a traced context's call computes nothing and fails for a row that cannot "
+           "describe its split");
+    ab_workload w;
+    char err[256];
+    if (t_workload(&w, "op=encoder,B=1,L=40,D=32,H=2,F=64,norm=pre,act=gelu,mask=none", 3, 0, err,
+                   sizeof err) != 0) {
+        CHECK(0, "setup: %s", err);
+        return;
+    }
+    float *out = ab_alloc_floats(w.out_len, 0);
+    attn_trace t = { 0 };
+    attn_ctx *ctx = NULL;
+    CHECK(out != NULL, "out of memory");
+    for (size_t i = 0; out && i < w.out_len; i++)
+        out[i] = NAN;
+    CHECK_STATUS(attn_ctx_create_traced(&ctx, "blocked", 64, &t), ATTN_OK);
+    if (ctx && out) {
+        CHECK_STATUS(ab_workload_run(ctx, &w, out), ATTN_OK);
+        size_t written = 0;
+        for (size_t i = 0; i < w.out_len; i++)
+            written += !isnan(out[i]);
+        CHECK(written == 0 && t.n > 0, "%zu outputs written, %d regions", written, t.n);
+    }
+    attn_ctx_destroy(ctx);
+    attn_trace_clear(&t);
+    CHECK_STATUS(attn_ctx_create_traced(&ctx, "blocked", 0, &t), ATTN_ERR_INVALID_ARG);
+    CHECK_STATUS(attn_ctx_create_traced(&ctx, "blocked", 4, NULL), ATTN_ERR_INVALID_ARG);
+    /* einsum-* run their own loops, which explain does not know. */
+    ab_shape s;
+    char ran[64] = "";
+    if (parse("op=sdpa,B=1,L=40,H=2,Dh=16,mask=none", &s) == 0) {
+        CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, &t, ran, sizeof ran, err, sizeof err) != 0
+                  && strstr(err, "einsum-nqhd") && strcmp(ran, "einsum-nqhd") == 0,
+              "einsum explained: '%s' (ran '%s')", err, ran);
+    }
+    attn_trace_clear(&t);
+    ab_free(out);
+    ab_workload_free(&w);
+}
+
+void test_explain(void)
+{
+    test_no_work();
+    test_totals();
+    test_anchors();
+}
