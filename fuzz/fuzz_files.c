@@ -71,7 +71,7 @@ static void results(const uint8_t *data, size_t size)
             runs[i].base[0] = runs[i].fresh[0]
                 = ab_run_stat_of(s->t, s->n, s->unstable, s->precision, s->cv, s->repetitions);
         }
-        ab_compare_opts o = { 0.01, 0.05, AB_DEFAULT_RUN_NOISE };
+        ab_compare_opts o = { 0.01, 0.05, AB_DEFAULT_RUN_NOISE, AB_DEFAULT_THRESHOLD };
         ab_compare_runs(runs, bf.n, &o, verdicts);
         ab_history *h = ab_history_open(":memory:", err, sizeof err);
         if (h) {

@@ -187,7 +187,26 @@ expect_rc 1 compare "$TMP/a.json" "$TMP/b.json"           # 30% on every benchma
 grep -q "whole run.*REGRESSION" "$TMP/out" && ok || bad "compare: no REGRESSION line: $(cat "$TMP/out")"
 expect_rc 0 compare "$TMP/b.json" "$TMP/a.json"
 grep -q "improvement" "$TMP/out" && ok || bad "compare: no improvement line"
-expect_rc 0 compare "$TMP/a.json" "$TMP/s1.json"       # 10%, one run a side: within the noise
+expect_rc 0 compare "$TMP/a.json" "$TMP/s1.json" --json "$TMP/verdicts.json"   # 10%, one run a side
+# ... within the noise: not called, and not "no change" either — one run a
+# side cannot see 10% (its MDE is above the threshold): "inconclusive".
+/usr/bin/python3 - "$TMP/verdicts.json" <<'PY' && ok || bad "compare --json: $(cat "$TMP/verdicts.json")"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["name"] for r in rows] == ["x", "y", "z"], rows
+for r in rows:
+    assert set(r) >= {"name", "ratio", "ci_low", "ci_high", "mde", "verdict"}, r
+    assert abs(r["ratio"] - 1.1) < 1e-6 and r["ci_low"] < 1.1 < r["ci_high"], r
+    assert r["verdict"] == "inconclusive" and r["mde"] > 0.10, r
+PY
+expect_rc 0 compare "$TMP/a.json,$TMP/a2.json" "$TMP/a2.json,$TMP/a.json" --json "$TMP/aa.json"
+/usr/bin/python3 - "$TMP/aa.json" <<'PY' && ok || bad "compare A/A, runs a side: $(cat "$TMP/aa.json")"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 3 and all(r["verdict"] == "no change" and r["mde"] <= 0.10 for r in rows), rows
+PY
+expect_rc 1 compare "$TMP/a.json" "$TMP/a.json" --json "$TMP/no-such-dir/v.json"   # cannot write
+grep -q "no-such-dir" "$TMP/err" && ok || bad "compare --json to a missing folder: $(cat "$TMP/err")"
 expect_rc 1 compare "$TMP/a.json,$TMP/a2.json" "$TMP/s1.json,$TMP/s2.json"   # two runs a side
 [ "$(grep -c "2/2  REGRESSION" "$TMP/out")" -eq 3 ] && ok || bad "compare: runs a side: $(cat "$TMP/out")"
 gbench_aggregates "$TMP/agg-a.json" 1

@@ -63,7 +63,7 @@ void test_compare(void)
     /* Ten benchmarks: run medians around 1 ms, one run a side or two. */
     ab_bench_runs b[10];
     ab_run_comparison v[10];
-    ab_compare_opts o = { 0.01, 0.05, 0.05 };
+    ab_compare_opts o = { 0.01, 0.05, 0.05, AB_DEFAULT_THRESHOLD };
     memset(b, 0, sizeof b);
     for (int i = 0; i < 10; i++) {
         b[i].nb = b[i].nf = 1;
@@ -75,14 +75,17 @@ void test_compare(void)
     CHECK(ab_compare_runs(b, 10, &o, v) == 0, "rejected");
     int fired = 0;
     for (int i = 0; i < 10; i++)
-        fired += v[i].verdict != AB_SAME;
+        fired += v[i].verdict == AB_REGRESSION || v[i].verdict == AB_IMPROVEMENT;
     CHECK(v[3].verdict == AB_REGRESSION && fired == 1 && fabs(v[3].ratio - 1.3) < 1e-9
           && v[3].lo > 1.0, "benchmark 3: verdict %d ratio %g [%g, %g]; %d fired",
           v[3].verdict, v[3].ratio, v[3].lo, v[3].hi, fired);
-    /* 10% with one run a side is within a 5% run noise: sqrt(2)·5% = 7% per ratio. */
+    /* 10% with one run a side is within a 5% run noise: sqrt(2)·5% = 7% per
+     * ratio. Not called, and not "no change" either: at alpha 0.01/10 and
+     * 80% power the test sees only (3.29 + 0.84)·7.1% = 34%. */
     b[3].fresh[0].median = 1.1 * b[3].base[0].median;
-    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[3].verdict == AB_SAME, "10%% one run: %d",
-          v[3].verdict);
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[3].verdict == AB_INCONCLUSIVE
+              && v[3].mde > 0.30 && v[3].mde < 0.36 && v[0].verdict == AB_INCONCLUSIVE,
+          "10%% one run: %d, MDE %g", v[3].verdict, v[3].mde);
 
     t_case("compare runs: one run a side, a 30%% slowdown of everything is caught");
     for (int i = 0; i < 10; i++)
@@ -99,8 +102,8 @@ void test_compare(void)
     const double scatter[10] = { 0.85, 1.15, 0.9, 1.25, 1.1, 0.88, 1.12, 0.95, 1.05, 1.0 };
     for (int i = 0; i < 10; i++)
         b[i].fresh[0].median = scatter[i] * b[i].base[0].median;
-    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[3].verdict == AB_SAME && v[3].noise > 0.05,
-          "verdict %d noise %g", v[3].verdict, v[3].noise);
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[3].verdict == AB_INCONCLUSIVE
+              && v[3].noise > 0.05, "verdict %d noise %g", v[3].verdict, v[3].noise);
 
     t_case("compare runs: two runs a side catch 10%% and leave an A/A alone");
     for (int i = 0; i < 10; i++) {
@@ -114,8 +117,13 @@ void test_compare(void)
     fired = 0;
     CHECK(ab_compare_runs(b, 10, &o, v) == 0, "rejected");
     for (int i = 0; i < 10; i++)
-        fired += v[i].verdict != AB_SAME;
+        fired += v[i].verdict == AB_REGRESSION || v[i].verdict == AB_IMPROVEMENT;
     CHECK(fired == 0, "A/A: %d fired", fired);
+    /* Runs within ±1% of each other: each benchmark could have seen 10%,
+     * so it says "no change". */
+    for (int i = 0; i < 10; i++)
+        CHECK(v[i].verdict == AB_SAME && v[i].mde > 0.0 && v[i].mde <= AB_DEFAULT_THRESHOLD,
+              "A/A benchmark %d: verdict %d, MDE %g", i, v[i].verdict, v[i].mde);
     b[6].fresh[0].median *= 1.1;
     b[6].fresh[1].median *= 1.1;
     CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[6].verdict == AB_REGRESSION
@@ -125,7 +133,7 @@ void test_compare(void)
     t_case("compare runs: an unstable benchmark is reported, not judged");
     b[6].fresh[1].unstable = 1;
     b[6].fresh[0].median *= 2.0;
-    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[6].unstable && v[6].verdict == AB_SAME
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[6].unstable && v[6].verdict == AB_INCONCLUSIVE
           && v[6].ratio > 1.4, "verdict %d unstable %d ratio %g", v[6].verdict, v[6].unstable,
           v[6].ratio);
     ab_run_stat st = ab_run_stat_of((const double[]){ 1, 1.2, 0.8, 1.1, 0.9 }, 5, -1, NAN, NAN, 0);
@@ -147,12 +155,12 @@ void test_compare(void)
         b[i].fresh[0] = (ab_run_stat){ i == 4 ? 26e-6 : 20e-6, 0.01, 0 };
         b[i].attnbench = 1;
     }
-    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_SAME
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_INCONCLUSIVE
           && fabs(v[4].noise - 0.05 * sqrt(10.0)) < 1e-9, "attnbench: verdict %d noise %g",
           v[4].verdict, v[4].noise);
     for (int i = 0; i < 10; i++)
         b[i].threads = 2;
-    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_SAME
+    CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_INCONCLUSIVE
           && fabs(v[4].noise - 0.05 * 10.0) < 1e-9, "attnbench, 2 threads: noise %g",
           v[4].noise);
     for (int i = 0; i < 10; i++)
@@ -163,7 +171,7 @@ void test_compare(void)
 
     t_case("compare whole run: a slowdown of everything, not one benchmark alone");
     /* Ten benchmarks of 1-10 ms, one run a side, the default 10% floor. */
-    ab_compare_opts dflt = { 0.01, 0.05, AB_DEFAULT_RUN_NOISE };
+    ab_compare_opts dflt = { 0.01, 0.05, AB_DEFAULT_RUN_NOISE, AB_DEFAULT_THRESHOLD };
     ab_run_comparison whole;
     for (int i = 0; i < 10; i++) {
         b[i].nb = b[i].nf = 1;
@@ -185,16 +193,17 @@ void test_compare(void)
     for (int i = 0; i < 10; i++)
         b[i].fresh[0].median = b[i].base[0].median * (i == 7 ? 1.48 : 1.0);
     CHECK(ab_compare_runs(b, 10, &dflt, v) == 0 && ab_compare_whole(b, v, 10, &dflt, &whole) == 0
-          && whole.verdict == AB_SAME && v[7].verdict == AB_SAME, "one at 1.48: whole %d, own %d",
-          whole.verdict, v[7].verdict);
+          && whole.verdict == AB_INCONCLUSIVE && v[7].verdict == AB_INCONCLUSIVE
+          && whole.mde > 0.2, "one at 1.48: whole %d (MDE %g), own %d", whole.verdict, whole.mde,
+          v[7].verdict);
     /* Short calls (20 us) move together with the machine: not counted. */
     for (int i = 0; i < 10; i++) {
         b[i].base[0].median = 20e-6;
         b[i].fresh[0].median = 26e-6;
     }
     CHECK(ab_compare_runs(b, 10, &dflt, v) == 0 && ab_compare_whole(b, v, 10, &dflt, &whole) == 0
-          && whole.runs_base == 0 && whole.verdict == AB_SAME, "short calls counted (%d)",
-          whole.runs_base);
+          && whole.runs_base == 0 && whole.verdict == AB_INCONCLUSIVE,
+          "short calls counted (%d), verdict %d", whole.runs_base, whole.verdict);
 
     t_case("compare runs: unusable runs are refused");
     b[2].base[0].median = 0.0;

@@ -209,13 +209,29 @@ ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision
 }
 
 
+/* The four answers: a significant change beyond min_effect either way;
+ * else "no change" when the row could have seen a change of the
+ * threshold, "inconclusive" when it could not (or a side is unstable). */
+static ab_verdict_kind judge(int unstable, double p, double alpha, double ratio, double mde,
+                             const ab_compare_opts *o)
+{
+    if (unstable)
+        return AB_INCONCLUSIVE;
+    if (p < alpha && ratio > 1.0 + o->min_effect)
+        return AB_REGRESSION;
+    if (p < alpha && ratio < 1.0 - o->min_effect)
+        return AB_IMPROVEMENT;
+    return mde <= o->threshold ? AB_SAME : AB_INCONCLUSIVE;
+}
+
 #define PRIOR_DF 4.0          /* the pooled spread counts as this many runs */
 #define MIN_CROSS 5           /* benchmarks needed to read a spread across them */
 
 int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
                     ab_run_comparison *out)
 {
-    if (n < 0 || !(o->alpha > 0 && o->alpha < 1) || !(o->min_effect >= 0) || !(o->run_noise >= 0))
+    if (n < 0 || !(o->alpha > 0 && o->alpha < 1) || !(o->min_effect >= 0) || !(o->run_noise >= 0)
+        || !(o->threshold >= 0))
         return -1;
     double *diff = malloc(sizeof *diff * (size_t)(n > 0 ? n : 1));
     double *var = malloc(sizeof *var * (size_t)(n > 0 ? n : 1));
@@ -313,11 +329,10 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
         c->hi = exp(d + q * se);
         c->p = se > 0 ? 2.0 * ab_student_sf(fabs(d) / se, df) : (d == 0 ? 1.0 : 0.0);
         c->p = c->p > 1.0 ? 1.0 : c->p;
-        c->verdict = AB_SAME;
-        if (!c->unstable && c->p < alpha && c->ratio > 1.0 + o->min_effect)
-            c->verdict = AB_REGRESSION;
-        else if (!c->unstable && c->p < alpha && c->ratio < 1.0 - o->min_effect)
-            c->verdict = AB_IMPROVEMENT;
+        double power = isinf(df) ? normal_isf(1.0 - AB_MDE_POWER)
+                                  : student_isf(1.0 - AB_MDE_POWER, df);
+        c->mde = exp((q + power) * se) - 1.0;
+        c->verdict = judge(c->unstable, c->p, alpha, c->ratio, c->mde, o);
     }
     free(diff);
     free(var);
@@ -335,7 +350,8 @@ int ab_compare_whole(const ab_bench_runs *b, const ab_run_comparison *judged, in
     memset(w, 0, sizeof *w);
     w->ratio = w->lo = w->hi = 1.0;
     w->p = 1.0;
-    w->verdict = AB_SAME;
+    w->mde = INFINITY;
+    w->verdict = AB_INCONCLUSIVE;   /* until enough benchmarks say more */
     double *logs = malloc(sizeof *logs * (size_t)(n > 0 ? n : 1));
     if (!logs)
         return -1;
@@ -360,10 +376,8 @@ int ab_compare_whole(const ab_bench_runs *b, const ab_run_comparison *judged, in
         w->hi = exp(d + q * se);
         w->p = se > 0 ? 2.0 * ab_normal_sf(fabs(d) / se) : (d == 0 ? 1.0 : 0.0);
         w->p = w->p > 1.0 ? 1.0 : w->p;
-        if (w->p < o->alpha && w->ratio > 1.0 + o->min_effect)
-            w->verdict = AB_REGRESSION;
-        else if (w->p < o->alpha && w->ratio < 1.0 - o->min_effect)
-            w->verdict = AB_IMPROVEMENT;
+        w->mde = exp((q + normal_isf(1.0 - AB_MDE_POWER)) * se) - 1.0;
+        w->verdict = judge(0, w->p, o->alpha, w->ratio, w->mde, o);
     }
     free(logs);
     return 0;

@@ -14,7 +14,9 @@
 #ifndef AB_COMPARE_H
 #define AB_COMPARE_H
 
-typedef enum { AB_SAME, AB_REGRESSION, AB_IMPROVEMENT } ab_verdict_kind;
+/* AB_SAME is "no change"; AB_INCONCLUSIVE, no significant change but the
+ * data could not have seen one of the threshold (ab_run_comparison.mde). */
+typedef enum { AB_SAME, AB_REGRESSION, AB_IMPROVEMENT, AB_INCONCLUSIVE } ab_verdict_kind;
 
 typedef struct ab_comparison {
     double ratio, lo, hi;     /* estimate and confidence interval of new/base */
@@ -86,18 +88,28 @@ typedef struct ab_bench_runs {
     int threads;              /* of the benchmark; 0 unknown */
 } ab_bench_runs;
 
+/* A row may say "no change" only when its data could have detected a change
+ * of this size; a larger MDE makes it "inconclusive". */
+#define AB_DEFAULT_THRESHOLD 0.10
+/* The power the MDE is computed at: the change the test calls 80% of the time. */
+#define AB_MDE_POWER 0.80
+
 typedef struct ab_compare_opts {
     double alpha, min_effect;
     double run_noise;         /* floor of the run-to-run σ of log time, one run a side */
+    double threshold;         /* the MDE a "no change" needs (AB_DEFAULT_THRESHOLD) */
 } ab_compare_opts;
 
 typedef struct ab_run_comparison {
     double ratio, lo, hi;     /* exp of the mean log-median difference, and its interval */
+    /* The minimal detectable effect: the slowdown (a fraction) this row's
+     * test calls with AB_MDE_POWER at its level, exp((q + z_power)·se) − 1. */
+    double mde;
     double p;
     double noise;             /* the run-level σ of log time used */
     int runs_base, runs_new;
     int unstable;             /* flagged on a side: reported, not judged */
-    ab_verdict_kind verdict;  /* AB_SAME when unstable */
+    ab_verdict_kind verdict;  /* AB_INCONCLUSIVE when unstable */
 } ab_run_comparison;
 
 /* The run statistics of one benchmark's samples in one file: the median,
@@ -121,9 +133,10 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
  * here: whole-run shifts within -12%..+5% at those sizes while single
  * benchmarks moved 48%).
  * A median is robust to the one benchmark that moved alone, so this is
- * what catches a slowdown of everything. w->verdict is AB_SAME when there
- * are too few benchmarks (w->runs_base = how many were used, 0 then) or
- * more than one run on a side (then every benchmark has its own test).
+ * what catches a slowdown of everything. w->verdict is AB_INCONCLUSIVE
+ * (w->runs_base 0) when there are too few benchmarks or more than one run
+ * on a side (then every benchmark has its own test). Its MDE at the
+ * default floor is 23%: one run a side never says "no change" at 10%.
  * 0, or -1 as ab_compare_runs. */
 #define AB_WHOLE_MIN 3
 #define AB_WHOLE_NOISE 0.6

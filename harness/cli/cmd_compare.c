@@ -11,10 +11,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "bench_file.h"
 #include "cli.h"
 #include "commands.h"
 #include "compare.h"
+#include "json.h"
+
+static const char *verdict_text(const ab_run_comparison *c)
+{
+    return c->verdict == AB_REGRESSION    ? "REGRESSION"
+           : c->verdict == AB_IMPROVEMENT ? "improvement"
+           : c->verdict == AB_SAME        ? "no change"
+                                          : "inconclusive";
+}
+
+static void print_row(const char *name, const ab_run_comparison *c, const char *runs)
+{
+    printf("%-64s %8.3f  [%7.3f, %7.3f] %7.1f%% %9.2g %7s  %s%s\n", name, c->ratio, c->lo, c->hi,
+           100.0 * c->mde, c->p, runs, verdict_text(c), c->unstable ? " (unstable)" : "");
+}
+
+static void json_row(ab_json *j, const char *name, const ab_run_comparison *c)
+{
+    ab_json_begin_object(j, NULL);
+    ab_json_string(j, "name", name);
+    ab_json_number(j, "ratio", c->ratio);
+    ab_json_number(j, "ci_low", c->lo);
+    ab_json_number(j, "ci_high", c->hi);
+    ab_json_number(j, "mde", c->mde);
+    ab_json_string(j, "verdict", verdict_text(c));
+    ab_json_number(j, "p", c->p);
+    ab_json_int(j, "runs_base", c->runs_base);
+    ab_json_int(j, "runs_new", c->runs_new);
+    ab_json_bool(j, "unstable", c->unstable);
+    ab_json_end_object(j);
+}
 
 /* One side's machine, for the warning: its id, else its CPU and host. */
 static void machine_of(const ab_bench_file *f, char *buf, size_t len)
@@ -70,24 +102,30 @@ static int listed(const char *const *names, int n, const char *name)
 int ab_cmd_compare(int argc, char **argv)
 {
     double alpha = 0.01, min_effect = 0.05, run_noise = AB_DEFAULT_RUN_NOISE;
-    const char *pos[2];
+    double threshold = AB_DEFAULT_THRESHOLD;
+    const char *pos[2], *json_path = NULL;
     int n_pos;
     const ab_flag flags[] = {
         { "alpha", AB_FLAG_DOUBLE, &alpha, "P", "significance level (default 0.01)", 1e-9, 0.5 },
         { "min-effect", AB_FLAG_DOUBLE, &min_effect, "F", "smallest change that counts, as a fraction (default 0.05)", 0, 10 },
         { "run-noise", AB_FLAG_DOUBLE, &run_noise, "S", "run-to-run noise floor (sigma of log time) with one run a side (default 0.10, from A/A runs on the 2-vCPU VMs)", 0, 5 },
+        { "threshold", AB_FLAG_DOUBLE, &threshold, "F", "the change a benchmark's data must be able to detect (its MDE) for \"no change\"; else \"inconclusive\" (default 0.10)", 0, 10 },
+        { "json", AB_FLAG_STRING, &json_path, "FILE", "also write the verdicts as JSON", 0, 0 },
     };
     int rc = ab_cli_command(
         "compare",
-        "attnbench compare BASE.json[,..] NEW.json[,..] [--alpha P] [--min-effect F] [--run-noise S]",
+        "attnbench compare BASE.json[,..] NEW.json[,..] [--alpha P] [--min-effect F] [--run-noise S]\n"
+        "                         [--threshold F] [--json FILE]",
         "Pairs the benchmarks of two sides of Google Benchmark JSON by name and judges each\n"
         "at the level of runs: each file is a run and gives one median per benchmark, since\n"
         "repetitions inside one process share its state and understate how much runs differ.\n"
         "With two or more files a side (runs of each build, ideally interleaved A B A B), the\n"
         "run-to-run noise is estimated from them (a moderated t-test on the log medians); with\n"
         "one file a side it is the larger of --run-noise and the spread of all benchmarks'\n"
-        "ratios. A regression needs new/base above 1 + min-effect AND p < alpha. A benchmark\n"
-        "a side flags unstable is reported, not judged.\n"
+        "ratios. A regression needs new/base above 1 + min-effect AND p < alpha. Each\n"
+        "benchmark's MDE is the slowdown its test would call 80% of the time: without a\n"
+        "significant change it says \"no change\" only when the MDE is at most --threshold,\n"
+        "else \"inconclusive\" (so is a benchmark a side flags unstable).\n"
         "Exit status: 0 nothing regressed, 1 a regression, 2 unusable input.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), pos, 2, &n_pos);
     if (rc >= 0)
@@ -150,27 +188,24 @@ int ab_cmd_compare(int argc, char **argv)
             printf("%-64s only in BASE\n", names[j]);
         }
     }
-    ab_compare_opts o = { alpha, min_effect, run_noise };
+    ab_compare_opts o = { alpha, min_effect, run_noise, threshold };
     if (ab_compare_runs(runs, judged, &o, verdicts) != 0) {
         fprintf(stderr, "attnbench compare: unusable times (a median that is not a positive "
                 "number)\n");
         status = AB_EXIT_USAGE;
         goto done;
     }
-    printf("%-64s %8s %19s %9s %7s  %s\n", "benchmark", "new/base", "95% interval", "p", "runs",
-           "verdict");
-    int regressions = 0, improvements = 0, unstable = 0, one_run = 0;
+    printf("%-64s %8s %19s %8s %9s %7s  %s\n", "benchmark", "new/base", "95% interval", "MDE",
+           "p", "runs", "verdict");
+    int regressions = 0, improvements = 0, unstable = 0, one_run = 0, unclear = 0;
     for (int j = 0; j < judged; j++) {
         const ab_run_comparison *c = &verdicts[j];
-        const char *verdict = c->unstable ? "unstable: not judged"
-                            : c->verdict == AB_REGRESSION ? "REGRESSION"
-                            : c->verdict == AB_IMPROVEMENT ? "improvement" : "no change";
         char count[24];
         snprintf(count, sizeof count, "%d/%d", c->runs_base, c->runs_new);
-        printf("%-64s %8.3f  [%7.3f, %7.3f] %9.2g %7s  %s\n", names[j], c->ratio, c->lo, c->hi,
-               c->p, count, verdict);
+        print_row(names[j], c, count);
         regressions += c->verdict == AB_REGRESSION;
         improvements += c->verdict == AB_IMPROVEMENT;
+        unclear += c->verdict == AB_INCONCLUSIVE;
         unstable += c->unstable;
         one_run += c->runs_base + c->runs_new == 2;
     }
@@ -184,22 +219,51 @@ int ab_cmd_compare(int argc, char **argv)
                 printf("%-64s only in NEW\n", name);
         }
     ab_run_comparison whole;
-    if (ab_compare_whole(runs, verdicts, judged, &o, &whole) == 0 && whole.runs_base > 0) {
-        printf("%-64s %8.3f  [%7.3f, %7.3f] %9.2g %7s  %s\n", "the whole run (median over benchmarks)", whole.ratio, whole.lo, whole.hi, whole.p, "1/1",
-               whole.verdict == AB_REGRESSION ? "REGRESSION"
-               : whole.verdict == AB_IMPROVEMENT ? "improvement" : "no change");
+    int has_whole = ab_compare_whole(runs, verdicts, judged, &o, &whole) == 0 && whole.runs_base > 0;
+    if (has_whole) {
+        print_row("the whole run (median over benchmarks)", &whole, "1/1");
         regressions += whole.verdict == AB_REGRESSION;
         improvements += whole.verdict == AB_IMPROVEMENT;
+    } else if (judged > 0 && one_run == judged) {
+        printf("%-64s inconclusive: fewer than %d benchmarks of calls >= %.0f us\n",
+               "the whole run (median over benchmarks)", AB_WHOLE_MIN, 1e6 * AB_SHORT_CALL);
     }
-    printf("%d regression%s, %d improvement%s, %d unstable (not judged) of %d (ratio beyond "
-           "+-%.0f%% and p < %g; ", regressions, regressions == 1 ? "" : "s", improvements,
-           improvements == 1 ? "" : "s", unstable, judged, 100 * min_effect, alpha);
+    printf("%d regression%s, %d improvement%s, %d inconclusive (%d unstable) of %d (ratio beyond "
+           "+-%.0f%% and p < %g; no change needs an MDE <= %.0f%%; ", regressions,
+           regressions == 1 ? "" : "s", improvements, improvements == 1 ? "" : "s", unclear,
+           unstable, judged, 100 * min_effect, alpha, 100 * threshold);
     if (one_run == judged)
         printf("one run a side: run-to-run noise %.1f%%, the larger of --run-noise and the "
                "spread across benchmarks)\n", judged ? 100 * verdicts[0].noise : 100 * run_noise);
     else
         printf("%d and %d runs: run-to-run noise estimated from them)\n", nb, nf);
     status = regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
+    if (json_path) {
+        ab_atomic_file file;
+        if (ab_atomic_open(&file, json_path, err, sizeof err) != 0) {
+            fprintf(stderr, "attnbench compare: %s\n", err);
+            status = AB_EXIT_FAIL;
+            goto done;
+        }
+        ab_json j;
+        ab_json_init(&j, file.f);
+        ab_json_begin_object(&j, NULL);
+        ab_json_begin_array(&j, "rows");
+        for (int k = 0; k < judged; k++)
+            json_row(&j, names[k], &verdicts[k]);
+        ab_json_end_array(&j);
+        if (has_whole) {
+            ab_json_begin_array(&j, "whole_run");
+            json_row(&j, "the whole run (median over benchmarks)", &whole);
+            ab_json_end_array(&j);
+        }
+        ab_json_end_object(&j);
+        fputc('\n', file.f);
+        if (ab_atomic_commit(&file, 0, err, sizeof err) != 0) {
+            fprintf(stderr, "attnbench compare: %s\n", err);
+            status = AB_EXIT_FAIL;
+        }
+    }
 
 done:
     free(runs);
