@@ -68,7 +68,7 @@ ifneq ($(SQLITE),0)
 HAVE_SQLITE := $(shell $(PKG_CONFIG) --exists sqlite3 2>/dev/null && echo 1)
 endif
 HARNESS_DEFS :=
-HARNESS_LIBS :=
+HARNESS_LIBS := -ldl
 ifeq ($(HAVE_HWLOC),1)
 HARNESS_DEFS += -DATTN_HAVE_HWLOC $(shell $(PKG_CONFIG) --cflags hwloc)
 HARNESS_LIBS += $(shell $(PKG_CONFIG) --libs hwloc)

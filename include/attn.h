@@ -26,9 +26,9 @@ extern "C" {
 #endif
 
 #define ATTN_VERSION_MAJOR 0
-#define ATTN_VERSION_MINOR 2
+#define ATTN_VERSION_MINOR 3
 #define ATTN_VERSION_PATCH 0
-#define ATTN_VERSION_STRING "0.2.0"
+#define ATTN_VERSION_STRING "0.3.0"
 
 #if defined(__GNUC__) && defined(ATTN_BUILDING_LIBRARY)
 #define ATTN_API __attribute__((visibility("default")))
@@ -54,6 +54,11 @@ typedef enum attn_status {
 /* A short English description of s; non-empty for every value, including
  * values that are not a status. The text is static: do not free it. */
 ATTN_API const char *attn_strerror(attn_status s);
+
+/* The library's version, ATTN_VERSION_STRING as it was built (contract
+ * 0.3): a program that loads another build of libattn.so (attnbench run
+ * --lib) checks it against its own headers' before calling anything. */
+ATTN_API const char *attn_version(void);
 
 /* ---- Masks -------------------------------------------------------------- */
 

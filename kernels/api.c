@@ -66,6 +66,11 @@ struct attn_packed_weights {
 
 /* ---- Status -------------------------------------------------------------- */
 
+const char *attn_version(void)
+{
+    return ATTN_VERSION_STRING;
+}
+
 const char *attn_strerror(attn_status s)
 {
     switch (s) {

@@ -88,6 +88,71 @@ assert {"layernorm 300x96", "gemm 300x288x96", "attention 1x2x300x300 (B"} <= na
 assert [r["name"] for r in calls[1]["regions"]][1].endswith("the splits merged"), calls[1]
 PY
 
+# run --lib: another build's libattn.so timed beside this one in the same
+# rounds (this build's own shared library stands for it: a separate copy of
+# the code). A spin-only slowdown of 50% injected into one kernel of the
+# other build is caught on that kernel, and on no other; compare judges the
+# file's pairs the same way. Unusable libraries and ops are usage errors.
+LIBSO=$(dirname "$AB")/libattn.so
+LIB_FAST="--threads 1 --precision 0 --repetitions 10 --min-time 0.002 --no-peaks"
+LIB_SHAPE='op=sdpa,B=1,H=2,L=64,Dh=32;op=encoder,B=1,L=32,D=64,H=2,F=128,norm=pre,act=gelu,mask=none'
+if [ -f "$LIBSO" ]; then
+    ATTNBENCH_INJECT_SLOWDOWN=blocked@copy:0.5:spin expect_rc 0 run --lib copy="$LIBSO" \
+        --kernel blocked,naive --shape "$LIB_SHAPE" $LIB_FAST --json "$TMP/lib.json"
+    unset ATTNBENCH_INJECT_SLOWDOWN   # dash keeps an assignment made before a function
+    grep -q "Builds side by side" "$TMP/out" && ok || bad "run --lib: no builds section: $(cat "$TMP/out")"
+    /usr/bin/python3 - "$TMP/lib.json" <<'PY' && ok || bad "run --lib: the builds' verdicts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+kernels = {b["kernel"] for b in d["benchmarks"]}
+assert kernels == {"blocked@self", "blocked@copy", "naive@self", "naive@copy"}, kernels
+pairs = d["builds"]
+assert len(pairs) == 4 and all(p["build"] == "copy" and p["paired_rounds"] >= 8 for p in pairs), pairs
+for p in pairs:
+    if p["kernel"] == "blocked":   # 50% injected, spin only
+        assert p["verdict"] == "REGRESSION" and 1.3 < p["ratio"] < 1.8, p
+    else:
+        assert p["verdict"] != "REGRESSION" and 0.75 < p["ratio"] < 1.3, p
+# The answer ranks this build's kernels only.
+assert all("@self" in x["best"] and "@self" in x["runner_up"] for x in d["summary"]), d["summary"]
+PY
+    expect_rc 1 compare "$TMP/lib.json" --json "$TMP/libv.json"
+    /usr/bin/python3 - "$TMP/libv.json" <<'PY' && ok || bad "compare of a --lib file: $(cat "$TMP/libv.json")"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 4, rows
+for r in rows:
+    assert ("/blocked@copy/" in r["name"]) == (r["verdict"] == "REGRESSION"), r
+PY
+    expect_rc 2 compare "$TMP/a.json"   # no K@BUILD pairs in it
+    expect_rc 2 run --lib copy="$TMP/no-such.so" --kernel blocked --shape "$LIB_SHAPE" $LIB_FAST
+    grep -q "no-such.so" "$TMP/err" && ok || bad "--lib missing file: $(cat "$TMP/err")"
+    expect_rc 2 run --lib "$LIBSO" --kernel blocked --shape "$LIB_SHAPE" $LIB_FAST
+    expect_rc 2 run --lib self="$LIBSO" --kernel blocked --shape "$LIB_SHAPE" $LIB_FAST
+    expect_rc 2 run --lib copy="$LIBSO" --kernel blocked $LIB_FAST \
+        --shape 'op=decoder,B=1,Lq=4,Lk=8,D=32,H=2,F=64,norm=pre,act=relu,mask=none'
+    grep -q "op=decoder" "$TMP/err" && ok || bad "--lib op=decoder: $(cat "$TMP/err")"
+    # Libraries of another contract: one without attn_version (older than
+    # 0.3), one whose attn_version says 0.2.0.
+    for f in attn_ctx_create attn_ctx_destroy attn_ctx_kernel attn_ctx_set_param attn_ctx_get_param \
+             attn_sdpa attn_sdpa_kv attn_mha attn_encoder_layer attn_encoder attn_embed \
+             attn_decoder_layer attn_weights_pack_encoder attn_weights_destroy; do
+        echo "int $f(void) { return 0; }"
+    done >"$TMP/old.c"
+    { cat "$TMP/old.c"; echo 'const char *attn_version(void) { return "0.2.0"; }'; } >"$TMP/v02.c"
+    if ${CC:-cc} -shared -fPIC -o "$TMP/old.so" "$TMP/old.c" 2>/dev/null \
+        && ${CC:-cc} -shared -fPIC -o "$TMP/v02.so" "$TMP/v02.c" 2>/dev/null; then
+        expect_rc 2 run --lib old="$TMP/old.so" --kernel blocked --shape "$LIB_SHAPE" $LIB_FAST
+        grep -q "no attn_version" "$TMP/err" && ok || bad "--lib without attn_version: $(cat "$TMP/err")"
+        expect_rc 2 run --lib v02="$TMP/v02.so" --kernel blocked --shape "$LIB_SHAPE" $LIB_FAST
+        grep -q "API version 0.2.0" "$TMP/err" && ok || bad "--lib of 0.2.0: $(cat "$TMP/err")"
+    else
+        echo "skip: no C compiler for the fake libraries of --lib"
+    fi
+else
+    echo "skip: run --lib: no $LIBSO"
+fi
+
 # --param: unknown names and values out of range are usage errors; a valid
 # setting runs.
 expect_rc 2 run --kernel blocked --param no_such_param=3 $FAST

@@ -3,36 +3,52 @@
 # BASE's? Two independent checks, each on the `gate` suite (one small shape
 # per op), 1 thread:
 #
-#  1. Time, interleaved A/B: the base and new attnbench binaries run in
-#     alternating order (ABBA...) for --rounds rounds in the same job, so a
-#     drift of this shared VM hits both sides alike; the repetitions of each
-#     side are pooled and `attnbench compare` judges them (a regression needs
-#     new/base > 1.05 AND a Mann-Whitney p < 0.01). What this screen flags
-#     is timed again in rounds of its own and counts only when confirmed.
-#     Ratios from one job, never absolute times from separate CI runs.
+#  1. Time, in one process: the new attnbench loads BASE's libattn.so
+#     (`run --lib base=PATH`) and times every kernel of both builds in the
+#     same shuffled rounds, on the same inputs, contexts made anew every
+#     few rounds; `attnbench compare FILE --base-build base` judges each
+#     kernel and op from its per-round ratios new/base (a paired t-test at
+#     alpha 0.01 over the pairs; a regression needs new/base > 1.05 and
+#     p below that; a row whose data could not see 10% is inconclusive,
+#     which does not fail the gate). The machine's drift between rounds
+#     cancels out of those ratios, which separate processes cannot offer
+#     (docs/verdicts.md). A base older than contract 0.3 (no attn_version)
+#     falls back to interleaved processes: the two binaries alternating
+#     ABBA for --rounds rounds, each file a run, and `attnbench compare
+#     BASE,.. NEW,..` on the run medians (a moderated t-test). Either way,
+#     what this screen flags is timed again on its own and counts only when
+#     confirmed. Ratios from one job, never absolute times of separate runs.
 #  2. Instructions, deterministic: callgrind counts the instructions spent
 #     inside the library's entry points for a fixed number of calls
 #     (`run --iterations`), per kernel and op, on both sides; more than 2% more
-#     is a regression. This counts the portable `blocked` kernel only:
-#     valgrind cannot run AVX-512 code at all, and runs the avx2 kernel's
-#     instructions ~100x slower than blocked's (measured: 30 s per count,
-#     against 1 s); the timed check covers every kernel.
+#     is a regression. This counts the portable `blocked` kernel, and avx2
+#     with --count-avx2: valgrind cannot run AVX-512 code at all, and runs
+#     the avx2 kernel ~50x slower than blocked (measured: 37-63 s a count
+#     per op, 5 minutes for the two sides, against 1 s), too long for every
+#     CI run; the timed check covers every kernel.
 #
 # usage: tests/gate.sh [--base REF | --base-bin PATH] [--new-bin PATH]
-#                      [--rounds R] [--inject KERNEL:F] [--no-callgrind]
+#                      [--rounds R] [--inject KERNEL:F[:spin]] [--no-callgrind]
+#                      [--count-avx2] [--cross-process]
 #   --base REF       git commit to compare against (default HEAD~1); built in
 #                    build/gate/base (a git worktree)
-#   --base-bin PATH  an already built base attnbench instead
+#   --base-bin PATH  an already built base attnbench instead (its libattn.so
+#                    beside it, for the in-process timing)
 #   --new-bin PATH   the new attnbench (default build/attnbench, built by make)
+#   --rounds R       in process: 3·R rounds (default 6: 18); across
+#                    processes: R interleaved rounds of each side
 #   --inject K:F     test hook: the NEW side runs kernel K F slower
-#                    (ATTNBENCH_INJECT_SLOWDOWN, harness/measure/bench.c)
+#                    (ATTNBENCH_INJECT_SLOWDOWN, harness/measure/bench.c;
+#                    :spin for a slowdown only time can see)
+#   --cross-process  time in separate processes even when in-process works
 # Exit status: 0 no regression, 1 a regression, 2 unusable setup. A base
 # that cannot be had (no such commit, a shallow clone, or a commit older
 # than the gate) is reported and skipped with status 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-base_ref=HEAD~1 base_bin= new_bin=build/attnbench rounds=6 inject= callgrind=1
+base_ref=HEAD~1 base_bin= new_bin=build/attnbench rounds=6 inject= callgrind=1 avx2_counts=0
+cross=0
 while [ $# -gt 0 ]; do
     case $1 in
     --base) base_ref=$2; shift 2 ;;
@@ -41,6 +57,8 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --inject) inject=$2; shift 2 ;;
     --no-callgrind) callgrind=0; shift ;;
+    --count-avx2) avx2_counts=1; shift ;;
+    --cross-process) cross=1; shift ;;
     *) echo "gate: unknown argument '$1' (see the head of tests/gate.sh)" >&2; exit 2 ;;
     esac
 done
@@ -61,10 +79,12 @@ if [ -z "$base_bin" ]; then
     git worktree prune
     git worktree add --detach --quiet "$src" "$sha"
     echo "gate: building the base, $(git log -1 --format='%h %s' "$sha" | cut -c1-70)"
-    make -C "$src" -j2 --no-print-directory build/attnbench >"$work/base-build.log" 2>&1 \
+    make -C "$src" -j2 --no-print-directory build/attnbench build/libattn.so \
+        >"$work/base-build.log" 2>&1 \
         || { echo "gate: the base does not build (see $work/base-build.log)"; exit 2; }
     base_bin=$src/build/attnbench
 fi
+base_lib=$(dirname "$base_bin")/libattn.so
 [ -x "$new_bin" ] || { echo "gate: no new binary $new_bin (run make)"; exit 2; }
 # (grep reads captured text: with pipefail, grep -q closing a pipe early
 # would fail the pipeline.)
@@ -123,8 +143,35 @@ timed() {   # name args...
     return $rc
 }
 
+# In process when the new binary can load the base's library (contract 0.3
+# on both sides).
+inproc=0
+if [ "$cross" = 0 ] && [ -f "$base_lib" ] \
+    && "$new_bin" run --lib base="$base_lib" --kernel blocked --threads 1 --no-peaks \
+        --shape op=sdpa,B=1,H=1,L=8,Dh=8 --repetitions 1 --precision 0 --min-time 0.001 \
+        >"$work/lib-check.txt" 2>&1; then
+    inproc=1
+    timed() {   # name args...: one in-process run of both builds, judged by compare
+        local name=$1 rc=0
+        shift
+        rm -f "$work/$name.json"
+        ATTNBENCH_INJECT_SLOWDOWN=$inject "$new_bin" run --lib base="$base_lib" --suite gate \
+            --threads 1 --repetitions $((3 * rounds)) --precision 0 --min-time 0.05 \
+            --json "$work/$name.json" "$@" >"$work/$name.run.txt" 2>&1 || true
+        [ -f "$work/$name.json" ] || { echo "gate: run --lib failed: $(tail -n 3 "$work/$name.run.txt")"; return 2; }
+        "$new_bin" compare "$work/$name.json" --base-build base >"$work/$name.txt" || rc=$?
+        sed 's/^/  /' "$work/$name.txt"
+        return $rc
+    }
+fi
+
 status=0 fired=
-echo "gate: timing $kernels, $rounds interleaved rounds${inject:+ (injected: $inject on the new side)}"
+if [ $inproc = 1 ]; then
+    echo "gate: timing $kernels in one process (the base's $base_lib loaded beside this build), $((3 * rounds)) rounds${inject:+ (injected: $inject on the new side)}"
+else
+    echo "gate: timing $kernels, $rounds interleaved rounds of separate processes${inject:+ (injected: $inject on the new side)}"
+    [ "$cross" = 1 ] || echo "gate: (not in process: $(tail -n 1 "$work/lib-check.txt" 2>/dev/null || echo "no $base_lib"))"
+fi
 rc=0
 timed screen --kernel "$kernels" || rc=$?
 case $rc in 0 | 1) ;; *) echo "gate: compare could not judge (status $rc)"; exit 2 ;; esac
@@ -133,7 +180,8 @@ case $rc in 0 | 1) ;; *) echo "gate: compare could not judge (status $rc)"; exit
 # now and then; a real slowdown reproduces. Every kernel and op the screen
 # flagged is timed again, in fresh interleaved rounds of its own, and only
 # a regression confirmed there counts.
-for pair in $(awk '$1 ~ /\/threads:/ && / REGRESSION/ { split($1, f, "/"); print f[1] "/" f[2] }' \
+for pair in $(awk '$1 ~ /\/threads:/ && / REGRESSION/ { split($1, f, "/"); sub(/@.*/, "", f[2]);
+                                                         print f[1] "/" f[2] }' \
                   "$work/screen.txt" | sort -u); do
     op=${pair%/*} k=${pair#*/}
     echo "gate: confirming $k $op"
@@ -147,7 +195,9 @@ for pair in $(awk '$1 ~ /\/threads:/ && / REGRESSION/ { split($1, f, "/"); print
 done
 
 if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null 2>&1; then
-    echo "gate: counting instructions (callgrind) of the blocked kernel"
+    count_kernels=blocked
+    if [ "$avx2_counts" = 1 ] && grep -q ",avx2" <<<",$kernels"; then count_kernels="blocked avx2"; fi
+    echo "gate: counting instructions (callgrind) of: $count_kernels (AVX-512 code is beyond valgrind)"
     count() {   # bin kernel op env
         local out=$work/cg.out
         ATTNBENCH_INJECT_SLOWDOWN=$4 valgrind --tool=callgrind --callgrind-out-file="$out" \
@@ -157,7 +207,7 @@ if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null 2>&1; then
             --repetitions 1 --no-peaks >/dev/null 2>&1 || { echo 0; return; }
         sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out"
     }
-    for k in blocked; do
+    for k in $count_kernels; do
         for op in sdpa mha encoder; do
             b=$(count "$base_bin" "$k" "$op" "")
             n=$(count "$new_bin" "$k" "$op" "$inject")

@@ -5,13 +5,15 @@
 #   * N times A/A (identical code): the gate must never fire;
 #   * N times with a 10% slowdown injected into one kernel of the new side
 #     (ATTNBENCH_INJECT_SLOWDOWN, cycling over the kernels this machine
-#     runs): the gate must fire every time, on that kernel.
+#     runs; spin-only, KIND=spin, the default, or as extra calls, KIND=calls):
+#     the gate must fire every time, on that kernel.
 # Prints one line per run and a tally (docs/regression-tracking.md quotes it); exit 1 when a
 # run went the wrong way. Takes about a minute per run.
 # usage: tests/gate_evidence.sh [N] [COMMIT] [gate.sh options...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20} commit=${2:-HEAD}
+spin=$([ "${KIND:-spin}" = spin ] && echo :spin || true)
 shift $(($# < 2 ? $# : 2))
 work=build/gate-evidence
 mkdir -p "$work"
@@ -22,7 +24,8 @@ for side in a b; do
     git worktree remove --force "$src" >/dev/null 2>&1 || rm -rf "$src"
     git worktree prune
     git worktree add --detach --quiet "$src" "$sha"
-    make -C "$src" -j2 --no-print-directory build/attnbench >"$work/build-$side.log" 2>&1
+    make -C "$src" -j2 --no-print-directory build/attnbench build/libattn.so \
+        >"$work/build-$side.log" 2>&1
 done
 a=$work/a/build/attnbench b=$work/b/build/attnbench
 
@@ -42,7 +45,7 @@ for i in $(seq 1 "$n"); do
 
     k=${kernels[$(((i - 1) % ${#kernels[@]}))]}
     rc=0
-    tests/gate.sh --base-bin "$a" --new-bin "$b" --inject "$k:0.1" "$@" \
+    tests/gate.sh --base-bin "$a" --new-bin "$b" --inject "$k:0.1${spin}" "$@" \
         >"$work/inject-$i.txt" 2>&1 || rc=$?
     # Caught: the gate failed, and on the slowed kernel only ("gate:
     # REGRESSION: avx2/sdpa(time) blocked/mha(instructions) ...").

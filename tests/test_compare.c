@@ -205,6 +205,42 @@ void test_compare(void)
           && whole.runs_base == 0 && whole.verdict == AB_INCONCLUSIVE,
           "short calls counted (%d), verdict %d", whole.runs_base, whole.verdict);
 
+    t_case("compare paired: builds side by side, judged from per-round log ratios");
+    {
+        /* 12 rounds, ratios 1.10 +- 1%: a regression, its MDE small. */
+        double logs[12];
+        ab_run_comparison pc;
+        for (int i = 0; i < 12; i++)
+            logs[i] = log(1.10) + 0.01 * ((i % 3) - 1);
+        CHECK(ab_compare_paired(logs, 12, &o, &pc) == 0 && pc.verdict == AB_REGRESSION
+                  && fabs(pc.ratio - 1.10) < 1e-9 && pc.lo > 1.05 && pc.mde < 0.03
+                  && pc.runs_base == 12,
+              "10%%: verdict %d ratio %g [%g, %g] MDE %g", pc.verdict, pc.ratio, pc.lo, pc.hi,
+              pc.mde);
+        /* The same spread around 1: no change, since it could have seen 10%. */
+        for (int i = 0; i < 12; i++)
+            logs[i] = 0.01 * ((i % 3) - 1);
+        CHECK(ab_compare_paired(logs, 12, &o, &pc) == 0 && pc.verdict == AB_SAME
+                  && pc.lo < 1.0 && pc.hi > 1.0 && pc.mde <= AB_DEFAULT_THRESHOLD,
+              "A/A: verdict %d MDE %g", pc.verdict, pc.mde);
+        /* A 30% spread round to round: nothing called, and nothing ruled out. */
+        for (int i = 0; i < 12; i++)
+            logs[i] = 0.3 * ((i % 3) - 1);
+        CHECK(ab_compare_paired(logs, 12, &o, &pc) == 0 && pc.verdict == AB_INCONCLUSIVE
+                  && pc.mde > AB_DEFAULT_THRESHOLD, "noisy: verdict %d MDE %g", pc.verdict,
+              pc.mde);
+        /* The MDE is what it says: a true change of the MDE is called. */
+        double mde = pc.mde;
+        for (int i = 0; i < 12; i++)
+            logs[i] = log(1.0 + mde) + 0.3 * ((i % 3) - 1);
+        CHECK(ab_compare_paired(logs, 12, &o, &pc) == 0 && pc.verdict == AB_REGRESSION,
+              "a change of the MDE (%g) not called: p %g", mde, pc.p);
+        CHECK(ab_compare_paired(logs, 2, &o, &pc) == 0 && pc.verdict == AB_INCONCLUSIVE
+                  && isinf(pc.mde), "2 rounds: verdict %d", pc.verdict);
+        logs[1] = NAN;
+        CHECK(ab_compare_paired(logs, 12, &o, &pc) == -1, "a NaN ratio accepted");
+    }
+
     t_case("compare runs: unusable runs are refused");
     b[2].base[0].median = 0.0;
     CHECK(ab_compare_runs(b, 10, &o, v) == -1, "a zero median accepted");

@@ -17,6 +17,21 @@
 #                        "faster"; counts the ties.
 #   unstable BIN [run args]  the fraction of rows BIN flags UNSTABLE (any
 #                        binary: an older one flags CV > 5%).
+#   lib-aa N [run args]  N runs of this build beside a copy of itself in one
+#                        process (run --lib copy=LIBATTN.so: the copy is its
+#                        shared library, the other the static code): at
+#                        most 1 trial may call any row different, and the
+#                        intervals must cover 1 in >= 95% of rows.
+#   lib-inject N [run args]  the same with a spin-only 10% slowdown of one
+#                        kernel of the copy (cycling): every row of that
+#                        kernel whose MDE is <= 10% must be caught in >= 95%
+#                        of the trials, never a row of another kernel.
+#   scaled [run args]    one run, and a copy of its file with every time
+#                        x1.3, one file a side: no row may say "no change"
+#                        unless its MDE is within 10%.
+#   mde N [run args]     N pairs of separate runs, one file a side (cross-run
+#                        compare): regressions called, and the share of rows
+#                        whose MDE is within 10% (the rows it can judge).
 #
 # Run args default to the part's own (see each); BIN defaults to
 # build/attnbench. Files go to build/verdict-evidence/.
@@ -27,6 +42,10 @@ work=build/verdict-evidence
 mkdir -p "$work"
 part=${1:-}
 shift || true
+# The smoke suite but its ops that hold this build's KV caches (decoder,
+# generate), which run --lib cannot give another build.
+SMOKE_NO_CACHES=$("$AB" list --suites | sed -n '/^suite smoke/,/^$/p' | awk 'NR > 1 && NF { print $1 }' \
+    | grep -v 'op=decoder\|op=generate' | paste -sd ';' -)
 
 run() {   # run FILE ENV args...: one attnbench run, JSON into FILE, table into FILE.txt
     local file=$1 env=$2
@@ -138,8 +157,114 @@ unstable)
         END { printf "unstable evidence (%s): %d of %d rows UNSTABLE (%.0f%%)\n", bin, u, n, 100 * u / n }' \
         "$work/unstable.json.txt"
     ;;
+lib-aa | lib-inject)
+    n=${1:-20}
+    shift || true
+    [ $# -gt 0 ] || set -- --kernel avx2,blocked --threads 1 --repetitions 9 --precision 0 \
+        --min-time 0.02 --shape "$SMOKE_NO_CACHES"
+    lib=$(dirname "$AB")/libattn.so
+    kernels=$(printf '%s\n' "$@" | awk 'prev == "--kernel" { print } { prev = $0 }' | tr , ' ')
+    read -r -a ks <<<"${kernels:-avx2 blocked}"
+    for i in $(seq 1 "$n"); do
+        k=${ks[$(((i - 1) % ${#ks[@]}))]} env=
+        [ "$part" = lib-aa ] || env="$k@copy:0.1:spin"
+        run "$work/$part-$i.json" "$env" --lib copy="$lib" "$@"
+        "$AB" compare "$work/$part-$i.json" --json "$work/$part-$i.v.json" >"$work/$part-$i.txt" || true
+        echo "$k" >"$work/$part-$i.kernel"
+    done
+    /usr/bin/python3 - "$part" "$n" "$work" <<'EOF'
+import json, sys
+part, n, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+trials_called = rows = covered = 0
+own_small = own_caught = own_large = own_large_unclear = other_rows = other_fired = 0
+for i in range(1, n + 1):
+    k = open(f"{work}/{part}-{i}.kernel").read().strip()
+    v = json.load(open(f"{work}/{part}-{i}.v.json"))["rows"]
+    called = [r for r in v if r["verdict"] in ("REGRESSION", "improvement")]
+    trials_called += bool(called)
+    rows += len(v)
+    covered += sum(r["ci_low"] <= 1.0 <= r["ci_high"] for r in v)
+    for r in v:
+        mine = f"/{k}@copy/" in r["name"]
+        if part == "lib-inject" and mine:
+            if r["mde"] <= 0.10:
+                own_small += 1
+                own_caught += r["verdict"] == "REGRESSION"
+            else:
+                own_large += 1
+                own_large_unclear += r["verdict"] == "inconclusive"
+        elif part == "lib-inject":
+            other_rows += 1
+            other_fired += r["verdict"] == "REGRESSION"
+    print(f"{part} {i} ({k}): " + ", ".join(f"{r['name'].split('/')[1]} {r['name'].split('/')[2]} "
+          f"{r['ratio']:.3f} MDE {100 * r['mde']:.0f}% {r['verdict']}" for r in v))
+if part == "lib-aa":
+    print(f"in-process A/A evidence: {n} trials, {trials_called} with any row called different; "
+          f"intervals cover 1 in {covered} of {rows} rows ({100 * covered / rows:.1f}%)")
+    sys.exit(0 if trials_called <= 1 and covered >= 0.95 * rows else 1)
+print(f"in-process injection evidence: {n} trials of a spin-only 10% on one kernel: "
+      f"{own_caught} of {own_small} of its rows with MDE <= 10% caught; {own_large} rows with a "
+      f"larger MDE, {own_large_unclear} of them inconclusive; {other_fired} of {other_rows} rows "
+      f"of other kernels fired")
+sys.exit(0 if other_fired == 0 and own_caught >= 0.95 * own_small else 1)
+EOF
+    ;;
+scaled)
+    [ $# -gt 0 ] || set -- --kernel avx2,blocked --threads 1 --repetitions 9 --min-time 0.02 \
+        --suite smoke
+    run "$work/scaled-a.json" "" "$@"
+    /usr/bin/python3 - "$work/scaled-a.json" "$work/scaled-b.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d["benchmarks"]:
+    for key in ("real_time", "cpu_time"):
+        if isinstance(b.get(key), (int, float)):
+            b[key] *= 1.3
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+    "$AB" compare "$work/scaled-a.json" "$work/scaled-b.json" --json "$work/scaled.v.json" \
+        >"$work/scaled.txt" || true
+    /usr/bin/python3 - "$work/scaled.v.json" <<'EOF'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+v = d["rows"]
+c = collections.Counter(r["verdict"] for r in v)
+bad = [r for r in v if r["verdict"] == "no change" and r["mde"] > 0.10]
+whole = d.get("whole_run", [])
+print(f"x1.3 evidence: {len(v)} rows, one file a side: " + ", ".join(f"{n} {k}" for k, n in c.items())
+      + f"; MDE {min(r['mde'] for r in v):.2f}-{max(r['mde'] for r in v):.2f}; whole run: "
+      + (whole[0]["verdict"] if whole else "not computed (too few calls of 200 us)")
+      + f"; 'no change' with an MDE above 10%: {len(bad)}")
+sys.exit(1 if bad else 0)
+EOF
+    ;;
+mde)
+    n=${1:-20}
+    shift || true
+    [ $# -gt 0 ] || set -- --suite gate --threads 1 --kernel avx2,blocked
+    for i in $(seq 1 "$n"); do
+        run "$work/mde-$i-a.json" "" "$@"
+        run "$work/mde-$i-b.json" "" "$@"
+        "$AB" compare "$work/mde-$i-a.json" "$work/mde-$i-b.json" --json "$work/mde-$i.v.json" \
+            >"$work/mde-$i.txt" || true
+    done
+    /usr/bin/python3 - "$n" "$work" <<'EOF'
+import json, sys
+n, work = int(sys.argv[1]), sys.argv[2]
+fired = rows = small = 0
+for i in range(1, n + 1):
+    v = json.load(open(f"{work}/mde-{i}.v.json"))["rows"]
+    fired += any(r["verdict"] == "REGRESSION" for r in v)
+    rows += len(v)
+    small += sum(r["mde"] <= 0.10 for r in v)
+print(f"cross-run evidence: {n} A/A pairs of separate runs, one file a side: {fired} called a "
+      f"regression; {small} of {rows} rows ({100 * small / rows:.0f}%) could see 10% (MDE <= 10%)")
+sys.exit(1 if fired else 0)
+EOF
+    ;;
 *)
-    echo "usage: tests/verdict_evidence.sh aa|inject|gross|rank|unstable [N] [run args]" >&2
+    echo "usage: tests/verdict_evidence.sh aa|inject|gross|rank|unstable|lib-aa|lib-inject|scaled|mde [N] [run args]" >&2
+
     exit 2
     ;;
 esac

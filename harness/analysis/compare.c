@@ -209,6 +209,14 @@ ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision
 }
 
 
+const char *ab_verdict_name(ab_verdict_kind v)
+{
+    return v == AB_REGRESSION    ? "REGRESSION"
+           : v == AB_IMPROVEMENT ? "improvement"
+           : v == AB_SAME        ? "no change"
+                                 : "inconclusive";
+}
+
 /* The four answers: a significant change beyond min_effect either way;
  * else "no change" when the row could have seen a change of the
  * threshold, "inconclusive" when it could not (or a side is unstable). */
@@ -342,6 +350,40 @@ unusable:
     free(diff);
     free(var);
     return -1;
+}
+
+int ab_compare_paired(const double *log_ratios, int n, const ab_compare_opts *o,
+                      ab_run_comparison *c)
+{
+    memset(c, 0, sizeof *c);
+    c->ratio = c->lo = c->hi = 1.0;
+    c->p = 1.0;
+    c->mde = INFINITY;
+    c->verdict = AB_INCONCLUSIVE;
+    if (n < 0 || !(o->alpha > 0 && o->alpha < 1) || !(o->min_effect >= 0) || !(o->threshold >= 0))
+        return -1;
+    c->runs_base = c->runs_new = n;
+    if (n < 3)
+        return 0;
+    double mean = 0.0, ss = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(log_ratios[i]))
+            return -1;
+        mean += log_ratios[i] / n;
+    }
+    for (int i = 0; i < n; i++)
+        ss += (log_ratios[i] - mean) * (log_ratios[i] - mean);
+    double df = n - 1, se = sqrt(ss / df / n);
+    double q = student_isf(o->alpha / 2.0, df);
+    c->noise = sqrt(ss / df);
+    c->ratio = exp(mean);
+    c->lo = exp(mean - q * se);
+    c->hi = exp(mean + q * se);
+    c->p = se > 0 ? 2.0 * ab_student_sf(fabs(mean) / se, df) : (mean == 0 ? 1.0 : 0.0);
+    c->p = c->p > 1.0 ? 1.0 : c->p;
+    c->mde = exp((q + student_isf(1.0 - AB_MDE_POWER, df)) * se) - 1.0;
+    c->verdict = judge(0, c->p, o->alpha, c->ratio, c->mde, o);
+    return 0;
 }
 
 int ab_compare_whole(const ab_bench_runs *b, const ab_run_comparison *judged, int n,

@@ -18,6 +18,9 @@
  * data could not have seen one of the threshold (ab_run_comparison.mde). */
 typedef enum { AB_SAME, AB_REGRESSION, AB_IMPROVEMENT, AB_INCONCLUSIVE } ab_verdict_kind;
 
+/* "no change", "REGRESSION", "improvement", "inconclusive". */
+const char *ab_verdict_name(ab_verdict_kind v);
+
 typedef struct ab_comparison {
     double ratio, lo, hi;     /* estimate and confidence interval of new/base */
     double p;                 /* Mann–Whitney, two-sided */
@@ -142,5 +145,19 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
 #define AB_WHOLE_NOISE 0.6
 int ab_compare_whole(const ab_bench_runs *b, const ab_run_comparison *judged, int n,
                      const ab_compare_opts *o, ab_run_comparison *w);
+
+/* ---- Within one run: two builds side by side ------------------------------------------- */
+/*
+ * run --lib times a kernel of two builds in the same rounds: each round
+ * gives one ratio other/self, and the machine's drift between rounds
+ * cancels out of it (as in the summary's ranking). The log ratios get a
+ * paired t-test: their mean d, standard error s/sqrt(n), n − 1 degrees of
+ * freedom; ratio exp(d) with its interval at 1 − alpha, the MDE and the
+ * verdict as ab_compare_runs gives them (o->alpha: the caller divides it
+ * by the number of pairs judged together, Bonferroni). At least 3 rounds;
+ * fewer give AB_INCONCLUSIVE with an infinite MDE.
+ */
+int ab_compare_paired(const double *log_ratios, int n, const ab_compare_opts *o,
+                      ab_run_comparison *c);
 
 #endif /* AB_COMPARE_H */

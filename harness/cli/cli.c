@@ -47,6 +47,16 @@ static int set_value(const ab_flag *f, const char *text, char *err, size_t err_l
         }
         *(const char **)f->dest = text;
         return 0;
+    case AB_FLAG_STRINGS: {
+        ab_strings *list = f->dest;
+        if (*text == '\0' || list->n == AB_MAX_STRINGS) {
+            snprintf(err, err_len, "--%s: %s", f->name,
+                     *text ? "given too many times" : "empty value");
+            return -1;
+        }
+        list->v[list->n++] = text;
+        return 0;
+    }
     case AB_FLAG_BOOL:
         break;
     }

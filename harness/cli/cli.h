@@ -17,13 +17,20 @@ typedef enum ab_flag_kind {
     AB_FLAG_BOOL,      /* present or not; takes no value */
     AB_FLAG_INT,
     AB_FLAG_DOUBLE,
-    AB_FLAG_STRING
+    AB_FLAG_STRING,
+    AB_FLAG_STRINGS    /* repeatable: each value appended to an ab_strings */
 } ab_flag_kind;
+
+#define AB_MAX_STRINGS 8
+typedef struct ab_strings {
+    const char *v[AB_MAX_STRINGS];
+    int n;
+} ab_strings;
 
 typedef struct ab_flag {
     const char *name;      /* without the dashes: "threads" */
     ab_flag_kind kind;
-    void *dest;            /* int *, double * or const char ** */
+    void *dest;            /* int *, double *, const char ** or ab_strings * */
     const char *metavar;   /* "N", "FILE"; NULL for booleans */
     const char *help;
     double min, max;       /* range for numbers (inclusive) */

@@ -20,10 +20,7 @@
 
 static const char *verdict_text(const ab_run_comparison *c)
 {
-    return c->verdict == AB_REGRESSION    ? "REGRESSION"
-           : c->verdict == AB_IMPROVEMENT ? "improvement"
-           : c->verdict == AB_SAME        ? "no change"
-                                          : "inconclusive";
+    return ab_verdict_name(c->verdict);
 }
 
 static void print_row(const char *name, const ab_run_comparison *c, const char *runs)
@@ -99,11 +96,166 @@ static int listed(const char *const *names, int n, const char *name)
     return 0;
 }
 
+/* --json FILE: rows[i] named name_of(i), and the whole-run line when there
+ * is one; written atomically. 0, or -1 after a message. */
+static int write_verdicts(const char *path, const char *(*name_of)(const void *, int),
+                          const void *names, const ab_run_comparison *rows, int n,
+                          const ab_run_comparison *whole)
+{
+    char err[512];
+    ab_atomic_file file;
+    if (ab_atomic_open(&file, path, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench compare: %s\n", err);
+        return -1;
+    }
+    ab_json j;
+    ab_json_init(&j, file.f);
+    ab_json_begin_object(&j, NULL);
+    ab_json_begin_array(&j, "rows");
+    for (int k = 0; k < n; k++)
+        json_row(&j, name_of(names, k), &rows[k]);
+    ab_json_end_array(&j);
+    if (whole) {
+        ab_json_begin_array(&j, "whole_run");
+        json_row(&j, "the whole run (median over benchmarks)", whole);
+        ab_json_end_array(&j);
+    }
+    ab_json_end_object(&j);
+    fputc('\n', file.f);
+    if (ab_atomic_commit(&file, 0, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench compare: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *name_in_list(const void *names, int k)
+{
+    return ((const char *const *)names)[k];
+}
+
+/* "<op>/<kernel>@<build>/<label>/threads:N": the kernel's "@build" part
+ * (start and length), or 0 when the name has none. */
+static size_t build_part(const char *name, size_t *at)
+{
+    const char *slash = strchr(name, '/'), *end = slash ? strchr(slash + 1, '/') : NULL;
+    const char *mark = slash && end ? memchr(slash, '@', (size_t)(end - slash)) : NULL;
+    if (!mark)
+        return 0;
+    *at = (size_t)(mark - name);
+    return (size_t)(end - mark);
+}
+
+/* The rows of compare_builds: K@BUILD's names. */
+typedef struct pair_names {
+    const ab_bench_file *b;
+    const int *other;
+} pair_names;
+
+static const char *pair_name(const void *arg, int k)
+{
+    const pair_names *p = arg;
+    return p->b->set[p->other[k]].name;
+}
+
+/* One file of run --lib: each K@BUILD against K@self, per-round pairs.
+ * Exit status as compare's. */
+static int compare_builds(const char *path, const ab_compare_opts *o, const char *base_build,
+                          const char *json_path)
+{
+    char err[512];
+    ab_bench_file *f = NULL;
+    int nf = 0;
+    if (ab_bench_files_load(path, &f, &nf, err, sizeof err) != 0 || nf != 1) {
+        fprintf(stderr, "attnbench compare: %s\n", nf > 1 ? "one file of run --lib, or two sides" : err);
+        if (f)
+            ab_bench_files_free(f, nf);
+        return AB_EXIT_USAGE;
+    }
+    const ab_bench_file *b = &f[0];
+    int *other = calloc((size_t)b->n, sizeof *other), *self = calloc((size_t)b->n, sizeof *self);
+    ab_run_comparison *v = calloc((size_t)b->n, sizeof *v);
+    int pairs = 0, status = AB_EXIT_OK;
+    if (!other || !self || !v) {
+        fprintf(stderr, "attnbench compare: out of memory\n");
+        status = AB_EXIT_FAIL;
+        goto done;
+    }
+    for (int i = 0; i < b->n; i++) {
+        size_t at, len = build_part(b->set[i].name, &at);
+        if (!len || (len == 5 && strncmp(b->set[i].name + at, "@self", 5) == 0))
+            continue;
+        if (base_build && (len != strlen(base_build) + 1
+                           || strncmp(b->set[i].name + at + 1, base_build, len - 1) != 0))
+            continue;
+        char want[sizeof b->set[0].name];
+        snprintf(want, sizeof want, "%.*s@self%s", (int)at, b->set[i].name,
+                 b->set[i].name + at + len);
+        for (int j = 0; j < b->n; j++)
+            if (strcmp(b->set[j].name, want) == 0) {
+                other[pairs] = i;
+                self[pairs++] = j;
+                break;
+            }
+    }
+    if (pairs == 0) {
+        fprintf(stderr, "attnbench compare: %s has no K@%s beside K@self (a file of run "
+                "--lib); give two sides to compare runs\n", path, base_build ? base_build : "BUILD");
+        status = AB_EXIT_USAGE;
+        goto done;
+    }
+    ab_compare_opts each = *o;
+    each.alpha = o->alpha / pairs;
+    char head[64];
+    snprintf(head, sizeof head, base_build ? "benchmark (self / %.30s)" : "benchmark (BUILD / self)",
+             base_build);
+    printf("%-64s %8s %19s %8s %9s %7s  %s\n", head, "ratio", "interval", "MDE", "p", "rounds",
+           "verdict");
+    int regressions = 0, improvements = 0, unclear = 0;
+    for (int k = 0; k < pairs; k++) {
+        const ab_sample_set *a = &b->set[self[k]], *x = &b->set[other[k]];
+        double logs[AB_MAX_REP];
+        int m = 0;
+        /* BUILD / self; with --base-build, self / BUILD: this build judged. */
+        for (int i = 0; i < x->n; i++)
+            for (int j = 0; j < a->n; j++)
+                if (x->round[i] >= 0 && x->round[i] == a->round[j] && a->t[j] > 0 && x->t[i] > 0) {
+                    logs[m++] = base_build ? log(a->t[j] / x->t[i]) : log(x->t[i] / a->t[j]);
+                    break;
+                }
+        if (ab_compare_paired(logs, m, &each, &v[k]) != 0) {
+            fprintf(stderr, "attnbench compare: %s: unusable times\n", x->name);
+            status = AB_EXIT_USAGE;
+            goto done;
+        }
+        char count[24];
+        snprintf(count, sizeof count, "%d", m);
+        print_row(base_build ? a->name : x->name, &v[k], count);
+        regressions += v[k].verdict == AB_REGRESSION;
+        improvements += v[k].verdict == AB_IMPROVEMENT;
+        unclear += v[k].verdict == AB_INCONCLUSIVE;
+    }
+    printf("%d regression%s, %d improvement%s, %d inconclusive of %d pairs (paired by round; "
+           "ratio beyond +-%.0f%% and p < %g over the pairs; no change needs an MDE <= %.0f%%)\n",
+           regressions, regressions == 1 ? "" : "s", improvements, improvements == 1 ? "" : "s",
+           unclear, pairs, 100 * o->min_effect, o->alpha, 100 * o->threshold);
+    status = regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
+    const pair_names named = { b, base_build ? self : other };
+    if (json_path && write_verdicts(json_path, pair_name, &named, v, pairs, NULL) != 0)
+        status = AB_EXIT_FAIL;
+done:
+    free(other);
+    free(self);
+    free(v);
+    ab_bench_files_free(f, nf);
+    return status;
+}
+
 int ab_cmd_compare(int argc, char **argv)
 {
     double alpha = 0.01, min_effect = 0.05, run_noise = AB_DEFAULT_RUN_NOISE;
     double threshold = AB_DEFAULT_THRESHOLD;
-    const char *pos[2], *json_path = NULL;
+    const char *pos[2], *json_path = NULL, *base_build = NULL;
     int n_pos;
     const ab_flag flags[] = {
         { "alpha", AB_FLAG_DOUBLE, &alpha, "P", "significance level (default 0.01)", 1e-9, 0.5 },
@@ -111,11 +263,12 @@ int ab_cmd_compare(int argc, char **argv)
         { "run-noise", AB_FLAG_DOUBLE, &run_noise, "S", "run-to-run noise floor (sigma of log time) with one run a side (default 0.10, from A/A runs on the 2-vCPU VMs)", 0, 5 },
         { "threshold", AB_FLAG_DOUBLE, &threshold, "F", "the change a benchmark's data must be able to detect (its MDE) for \"no change\"; else \"inconclusive\" (default 0.10)", 0, 10 },
         { "json", AB_FLAG_STRING, &json_path, "FILE", "also write the verdicts as JSON", 0, 0 },
+        { "base-build", AB_FLAG_STRING, &base_build, "NAME", "one file of run --lib: the build NAME is the base, and this build (self) is judged against it", 0, 0 },
     };
     int rc = ab_cli_command(
         "compare",
-        "attnbench compare BASE.json[,..] NEW.json[,..] [--alpha P] [--min-effect F] [--run-noise S]\n"
-        "                         [--threshold F] [--json FILE]",
+        "attnbench compare BASE.json[,..] NEW.json[,..] | RUN.json  [--alpha P] [--min-effect F]\n"
+        "                         [--run-noise S] [--threshold F] [--json FILE] [--base-build NAME]",
         "Pairs the benchmarks of two sides of Google Benchmark JSON by name and judges each\n"
         "at the level of runs: each file is a run and gives one median per benchmark, since\n"
         "repetitions inside one process share its state and understate how much runs differ.\n"
@@ -126,12 +279,20 @@ int ab_cmd_compare(int argc, char **argv)
         "benchmark's MDE is the slowdown its test would call 80% of the time: without a\n"
         "significant change it says \"no change\" only when the MDE is at most --threshold,\n"
         "else \"inconclusive\" (so is a benchmark a side flags unstable).\n"
+        "With one file, written by run --lib, each K@BUILD is judged against K@self from the\n"
+        "rounds both ran in (a paired t-test, alpha over the pairs): builds timed in one\n"
+        "process, where the machine's drift cancels; --base-build NAME judges self against\n"
+        "NAME's kernels instead (the CI gate: this build new, NAME the base).\n"
         "Exit status: 0 nothing regressed, 1 a regression, 2 unusable input.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), pos, 2, &n_pos);
     if (rc >= 0)
         return rc;
+    ab_compare_opts opts = { alpha, min_effect, run_noise, threshold };
+    if (n_pos == 1)
+        return compare_builds(pos[0], &opts, base_build, json_path);
     if (n_pos != 2) {
-        fprintf(stderr, "attnbench compare: give two sides, BASE.json NEW.json\n");
+        fprintf(stderr, "attnbench compare: give two sides, BASE.json NEW.json (or one file of "
+                "run --lib)\n");
         return AB_EXIT_USAGE;
     }
     char err[512];
@@ -188,7 +349,7 @@ int ab_cmd_compare(int argc, char **argv)
             printf("%-64s only in BASE\n", names[j]);
         }
     }
-    ab_compare_opts o = { alpha, min_effect, run_noise, threshold };
+    const ab_compare_opts o = opts;
     if (ab_compare_runs(runs, judged, &o, verdicts) != 0) {
         fprintf(stderr, "attnbench compare: unusable times (a median that is not a positive "
                 "number)\n");
@@ -238,32 +399,10 @@ int ab_cmd_compare(int argc, char **argv)
     else
         printf("%d and %d runs: run-to-run noise estimated from them)\n", nb, nf);
     status = regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
-    if (json_path) {
-        ab_atomic_file file;
-        if (ab_atomic_open(&file, json_path, err, sizeof err) != 0) {
-            fprintf(stderr, "attnbench compare: %s\n", err);
-            status = AB_EXIT_FAIL;
-            goto done;
-        }
-        ab_json j;
-        ab_json_init(&j, file.f);
-        ab_json_begin_object(&j, NULL);
-        ab_json_begin_array(&j, "rows");
-        for (int k = 0; k < judged; k++)
-            json_row(&j, names[k], &verdicts[k]);
-        ab_json_end_array(&j);
-        if (has_whole) {
-            ab_json_begin_array(&j, "whole_run");
-            json_row(&j, "the whole run (median over benchmarks)", &whole);
-            ab_json_end_array(&j);
-        }
-        ab_json_end_object(&j);
-        fputc('\n', file.f);
-        if (ab_atomic_commit(&file, 0, err, sizeof err) != 0) {
-            fprintf(stderr, "attnbench compare: %s\n", err);
-            status = AB_EXIT_FAIL;
-        }
-    }
+    if (json_path
+        && write_verdicts(json_path, name_in_list, names, verdicts, judged, has_whole ? &whole : NULL)
+               != 0)
+        status = AB_EXIT_FAIL;
 
 done:
     free(runs);

@@ -66,15 +66,16 @@ static int parse_params(const char *text, param_setting *out, int max, char *err
 
 /* Applies every setting the context's kernel has; 0, or -1 with a reason
  * (a value out of the parameter's range). */
-static int apply_params(attn_ctx *ctx, const param_setting *ps, int n, char *err, size_t len)
+static int apply_params(const ab_library *lib, attn_ctx *ctx, const param_setting *ps, int n,
+                        char *err, size_t len)
 {
     for (int i = 0; i < n; i++) {
         int unused;
-        if (attn_ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK)
+        if (lib->ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK)
             continue;                   /* another kernel's parameter */
-        if (attn_ctx_set_param(ctx, ps[i].name, ps[i].value) != ATTN_OK) {
+        if (lib->ctx_set_param(ctx, ps[i].name, ps[i].value) != ATTN_OK) {
             snprintf(err, len, "--param %.31s=%d: out of range for %.40s", ps[i].name, ps[i].value,
-                     attn_ctx_kernel(ctx));
+                     lib->ctx_kernel(ctx));
             return -1;
         }
     }
@@ -119,7 +120,7 @@ static double call_memory(const char *kernel, int threads, const param_setting *
     float *out = ab_alloc_floats(w->out_len, 0);
     double extra = NAN;
     if (out && attn_ctx_create(&ctx, kernel, threads) == ATTN_OK
-        && apply_params(ctx, ps, n_ps, err, sizeof err) == 0) {
+        && apply_params(&ab_library_self, ctx, ps, n_ps, err, sizeof err) == 0) {
         for (size_t i = 0; i < w->out_len; i++)   /* the output's pages are the caller's */
             out[i] = 0.0f;
         /* Free heap pages go back to the OS first, so that reusing memory an
@@ -235,6 +236,10 @@ typedef struct run_plan {
     char event_buf[1024];
     ab_counters *counters;
     attn_bert *model;              /* --weights: op=bert's weights, or NULL (random) */
+    /* The builds timed: builds[0] this one, then each --lib's (library.h);
+     * n_builds 1 without --lib, when kernels keep their plain names. */
+    ab_library builds[1 + AB_MAX_STRINGS];
+    int n_builds;
 } run_plan;
 
 /* What it did: a result per benchmark timed (or failed), and the facts the
@@ -315,6 +320,45 @@ static int use_weights(run_plan *p, const char *path, char *err, size_t len)
     return 0;
 }
 
+/* builds[0] this build, then each --lib NAME=PATH loaded (library.h). An
+ * op whose workload holds this build's objects cannot run on another. 0,
+ * or -1 with a reason. */
+static int load_builds(run_plan *p, const ab_strings *libs, char *err, size_t len)
+{
+    p->builds[0] = ab_library_self;
+    p->n_builds = 1;
+    for (int i = 0; i < libs->n; i++) {
+        char name[32], path[256];
+        if (ab_library_parse(libs->v[i], name, sizeof name, path, sizeof path, err, len) != 0)
+            return -1;
+        for (int j = 1; j < p->n_builds; j++)
+            if (strcmp(p->builds[j].name, name) == 0) {
+                snprintf(err, len, "--lib %s given twice", name);
+                return -1;
+            }
+        if (ab_library_load(&p->builds[p->n_builds], name, path, err, len) != 0)
+            return -1;
+        p->n_builds++;
+    }
+    for (int i = 0; p->n_builds > 1 && i < p->plan.ns; i++) {
+        const ab_op_row *row = ab_op_row_of(p->plan.shapes[i].op);
+        if (row && row->this_build_only) {
+            snprintf(err, len, "--lib: op=%s keeps KV caches this build made, which another "
+                     "build's calls must not be given; time it without --lib",
+                     ab_op_name(p->plan.shapes[i].op));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void unload_builds(run_plan *p)
+{
+    for (int i = 1; i < p->n_builds; i++)
+        ab_library_unload(&p->builds[i]);
+    p->n_builds = 0;
+}
+
 /* Parses the flags into p and loads the machine. -1 when the run is to go
  * on, else the exit status (the message printed). */
 static int plan_of(int argc, char **argv, run_plan *p)
@@ -324,6 +368,7 @@ static int plan_of(int argc, char **argv, run_plan *p)
     const char *threads_text = NULL, *params_text = NULL, *weights = NULL;
     int reps = AB_DEFAULT_REPETITIONS, max_reps = AB_MAX_REPS, refresh = 0, memory = 0;
     int no_peaks = 0, iterations = 0, n_pos;
+    ab_strings libs = { { NULL }, 0 };
     char op_help[160];
     snprintf(op_help, sizeof op_help, "%s: filters the suite, default op of --shape", ab_op_list());
     /* -1: the default, which depends on --kernel (max_call) or the suite (the times). */
@@ -352,6 +397,7 @@ static int plan_of(int argc, char **argv, run_plan *p)
         { "no-peaks", AB_FLAG_BOOL, &no_peaks, NULL, "neither measure nor read the peaks (no % of peak; e.g. under valgrind)", 0, 0 },
         { "weights", AB_FLAG_STRING, &weights, "FILE", "op=bert: the weights of a BERT checkpoint (safetensors) instead of random ones; D, H, F and layers are the file's", 0, 0 },
         { "iterations", AB_FLAG_INT, &iterations, "N", "exactly N calls per repetition, not calibrated to --min-time (for counting instructions)", 1, 1000000000 },
+        { "lib", AB_FLAG_STRINGS, &libs, "NAME=PATH", "also time each kernel of another build's libattn.so, as K@NAME beside K@self, in the same rounds (repeatable)", 0, 0 },
     };
     int rc = ab_cli_command(
         "run",
@@ -403,6 +449,10 @@ static int plan_of(int argc, char **argv, run_plan *p)
         return AB_EXIT_USAGE;
     }
     if (weights && use_weights(p, weights, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench run: %s\n", err);
+        return AB_EXIT_USAGE;
+    }
+    if (load_builds(p, &libs, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench run: %s\n", err);
         return AB_EXIT_USAGE;
     }
@@ -460,6 +510,62 @@ static int plan_of(int argc, char **argv, run_plan *p)
     return -1;
 }
 
+/* What a benchmark's context is made from: the build, the kernel ("auto"
+ * for --kernel auto), its threads, on a shape's workload. */
+typedef struct member_setup {
+    const run_plan *p;
+    const ab_workload *w;
+    const ab_library *lib;
+    const char *kernel;
+    int n_threads;
+    int *pinned;              /* cleared when pinning fails */
+} member_setup;
+
+/* A context of m's build for its kernel and threads, pinned (its threads
+ * inherit the N-core mask; then this thread takes core 0 for itself), with
+ * the --param settings, and the workload's weights packed for it. 0, or -1
+ * with a reason in err (nothing left open). */
+static int open_member(const member_setup *m, attn_ctx **ctx, attn_packed_weights **packed,
+                       char *err, size_t len)
+{
+    const ab_topology *topo = &m->p->plan.topo;
+    char perr[256];
+    *ctx = NULL;
+    *packed = NULL;
+    if (topo->n_caches && ab_bind_cores(topo, m->n_threads, perr, sizeof perr) < 0)
+        *m->pinned = 0;
+    attn_status st = m->lib->ctx_create(ctx, m->kernel, m->n_threads);
+    if (topo->n_caches && ab_pin_to_core(topo, 0, perr, sizeof perr) != 0)
+        *m->pinned = 0;
+    if (st != ATTN_OK) {
+        snprintf(err, len, "%s", attn_strerror(st));
+        return -1;
+    }
+    if (apply_params(m->lib, *ctx, m->p->settings, m->p->n_settings, err, len) != 0) {
+        m->lib->ctx_destroy(*ctx);
+        *ctx = NULL;
+        return -1;
+    }
+    st = ab_workload_pack_in(m->lib, *ctx, m->w, packed);
+    if (st != ATTN_OK) {
+        snprintf(err, len, "packing the weights: %s", attn_strerror(st));
+        m->lib->ctx_destroy(*ctx);
+        *ctx = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* ab_bench_member.recreate: the member's context made anew. */
+static int recreate_member(ab_bench_member *x, void *arg)
+{
+    const member_setup *m = arg;
+    m->lib->weights_destroy(x->packed);
+    m->lib->ctx_destroy(x->ctx);
+    x->packed = NULL;
+    return open_member(m, &x->ctx, &x->packed, x->r->error, sizeof x->r->error);
+}
+
 /* Times p: the peaks, then one shape at a time — its inputs once, then
  * every kernel at every thread count on them, side by side (bench.h). 0, or
  * AB_EXIT_FAIL when out of memory. */
@@ -476,12 +582,15 @@ static int execute(const run_plan *p, run_outcome *out)
         fprintf(stderr, "attnbench run: %s\n", note);
     const ab_peaks *peaks = out->have_peaks ? &out->peaks : NULL;
 
-    const int nk = p->nk, ns = p->plan.ns, nt = p->plan.nt;
-    out->results = calloc((size_t)(nk * ns * nt), sizeof *out->results);
-    ab_bench_member *members = calloc((size_t)(nk * nt), sizeof *members);
-    if (!out->results || !members) {
+    const int nk = p->nk, ns = p->plan.ns, nt = p->plan.nt, nb = p->n_builds;
+    const int per_shape = nk * nt * nb;
+    out->results = calloc((size_t)(per_shape * ns), sizeof *out->results);
+    ab_bench_member *members = calloc((size_t)per_shape, sizeof *members);
+    member_setup *setups = calloc((size_t)per_shape, sizeof *setups);
+    if (!out->results || !members || !setups) {
         fprintf(stderr, "attnbench run: out of memory\n");
         free(members);
+        free(setups);
         return AB_EXIT_FAIL;
     }
     /* Pinned: the calling thread by the harness, the kernels' OpenMP threads
@@ -493,7 +602,7 @@ static int execute(const run_plan *p, run_outcome *out)
     uint64_t rng = out->seed;
     int wisdom_warned = 0, n = 0;
     ab_progress progress;
-    ab_progress_init(&progress, nk * ns * nt);
+    ab_progress_init(&progress, per_shape * ns);
     for (int si = 0; si < ns; si++) {
         const ab_shape *s = &p->plan.shapes[si];
         ab_workload w;
@@ -502,72 +611,64 @@ static int execute(const run_plan *p, run_outcome *out)
         float *buf = have_inputs ? ab_alloc_floats(w.out_len, 0) : NULL;
         for (int ki = 0; ki < nk; ki++) {
             for (int ti = 0; ti < nt; ti++) {
-                const attn_kernel *k = p->kernels[ki];
-                /* A single-threaded kernel runs, is reported and is held to the
-                 * peak as 1 thread, once whatever the thread counts asked. */
-                if (!k->parallel && ti > 0)
-                    continue;
-                int n_threads = k->parallel ? p->plan.thread_counts[ti] : 1;
-                ab_result *r = &out->results[n++];
-                snprintf(r->kernel, sizeof r->kernel, "%s", k->name);
-                r->shape = *s;
-                r->threads = n_threads;
-                set_ceilings(r, ab_isa_of_kernel(k), peaks);
-                ab_run_name(r->kernel, s, r->threads, r->run_name, sizeof r->run_name);
-
-                /* The context's threads inherit the N-core mask; then this
-                 * thread takes core 0 for itself. */
-                char perr[256];
-                if (topo->n_caches && ab_bind_cores(topo, n_threads, perr, sizeof perr) < 0)
-                    out->pinned = 0;
-                attn_ctx *ctx = NULL;
-                /* --kernel auto: an auto context, which may run a tuned kernel. */
-                attn_status st = attn_ctx_create(&ctx, p->want_auto ? "auto" : k->name, n_threads);
-                if (st == ATTN_OK && p->want_auto && !wisdom_warned
-                    && strncmp(attn_ctx_wisdom_status(ctx), "ignored", 7) == 0) {
-                    /* One line, once: the library itself never prints. */
-                    fprintf(stderr, "attnbench run: wisdom %s; auto uses CPU features\n",
-                            attn_ctx_wisdom_status(ctx));
-                    wisdom_warned = 1;
-                }
-                if (topo->n_caches && ab_pin_to_core(topo, 0, perr, sizeof perr) != 0)
-                    out->pinned = 0;
-                ab_progress_show(&progress, n - 1, r->run_name, "(warm-up)");
-                int prc = -1;
-                if (st != ATTN_OK)
-                    snprintf(r->error, sizeof r->error, "%s", attn_strerror(st));
-                else if (!have_inputs)
-                    snprintf(r->error, sizeof r->error, "out of memory for the inputs");
-                else if (!buf)
-                    snprintf(r->error, sizeof r->error, "out of memory for the output");
-                attn_packed_weights *packed = NULL;
-                if (st == ATTN_OK && have_inputs && buf
-                    && apply_params(ctx, p->settings, p->n_settings, r->error,
-                                    sizeof r->error) == 0) {
-                    st = ab_workload_pack(ctx, &w, &packed);
-                    if (st != ATTN_OK)
-                        snprintf(r->error, sizeof r->error, "packing the weights: %s",
-                                 attn_strerror(st));
+                for (int bi = 0; bi < nb; bi++) {
+                    const attn_kernel *k = p->kernels[ki];
+                    /* A single-threaded kernel runs, is reported and is held to
+                     * the peak as 1 thread, once whatever the thread counts asked. */
+                    if (!k->parallel && ti > 0)
+                        continue;
+                    int n_threads = k->parallel ? p->plan.thread_counts[ti] : 1;
+                    const ab_library *lib = &p->builds[bi];
+                    ab_result *r = &out->results[n++];
+                    /* Beside other builds, each kernel is named by its build. */
+                    if (nb > 1)
+                        snprintf(r->kernel, sizeof r->kernel, "%.20s@%s", k->name, lib->name);
                     else
+                        snprintf(r->kernel, sizeof r->kernel, "%s", k->name);
+                    r->shape = *s;
+                    r->threads = n_threads;
+                    r->lib = bi > 0 ? lib : NULL;
+                    set_ceilings(r, ab_isa_of_kernel(k), peaks);
+                    ab_run_name(r->kernel, s, r->threads, r->run_name, sizeof r->run_name);
+                    member_setup *m = &setups[nm];
+                    *m = (member_setup){ p, &w, lib, p->want_auto ? "auto" : k->name, n_threads,
+                                         &out->pinned };
+                    ab_progress_show(&progress, n - 1, r->run_name, "(warm-up)");
+                    attn_ctx *ctx = NULL;
+                    attn_packed_weights *packed = NULL;
+                    int prc = -1;
+                    if (!have_inputs)
+                        snprintf(r->error, sizeof r->error, "out of memory for the inputs");
+                    else if (!buf)
+                        snprintf(r->error, sizeof r->error, "out of memory for the output");
+                    else if (open_member(m, &ctx, &packed, r->error, sizeof r->error) == 0)
                         prc = ab_bench_prepare(ctx, &w, &p->o, r, buf);
-                }
-                if (prc == 1) {
-                    size_t used = strlen(out->skipped);
-                    snprintf(out->skipped + used, sizeof out->skipped - used, "%s  %s (%.2g s)",
-                             out->n_skipped ? "\n" : "", r->run_name, r->real[0]);
-                    out->n_skipped++;
-                }
-                if (prc == 0) {
-                    members[nm].ctx = ctx;
-                    members[nm].packed = packed;
-                    members[nm++].r = r;
-                } else {
-                    attn_ctx_destroy(ctx);
-                    attn_weights_destroy(packed);
-                    if (prc == 1)
-                        memset(&out->results[--n], 0, sizeof *r);
-                    else
-                        out->failed++;
+                    if (ctx && bi == 0 && p->want_auto && !wisdom_warned
+                        && strncmp(attn_ctx_wisdom_status(ctx), "ignored", 7) == 0) {
+                        /* One line, once: the library itself never prints. */
+                        fprintf(stderr, "attnbench run: wisdom %s; auto uses CPU features\n",
+                                attn_ctx_wisdom_status(ctx));
+                        wisdom_warned = 1;
+                    }
+                    if (prc == 1) {
+                        size_t used = strlen(out->skipped);
+                        snprintf(out->skipped + used, sizeof out->skipped - used, "%s  %s (%.2g s)",
+                                 out->n_skipped ? "\n" : "", r->run_name, r->real[0]);
+                        out->n_skipped++;
+                    }
+                    if (prc == 0) {
+                        members[nm] = (ab_bench_member){ .ctx = ctx, .packed = packed, .r = r };
+                        if (nb > 1)   /* builds compared: contexts averaged over */
+                            members[nm].recreate = recreate_member, members[nm].recreate_arg = m;
+                        nm++;
+                    } else {
+                        lib->weights_destroy(packed);
+                        lib->ctx_destroy(ctx);
+                        if (prc == 1)
+                            memset(&out->results[--n], 0, sizeof *r);
+                        else
+                            out->failed++;
+                    }
                 }
             }
         }
@@ -578,13 +679,15 @@ static int execute(const run_plan *p, run_outcome *out)
         }
         for (int i = 0; i < nm; i++) {
             ab_result *r = members[i].r;
+            const ab_library *lib = setups[i].lib;
             out->failed += r->error[0] != 0;
-            note_choice(members[i].ctx, r, peaks);
-            if (p->memory && !r->error[0])
+            if (nb == 1)   /* what ran and why: this build's context only says */
+                note_choice(members[i].ctx, r, peaks);
+            if (p->memory && !r->error[0] && nb == 1)
                 r->extra_rss = call_memory(p->want_auto ? "auto" : r->kernel, r->threads,
                                            p->settings, p->n_settings, &w);
-            attn_ctx_destroy(members[i].ctx);
-            attn_weights_destroy(members[i].packed);
+            lib->weights_destroy(members[i].packed);
+            lib->ctx_destroy(members[i].ctx);
         }
         ab_free(buf);
         if (have_inputs)
@@ -593,6 +696,7 @@ static int execute(const run_plan *p, run_outcome *out)
     ab_progress_clear(&progress);
     out->n = n;
     free(members);
+    free(setups);
     return 0;
 }
 
@@ -636,6 +740,12 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
         printf("); %% of peak is against the kernel's ISA at the threads it uses\n");
     }
     ab_report_answer(stdout, summary, n_summary);
+    /* run --lib: each other build's kernels against this build's, paired by
+     * round, at compare's defaults (alpha 0.01 over the pairs). */
+    const ab_compare_opts judge = { 0.01, 0.05, AB_DEFAULT_RUN_NOISE, AB_DEFAULT_THRESHOLD };
+    ab_build_pair *builds = p->n_builds > 1 ? calloc((size_t)(n > 0 ? n : 1), sizeof *builds) : NULL;
+    int n_pairs = builds ? ab_summarize_builds(results, n, &judge, builds, n) : 0;
+    ab_report_builds(stdout, builds, n_pairs, judge.alpha);
 
     ab_run_context ctxinfo = {
         .machine = &p->plan.machine, .topology = &p->plan.topo, .peaks = peaks, .counters = p->counters,
@@ -644,7 +754,7 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
         .max_repetitions = p->o.max_repetitions, .precision = p->o.precision,
         .max_time = p->o.max_time, .unstable_above = p->o.unstable_above, .seed = out->seed,
         .summary = summary,
-        .n_summary = n_summary,
+        .n_summary = n_summary, .builds = builds, .n_builds = n_pairs,
     };
     int io_failed = 0;
     for (int fmt = 0; fmt < 2; fmt++) {
@@ -665,6 +775,7 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
         free(data);
     }
     free(summary);
+    free(builds);
     return io_failed;
 }
 
@@ -684,6 +795,7 @@ int ab_cmd_run(int argc, char **argv)
     if (p) {
         ab_counters_close(p->counters);
         attn_bert_free(p->model);
+        unload_builds(p);
     }
     if (out)
         free(out->results);

@@ -25,47 +25,71 @@ double ab_result_pct_peak(const ab_result *r, double seconds)
 }
 
 /* The regression gate's test hook (tests/gate.sh, docs/verdicts.md): with
- * ATTNBENCH_INJECT_SLOWDOWN=KERNEL:F in the environment, every batch timed
- * for KERNEL takes F longer, as the same kernel F slower would: it makes
- * the whole extra calls of F x its calls (real work, so instruction counts
- * grow too: ten calls at 0.1 make exactly one more), then spins for the
- * fraction of a call that is left, at this batch's own time per call.
- * (Spreading a fraction as one more call every few batches, as it once
- * did, made single-call batches alternate between 1x and 2x, and their
- * median anywhere between.) Several KERNEL:F pairs may be given,
- * comma-separated, and KERNEL * means every kernel. Returns F in
- * millionths for this kernel, 0 when the hook is off. */
-static long injected_slowdown(const char *kernel)
+ * ATTNBENCH_INJECT_SLOWDOWN=KERNEL[@BUILD]:F[:spin] in the environment,
+ * every batch timed for that kernel takes F longer, as the same kernel F
+ * slower would. By default it makes the whole extra calls of F x its calls
+ * (real work, so instruction counts grow too: ten calls at 0.1 make
+ * exactly one more), then spins for the fraction of a call that is left,
+ * at this batch's own time per call. (Spreading a fraction as one more
+ * call every few batches, as it once did, made single-call batches
+ * alternate between 1x and 2x, and their median anywhere between.) With
+ * :spin it makes no extra call and spins for all of F: only time can see
+ * that slowdown, as a verdict on timings must. Several entries may be
+ * given, comma-separated; KERNEL * means every kernel; KERNEL alone is this
+ * build's (run --lib's "@self"), KERNEL@BUILD that build's. */
+typedef struct slowdown {
+    long millionths;          /* F; 0: the hook is off for this kernel */
+    int spin;
+} slowdown;
+
+static int names_kernel(const char *entry, size_t n, const char *kernel)
 {
-    const char *v = getenv("ATTNBENCH_INJECT_SLOWDOWN");
-    for (const char *p = v; p && *p; p += strcspn(p, ","), p += *p == ',') {
-        size_t n = strcspn(p, ":,");
-        if (p[n] != ':')
-            continue;
-        if ((n == 1 && p[0] == '*') || (strlen(kernel) == n && strncmp(p, kernel, n) == 0)) {
-            double f = atof(p + n + 1);
-            return f > 0.0 && f < 10.0 ? lround(f * 1e6) : 0;
-        }
-    }
-    return 0;
+    if (n == 1 && entry[0] == '*')
+        return 1;
+    const char *at = strchr(kernel, '@');
+    size_t base = at ? (size_t)(at - kernel) : strlen(kernel);
+    if (memchr(entry, '@', n))   /* KERNEL@BUILD: exactly that one */
+        return strlen(kernel) == n && strncmp(entry, kernel, n) == 0;
+    /* KERNEL: this build's, "K" in a plain run or "K@self" beside --lib ones */
+    return n == base && strncmp(entry, kernel, n) == 0 && (!at || strcmp(at, "@self") == 0);
 }
 
-/* Runs iters calls, slowed by the test hook's slowdown (in millionths);
- * returns wall seconds (and CPU seconds in *cpu), or -1 when a call fails. */
-static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long iters,
-                         long slowdown, double *cpu, attn_status *st)
+static slowdown injected_slowdown(const char *kernel)
 {
-    long long extra = (long long)iters * slowdown;
-    long calls = iters + (long)(extra / 1000000);
+    const char *v = getenv("ATTNBENCH_INJECT_SLOWDOWN");
+    slowdown none = { 0, 0 };
+    for (const char *p = v; p && *p; p += strcspn(p, ","), p += *p == ',') {
+        size_t n = strcspn(p, ":,");
+        if (p[n] != ':' || !names_kernel(p, n, kernel))
+            continue;
+        double f = atof(p + n + 1);
+        const char *mode = p + n + 1 + strcspn(p + n + 1, ":,");
+        slowdown s = { f > 0.0 && f < 10.0 ? lround(f * 1e6) : 0,
+                       *mode == ':' && strncmp(mode + 1, "spin", 4) == 0 };
+        return s;
+    }
+    return none;
+}
+
+/* Runs iters calls of lib (NULL: this build), slowed by the test hook;
+ * returns wall seconds (and CPU seconds in *cpu), or -1 when a call fails. */
+static double time_calls(const ab_library *lib, attn_ctx *ctx, const ab_workload *w, float *out,
+                         long iters, slowdown slow, double *cpu, attn_status *st)
+{
+    long long extra = (long long)iters * slow.millionths;
+    long calls = iters + (slow.spin ? 0 : (long)(extra / 1000000));
+    long long spun = slow.spin ? extra : extra % 1000000;   /* millionths of a call */
+    if (!lib)
+        lib = &ab_library_self;
     double c0 = ab_cpu_now(), t0 = ab_now();
     for (long i = 0; i < calls; i++) {
-        *st = ab_workload_run(ctx, w, out);
+        *st = ab_workload_run_in(lib, ctx, w, out);
         if (*st != ATTN_OK)
             return -1.0;
     }
     double t1 = ab_now();
-    if (extra % 1000000 != 0) {
-        double until = t1 + (t1 - t0) / (double)calls * (double)(extra % 1000000) * 1e-6;
+    if (spun != 0) {
+        double until = t1 + (t1 - t0) / (double)calls * (double)spun * 1e-6;
         while ((t1 = ab_now()) < until)
             ;
     }
@@ -82,7 +106,7 @@ static double time_calls(attn_ctx *ctx, const ab_workload *w, float *out, long i
  * (or the probe fails). It keeps max_call_time from first making a call it
  * exists to avoid: the oracle's SDPA at L 8192 takes over a minute, and a
  * 32nd of BERT-base at B 8, L 512 (24 GFLOP) took the oracle 10 s a probe. */
-static double estimated_call(attn_ctx *ctx, const ab_shape *s)
+static double estimated_call(const ab_library *lib, attn_ctx *ctx, const ab_shape *s)
 {
     double flops = ab_shape_flops(s);
     if (!(flops > PROBE_FLOPS))
@@ -102,8 +126,9 @@ static double estimated_call(attn_ctx *ctx, const ab_shape *s)
     float *out = ab_alloc_floats(w.out_len, 0);
     double t = 0.0, cpu;
     attn_status st;
-    if (out && time_calls(ctx, &w, out, 1, 0, &cpu, &st) >= 0.0)
-        t = time_calls(ctx, &w, out, 1, 0, &cpu, &st);
+    const slowdown none = { 0, 0 };
+    if (out && time_calls(lib, ctx, &w, out, 1, none, &cpu, &st) >= 0.0)
+        t = time_calls(lib, ctx, &w, out, 1, none, &cpu, &st);
     ab_free(out);
     ab_workload_free(&w);
     return t > 0.0 ? t * flops / ab_shape_flops(&small) : 0.0;
@@ -131,13 +156,14 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
         return -1;
     }
 
-    double estimate = o->max_call_time > 0.0 ? estimated_call(ctx, &r->shape) : 0.0;
+    double estimate = o->max_call_time > 0.0 ? estimated_call(r->lib, ctx, &r->shape) : 0.0;
     if (estimate > 2.0 * o->max_call_time) {
         r->real[0] = estimate;
         return 1;
     }
     /* Warm-up: the first call grows the workspace and faults its pages in. */
-    double first = time_calls(ctx, w, out, 1, 0, &cpu, &st);
+    const slowdown none = { 0, 0 };
+    double first = time_calls(r->lib, ctx, w, out, 1, none, &cpu, &st);
     if (first < 0.0)
         goto failed;
     if (o->max_call_time > 0.0 && first > o->max_call_time) {
@@ -149,7 +175,7 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
      * double as further warm-up. */
     long iters = o->iterations > 0 ? o->iterations : 1;
     while (o->iterations <= 0) {
-        double t = time_calls(ctx, w, out, iters, injected_slowdown(r->kernel), &cpu, &st);
+        double t = time_calls(r->lib, ctx, w, out, iters, injected_slowdown(r->kernel), &cpu, &st);
         if (t < 0.0)
             goto failed;
         if (t >= o->min_time || iters >= 1000000000L)
@@ -173,7 +199,7 @@ int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o,
 {
     attn_status st = ATTN_OK;
     double cpu = 0.0;
-    long slowdown = injected_slowdown(r->kernel);
+    slowdown slow = injected_slowdown(r->kernel);
     int rep = r->reps;
     if (rep >= AB_MAX_REPS)
         return 0;
@@ -186,7 +212,7 @@ int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o,
     int runs = passes > 0 ? passes : 1;
     for (int pass = 0; pass < runs; pass++) {
         int counting = passes > 0 && ab_counters_start(o->counters, pass) == 0;
-        double t = time_calls(ctx, w, out, r->iterations, slowdown, &cpu, &st);
+        double t = time_calls(r->lib, ctx, w, out, r->iterations, slow, &cpu, &st);
         if (counting && ab_counters_stop(o->counters, pass, values) == 0) {
             for (int e = 0; e < r->n_events; e++)
                 if (ab_counters_in_pass(o->counters, e, pass))
@@ -290,13 +316,19 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
         }
         for (int k = 0; k < live; k++) {
             ab_bench_member *x = &m[order[k]];
+            const ab_library *lib = x->r->lib ? x->r->lib : &ab_library_self;
+            if (x->recreate && round > 0 && round % AB_RECREATE_ROUNDS == 0
+                && x->recreate(x, x->recreate_arg) != 0) {
+                x->live = 0;
+                continue;
+            }
             /* The member's weights packed again from this round's copy (a
              * packed set stands for the weights it was made from), before
              * its repetition and not timed. */
             if (x->packed && inputs != w) {
-                attn_weights_destroy(x->packed);
+                lib->weights_destroy(x->packed);
                 x->packed = NULL;
-                attn_status st = ab_workload_pack(x->ctx, inputs, &x->packed);
+                attn_status st = ab_workload_pack_in(lib, x->ctx, inputs, &x->packed);
                 if (st != ATTN_OK) {
                     snprintf(x->r->error, sizeof x->r->error, "packing the weights: %s",
                              attn_strerror(st));

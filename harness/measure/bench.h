@@ -72,6 +72,9 @@ typedef struct ab_result {
     int unstable;             /* stopped with precision above unstable_above */
     double extra_rss;         /* bytes of resident memory one call adds (--memory); NaN: not measured */
     char chosen_by[16];       /* why this kernel ran: wisdom, features, named, ATTN_KERNEL */
+    /* The build whose calls run it (library.h): NULL is this one; with
+     * run --lib, kernel is "NAME@BUILD". */
+    const ab_library *lib;
     char error[200];          /* non-empty: the benchmark did not run */
 } ab_result;
 
@@ -104,7 +107,15 @@ typedef struct ab_bench_member {
     /* The workload's weights packed for ctx (ab_workload_pack), or NULL;
      * ab_bench_rounds packs them again from each round's copy of the inputs. */
     attn_packed_weights *packed;
+    /* When set, called before every AB_RECREATE_ROUNDS-th round to destroy
+     * the member's context (and packed weights) and make them anew: two
+     * contexts of one kernel have run 3-6% apart for a whole process (where
+     * their workspace landed), which a comparison of builds must average
+     * over. 0, or -1 with the member's error set. */
+    int (*recreate)(struct ab_bench_member *m, void *arg);
+    void *recreate_arg;
 } ab_bench_member;
+#define AB_RECREATE_ROUNDS 3
 
 /* Called after every repetition of a round: (arg, member index, round). */
 typedef void (*ab_bench_progress)(void *arg, int member, int round);

@@ -93,7 +93,7 @@ int ab_summarize(const ab_result *r, int n, ab_summary *out, int max)
     char key[sizeof ((ab_summary *)0)->shape], other[sizeof key];
     int idx[256];
     for (int i = 0; i < n && count < max; i++) {
-        if (r[i].error[0] || r[i].reps < 1)
+        if (r[i].error[0] || r[i].reps < 1 || r[i].lib)
             continue;
         shape_key(&r[i], key, sizeof key);
         /* Only at the first result of its group (and thread count). */
@@ -105,9 +105,11 @@ int ab_summarize(const ab_result *r, int n, ab_summary *out, int max)
         if (seen)
             continue;
         int m = 0;
+        /* Other builds (run --lib) are judged against this one apart
+         * (ab_summarize_builds), not ranked among its kernels. */
         for (int j = i; j < n && m < (int)(sizeof idx / sizeof idx[0]); j++) {
             shape_key(&r[j], other, sizeof other);
-            if (!r[j].error[0] && r[j].reps >= 1 && strcmp(key, other) == 0)
+            if (!r[j].error[0] && r[j].reps >= 1 && !r[j].lib && strcmp(key, other) == 0)
                 idx[m++] = j;
         }
         if (m < 2)
@@ -126,3 +128,57 @@ const char *ab_summary_verdict(const ab_summary *s)
 {
     return s->faster ? "faster" : "tie";
 }
+
+/* The length of kernel's name before its "@build". */
+static size_t kernel_base(const char *kernel)
+{
+    const char *at = strchr(kernel, '@');
+    return at ? (size_t)(at - kernel) : strlen(kernel);
+}
+
+/* The result of this build that r (another build's) is set against, or -1. */
+static int counterpart(const ab_result *r, int n, int i)
+{
+    char key[160], other[160];
+    shape_key(&r[i], key, sizeof key);
+    size_t len = kernel_base(r[i].kernel);
+    for (int j = 0; j < n; j++) {
+        if (r[j].lib || r[j].error[0] || r[j].reps < 1 || kernel_base(r[j].kernel) != len
+            || strncmp(r[j].kernel, r[i].kernel, len) != 0)
+            continue;
+        shape_key(&r[j], other, sizeof other);
+        if (strcmp(key, other) == 0)
+            return j;
+    }
+    return -1;
+}
+
+int ab_summarize_builds(const ab_result *r, int n, const ab_compare_opts *o, ab_build_pair *out,
+                        int max)
+{
+    int pairs = 0;
+    for (int i = 0; i < n; i++)
+        pairs += r[i].lib && !r[i].error[0] && r[i].reps >= 1 && counterpart(r, n, i) >= 0;
+    ab_compare_opts each = *o;
+    each.alpha = pairs > 1 ? o->alpha / pairs : o->alpha;
+    int count = 0;
+    for (int i = 0; i < n && count < max; i++) {
+        int j = r[i].lib && !r[i].error[0] && r[i].reps >= 1 ? counterpart(r, n, i) : -1;
+        if (j < 0)
+            continue;
+        double ratio[AB_MAX_REPS];
+        int m = paired_ratios(&r[j], &r[i], ratio);
+        for (int k = 0; k < m; k++)
+            ratio[k] = log(ratio[k]);
+        ab_build_pair *b = &out[count];
+        memset(b, 0, sizeof *b);
+        shape_key(&r[i], b->shape, sizeof b->shape);
+        b->threads = r[i].threads;
+        snprintf(b->kernel, sizeof b->kernel, "%.*s", (int)kernel_base(r[i].kernel), r[i].kernel);
+        snprintf(b->build, sizeof b->build, "%s", r[i].lib->name);
+        if (ab_compare_paired(ratio, m, &each, &b->c) == 0)
+            count++;
+    }
+    return count;
+}
+

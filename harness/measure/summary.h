@@ -17,6 +17,7 @@
 #define AB_SUMMARY_H
 
 #include "bench.h"
+#include "compare.h"
 
 typedef struct ab_summary {
     ab_op op;
@@ -33,6 +34,23 @@ typedef struct ab_summary {
 /* Fills out[0..max) from the n results (those without an error), one per
  * (shape, thread count) in the order they first appear. Returns how many. */
 int ab_summarize(const ab_result *r, int n, ab_summary *out, int max);
+
+/* run --lib: a kernel of another build against the same kernel of this
+ * one, on one shape and thread count, from the rounds both ran in
+ * (compare.h: ab_compare_paired). */
+typedef struct ab_build_pair {
+    char shape[160];          /* the benchmark name without the kernel */
+    int threads;
+    char kernel[32];          /* the kernel, without its "@build" */
+    char build[32];           /* the other build's NAME */
+    ab_run_comparison c;      /* its time / this build's: ratio, interval, MDE, verdict */
+} ab_build_pair;
+
+/* Fills out[0..max) with every result of another build (r->lib set) that
+ * has a counterpart of this build, judged at o (its alpha divided among the
+ * pairs). Returns how many. */
+int ab_summarize_builds(const ab_result *r, int n, const ab_compare_opts *o, ab_build_pair *out,
+                        int max);
 
 /* "faster" or "tie". */
 const char *ab_summary_verdict(const ab_summary *s);

@@ -87,19 +87,20 @@ static int make(ab_workload *w, uint64_t *seed, size_t misalign)
 }
 
 /* The embeddings, then the stack in place on out. */
-static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+static attn_status run(const ab_library *lib, attn_ctx *ctx, const ab_workload *w, float *out)
 {
     const ab_shape *s = &w->shape;
-    attn_status st = attn_embed(ctx, &w->emb_cfg, &w->emb, s->batch, s->q_len, w->ids,
+    attn_status st = lib->embed(ctx, &w->emb_cfg, &w->emb, s->batch, s->q_len, w->ids,
                                 w->type_ids, 0, out);
     return st != ATTN_OK ? st
-         : attn_encoder(ctx, &w->enc_cfg, s->layers, w->layers, NULL, NULL, s->batch, s->q_len,
+         : lib->encoder(ctx, &w->enc_cfg, s->layers, w->layers, NULL, NULL, s->batch, s->q_len,
                         out, &w->mask, out);
 }
 
-static attn_status pack(attn_ctx *ctx, const ab_workload *w, attn_packed_weights **out)
+static attn_status pack(const ab_library *lib, attn_ctx *ctx, const ab_workload *w,
+                        attn_packed_weights **out)
 {
-    return attn_weights_pack_encoder(ctx, &w->enc_cfg, w->shape.layers, w->layers, out);
+    return lib->weights_pack_encoder(ctx, &w->enc_cfg, w->shape.layers, w->layers, out);
 }
 
 const ab_op_row ab_op__bert = {

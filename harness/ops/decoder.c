@@ -59,11 +59,11 @@ static int make(ab_workload *w, uint64_t *seed, size_t misalign)
 /* The layer over the whole target: without a cache, or (kv not f32) as a
  * prompt's call into an empty cache of that type, whose keys and values
  * (and the memory's) it then reads as stored. */
-static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+static attn_status run(const ab_library *lib, attn_ctx *ctx, const ab_workload *w, float *out)
 {
     const ab_shape *s = &w->shape;
     attn_kv_cache_reset(w->caches[0]);
-    return attn_decoder_layer(ctx, &w->enc_cfg, w->dec, s->batch, s->q_len, w->x_q, s->kv_len,
+    return lib->decoder_layer(ctx, &w->enc_cfg, w->dec, s->batch, s->q_len, w->x_q, s->kv_len,
                               w->x_kv, w->mask.key_padding, w->caches[0], out);
 }
 
@@ -78,6 +78,7 @@ const ab_op_row ab_op__decoder = {
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_L, AB_KEY_M, AB_KEY_F, AB_KEY_norm,
                AB_KEY_act, AB_KEY_kv, AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes, .make = make, .run = run,
+    .this_build_only = 1,
     .bucket = { .wisdom_op = ATTN_OP_ENCODER, .by_sequence = 1 },
     .tolerance = AB_TOL_OUTPUT, .gemms = 1,
 };

@@ -43,16 +43,17 @@ static int make(ab_workload *w, uint64_t *seed, size_t misalign)
     return ab_workload_encoder_weights(w, misalign, seed);
 }
 
-static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+static attn_status run(const ab_library *lib, attn_ctx *ctx, const ab_workload *w, float *out)
 {
     const ab_shape *s = &w->shape;
-    return attn_encoder_layer(ctx, &w->enc_cfg, &w->enc, s->batch, s->q_len, w->x_q, &w->mask,
+    return lib->encoder_layer(ctx, &w->enc_cfg, &w->enc, s->batch, s->q_len, w->x_q, &w->mask,
                               out);
 }
 
-static attn_status pack(attn_ctx *ctx, const ab_workload *w, attn_packed_weights **out)
+static attn_status pack(const ab_library *lib, attn_ctx *ctx, const ab_workload *w,
+                        attn_packed_weights **out)
 {
-    return attn_weights_pack_encoder(ctx, &w->enc_cfg, 1, &w->enc, out);
+    return lib->weights_pack_encoder(ctx, &w->enc_cfg, 1, &w->enc, out);
 }
 
 const ab_op_row ab_op__encoder = {

@@ -77,11 +77,12 @@ static int make(ab_workload *w, uint64_t *seed, size_t misalign)
     return 0;
 }
 
-static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+static attn_status run(const ab_library *lib, attn_ctx *ctx, const ab_workload *w, float *out)
 {
     const ab_shape *s = &w->shape;
     for (int l = 0; l < s->layers; l++)
         attn_kv_cache_reset(w->caches[l]);
+    (void)lib;   /* its caches are this build's: timed on this build only (ops.h) */
     return ab_decode_chunks(ctx, &w->enc_cfg, s->layers, w->dec, w->caches, s->batch,
                             s->q_len + s->steps, w->chunks, s->steps + 1, w->x_q, s->kv_len,
                             w->x_kv, w->mask.key_padding, w->chunk, out);
@@ -99,7 +100,7 @@ const ab_op_row ab_op__generate = {
     .label = { AB_KEY_B, AB_KEY_D, AB_KEY_H, AB_KEY_P, AB_KEY_N, AB_KEY_M, AB_KEY_layers,
                AB_KEY_F, AB_KEY_norm, AB_KEY_act, AB_KEY_kv, AB_KEY_mask, AB_KEY_END },
     .resolve = resolve, .flops = flops, .bytes = bytes,
-    .pass_bytes = pass_bytes, .make = make, .run = run,
+    .pass_bytes = pass_bytes, .make = make, .run = run, .this_build_only = 1,
     /* P + N: the bucket of most of its steps (lengths P + 1 … P + N),
      * which take most of its time */
     .bucket = { .wisdom_op = ATTN_OP_ENCODER, .by_sequence = 1 },

@@ -38,10 +38,10 @@ static int make(ab_workload *w, uint64_t *seed, size_t misalign)
     return ab_workload_inputs(w, w->shape.cross, misalign, seed);
 }
 
-static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+static attn_status run(const ab_library *lib, attn_ctx *ctx, const ab_workload *w, float *out)
 {
     const ab_shape *s = &w->shape;
-    return attn_mha(ctx, s->heads * s->head_dim, s->heads, s->scale, &w->mha, s->batch,
+    return lib->mha(ctx, s->heads * s->head_dim, s->heads, s->scale, &w->mha, s->batch,
                     s->q_len, s->kv_len, w->x_q, w->x_kv, &w->mask, out);
 }
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "attn.h"
+#include "library.h"
 #include "internal.h"
 
 typedef enum ab_op {
@@ -132,11 +133,18 @@ typedef struct ab_op_row {
      * through workload.h's helpers, from *seed), but the mask, which
      * ab_workload_init makes for every op. 0, or -1 when out of memory. */
     int (*make)(struct ab_workload *w, uint64_t *seed, size_t misalign);
-    /* One call of the op on ctx, writing w->out_len floats to out. */
-    attn_status (*run)(attn_ctx *ctx, const struct ab_workload *w, float *out);
+    /* One call of the op on ctx, a context of library lib (this build's or
+     * a --lib one's, library.h), writing w->out_len floats to out. */
+    attn_status (*run)(const ab_library *lib, attn_ctx *ctx, const struct ab_workload *w,
+                       float *out);
     /* The op's weights packed once for ctx (attn_weights_pack_encoder), as
      * a deployment packs them before its calls; NULL: none to pack. */
-    attn_status (*pack)(attn_ctx *ctx, const struct ab_workload *w, attn_packed_weights **out);
+    attn_status (*pack)(const ab_library *lib, attn_ctx *ctx, const struct ab_workload *w,
+                        attn_packed_weights **out);
+    /* 1: its workload holds objects this build made (KV caches), which
+     * another build's calls must not be given: `run --lib` times it on this
+     * build only. */
+    int this_build_only;
     /* The wisdom's bucket api.c looks up for this call (ab_shape_bucket):
      * wisdom_op's (wisdom.h's ATTN_OP_*) by the lengths, head width and
      * mask class, or by_sequence: a decoder layer's, by the encoder's

@@ -55,14 +55,14 @@ static int make(ab_workload *w, uint64_t *seed, size_t misalign)
     return w->k && w->v ? 0 : -1;
 }
 
-static attn_status run(attn_ctx *ctx, const ab_workload *w, float *out)
+static attn_status run(const ab_library *lib, attn_ctx *ctx, const ab_workload *w, float *out)
 {
     const ab_shape *s = &w->shape;
     attn_sdpa_shape sh = { s->batch, s->heads, s->q_len, s->kv_len, s->head_dim, s->scale,
                            s->kv_heads, 0 };
     if (s->kv_type != ATTN_F32)
-        return attn_sdpa_kv(ctx, &sh, w->q, &w->k_view, &w->v_view, &w->mask, out);
-    return attn_sdpa(ctx, &sh, w->q, w->k, w->v, &w->mask, out);
+        return lib->sdpa_kv(ctx, &sh, w->q, &w->k_view, &w->v_view, &w->mask, out);
+    return lib->sdpa(ctx, &sh, w->q, w->k, w->v, &w->mask, out);
 }
 
 const ab_op_row ab_op__sdpa = {

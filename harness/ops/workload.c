@@ -431,17 +431,29 @@ void ab_workload_free(ab_workload *w)
     w->n_blocks = 0;
 }
 
-attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
+attn_status ab_workload_run_in(const ab_library *lib, attn_ctx *ctx, const ab_workload *w,
+                               float *out)
 {
     const ab_op_row *row = ab_op_row_of(w->shape.op);
-    return row ? row->run(ctx, w, out) : ATTN_ERR_INVALID_ARG;
+    return row ? row->run(lib, ctx, w, out) : ATTN_ERR_INVALID_ARG;
+}
+
+attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out)
+{
+    return ab_workload_run_in(&ab_library_self, ctx, w, out);
+}
+
+attn_status ab_workload_pack_in(const ab_library *lib, attn_ctx *ctx, const ab_workload *w,
+                                attn_packed_weights **out)
+{
+    const ab_op_row *row = ab_op_row_of(w->shape.op);
+    *out = NULL;
+    return row && row->pack ? row->pack(lib, ctx, w, out) : ATTN_OK;
 }
 
 attn_status ab_workload_pack(attn_ctx *ctx, const ab_workload *w, attn_packed_weights **out)
 {
-    const ab_op_row *row = ab_op_row_of(w->shape.op);
-    *out = NULL;
-    return row && row->pack ? row->pack(ctx, w, out) : ATTN_OK;
+    return ab_workload_pack_in(&ab_library_self, ctx, w, out);
 }
 
 attn_status ab_decode_chunks(attn_ctx *ctx, const attn_encoder_config *c, int n_layers,

@@ -79,6 +79,12 @@ attn_status ab_workload_run(attn_ctx *ctx, const ab_workload *w, float *out);
  * (run, tune) packs; the checks against the oracle do not, so that they
  * test the calls as given too (tests/test_packed.c: bit for bit the same). */
 attn_status ab_workload_pack(attn_ctx *ctx, const ab_workload *w, attn_packed_weights **out);
+/* The same two on a context of library lib (library.h: this build's, or
+ * another build's loaded by run --lib). */
+attn_status ab_workload_run_in(const ab_library *lib, attn_ctx *ctx, const ab_workload *w,
+                               float *out);
+attn_status ab_workload_pack_in(const ab_library *lib, attn_ctx *ctx, const ab_workload *w,
+                                attn_packed_weights **out);
 
 /* Decodes a target through a stack of n_layers decoder layers with caches
  * (one per layer), in chunks: call c feeds the next chunks[c] tokens of x

@@ -190,8 +190,12 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
             rc = -1;
             break;
         }
-        if (s->n < AB_MAX_REP)
+        if (s->n < AB_MAX_REP) {
+            const jv *round = jv_get(b, "round");
+            s->round[s->n] = round && round->type == JV_NUMBER && round->number >= 0
+                                     && round->number < 1e9 ? (int)round->number : -1;
             s->t[s->n++] = time->number * scale;
+        }
     }
     /* Benchmarks seen only through their aggregates: their central value is
      * the one sample; one with neither is dropped. */
@@ -199,6 +203,7 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
     for (int k = 0; rc == 0 && k < bf->n; k++) {
         ab_sample_set *s = &bf->set[k];
         if (s->n == 0 && central_rank[k] > 0) {
+            s->round[s->n] = -1;
             s->t[s->n++] = central[k];
             s->aggregates_only = 1;
         }

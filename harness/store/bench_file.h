@@ -20,6 +20,7 @@ typedef struct ab_sample_set {
     int threads;              /* "threads", 0 when absent */
     int n;
     double t[AB_MAX_REP];     /* seconds per iteration */
+    int round[AB_MAX_REP];    /* attnbench's "round" of each (run side by side); -1 absent */
     /* A file of aggregates only (Google Benchmark's
      * --benchmark_report_aggregates_only) gives one sample, its median (else
      * its mean), and what its other aggregates say of the spread. */

@@ -86,6 +86,24 @@ void ab_report_answer(FILE *out, const ab_summary *s, int n)
     }
 }
 
+void ab_report_builds(FILE *out, const ab_build_pair *b, int n, double alpha)
+{
+    if (n == 0)
+        return;
+    int w = 20;
+    for (int i = 0; i < n; i++)
+        w = (int)strlen(b[i].shape) > w ? (int)strlen(b[i].shape) : w;
+    fprintf(out, "\nBuilds side by side (time of BUILD / this build's, from the rounds both ran "
+            "in: paired t, alpha %g over %d pair%s; MDE: the change the data see 80%% of the "
+            "time):\n", alpha, n, n == 1 ? "" : "s");
+    for (int i = 0; i < n; i++) {
+        const ab_run_comparison *c = &b[i].c;
+        fprintf(out, "  %-*s  %s@%s / @self  %.3f [%.3f, %.3f]  MDE %.1f%%  %d rounds  %s\n", w,
+                b[i].shape, b[i].kernel, b[i].build, c->ratio, c->lo, c->hi, 100.0 * c->mde,
+                c->runs_base, ab_verdict_name(c->verdict));
+    }
+}
+
 void ab_report_unstable(FILE *out, const ab_result *r, int n, double unstable_above, double max_time,
                         const double *loadavg, const ab_peaks *peaks)
 {
@@ -319,6 +337,9 @@ static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r,
         ab_json_begin_object(j, NULL);
         json_entry_head(j, r, family, r->run_name, "iteration");
         ab_json_int(j, "repetition_index", rep);
+        /* The round it was timed in: repetitions of one round ran side by
+         * side (compare pairs builds by it). */
+        ab_json_int(j, "round", r->round[rep]);
         ab_json_int(j, "iterations", r->iterations);
         ab_json_number(j, "real_time", r->real[rep] * 1e9);
         ab_json_number(j, "cpu_time", r->cpu[rep] * 1e9);
@@ -407,6 +428,27 @@ void ab_report_json(FILE *out, const ab_run_context *c, const ab_result *r, int 
         ab_json_end_object(&j);
     }
     ab_json_end_array(&j);
+    /* run --lib: each other build's kernel against this build's (summary.h). */
+    if (c->n_builds > 0) {
+        ab_json_begin_array(&j, "builds");
+        for (int i = 0; i < c->n_builds; i++) {
+            const ab_build_pair *b = &c->builds[i];
+            ab_json_begin_object(&j, NULL);
+            ab_json_string(&j, "shape", b->shape);
+            ab_json_int(&j, "threads", b->threads);
+            ab_json_string(&j, "kernel", b->kernel);
+            ab_json_string(&j, "build", b->build);
+            ab_json_number(&j, "ratio", b->c.ratio);
+            ab_json_number(&j, "ci_low", b->c.lo);
+            ab_json_number(&j, "ci_high", b->c.hi);
+            ab_json_number(&j, "mde", b->c.mde);
+            ab_json_number(&j, "p", b->c.p);
+            ab_json_int(&j, "paired_rounds", b->c.runs_base);
+            ab_json_string(&j, "verdict", ab_verdict_name(b->c.verdict));
+            ab_json_end_object(&j);
+        }
+        ab_json_end_array(&j);
+    }
     ab_json_end_object(&j);
 }
 

@@ -41,6 +41,8 @@ typedef struct ab_run_context {
     uint64_t seed;                /* of the shuffled rounds */
     const ab_summary *summary;    /* the answer (summary.h), n_summary entries */
     int n_summary;
+    const ab_build_pair *builds;  /* run --lib: other builds against this one, n_builds */
+    int n_builds;
 } ab_run_context;
 
 /* One row per result: kernel, op, shape, threads, median time, GFLOP/s,
@@ -48,6 +50,8 @@ typedef struct ab_run_context {
 void ab_report_table(FILE *out, const ab_result *r, int n);
 /* After the table: per shape and thread count, the kernel to use, in words. */
 void ab_report_answer(FILE *out, const ab_summary *s, int n);
+/* run --lib: each kernel of another build against this build's, in words. */
+void ab_report_builds(FILE *out, const ab_build_pair *b, int n, double alpha);
 /* A note on the unstable rows, with what to do about them and how busy the
  * machine was (peak.h's noise and cache_noise; peaks may be NULL); nothing
  * when none is. */
