@@ -339,7 +339,7 @@ report:
 # The CI regression gate (tests/gate.sh): interleaved A/B timing of this
 # tree's build against BASE's, and callgrind instruction counts.
 BASE ?= HEAD~1
-gate: $(CLI_BIN)
+gate: $(CLI_BIN) $(SHARED_LIB)
 	bash tests/gate.sh --base $(BASE) --new-bin $(CLI_BIN) $(GATE_FLAGS)
 
 # ThreadSanitizer over the threaded tests (test_threads: every parallel

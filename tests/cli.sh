@@ -94,7 +94,7 @@ PY
 # other build is caught on that kernel, and on no other; compare judges the
 # file's pairs the same way. Unusable libraries and ops are usage errors.
 LIBSO=$(dirname "$AB")/libattn.so
-LIB_FAST="--threads 1 --precision 0 --repetitions 10 --min-time 0.002 --no-peaks"
+LIB_FAST="--threads 1 --precision 0 --repetitions 16 --min-time 0.005 --no-peaks"
 LIB_SHAPE='op=sdpa,B=1,H=2,L=64,Dh=32;op=encoder,B=1,L=32,D=64,H=2,F=128,norm=pre,act=gelu,mask=none'
 if [ -f "$LIBSO" ]; then
     ATTNBENCH_INJECT_SLOWDOWN=blocked@copy:0.5:spin expect_rc 0 run --lib copy="$LIBSO" \
@@ -124,6 +124,10 @@ assert len(rows) == 4, rows
 for r in rows:
     assert ("/blocked@copy/" in r["name"]) == (r["verdict"] == "REGRESSION"), r
 PY
+    expect_rc 0 compare "$TMP/lib.json" --base-build copy   # self / copy: the copy is slower
+    grep -q "improvement" "$TMP/out" && ! grep -q "REGRESSION" "$TMP/out" && ok \
+        || bad "compare --base-build: $(cat "$TMP/out")"
+    expect_rc 2 compare "$TMP/lib.json" --base-build copy --new-build nope
     expect_rc 2 compare "$TMP/a.json"   # no K@BUILD pairs in it
     expect_rc 2 run --lib copy="$TMP/no-such.so" --kernel blocked --shape "$LIB_SHAPE" $LIB_FAST
     grep -q "no-such.so" "$TMP/err" && ok || bad "--lib missing file: $(cat "$TMP/err")"

@@ -3,10 +3,13 @@
 # BASE's? Two independent checks, each on the `gate` suite (one small shape
 # per op), 1 thread:
 #
-#  1. Time, in one process: the new attnbench loads BASE's libattn.so
-#     (`run --lib base=PATH`) and times every kernel of both builds in the
-#     same shuffled rounds, on the same inputs, contexts made anew every
-#     few rounds; `attnbench compare FILE --base-build base` judges each
+#  1. Time, in one process: the new attnbench loads both builds' shared
+#     libraries (`run --lib new=NEW/libattn.so --lib base=BASE/libattn.so`:
+#     both loaded alike, so that static-against-shared code placement,
+#     which put the two copies of one build 1% apart on some rows, cannot
+#     bias the verdict) and times every kernel of both in the same shuffled
+#     rounds, on the same inputs, contexts made anew every few rounds;
+#     `attnbench compare FILE --base-build base --new-build new` judges each
 #     kernel and op from its per-round ratios new/base (a paired t-test at
 #     alpha 0.01 over the pairs; a regression needs new/base > 1.05 and
 #     p below that; a row whose data could not see 10% is inconclusive,
@@ -84,7 +87,7 @@ if [ -z "$base_bin" ]; then
         || { echo "gate: the base does not build (see $work/base-build.log)"; exit 2; }
     base_bin=$src/build/attnbench
 fi
-base_lib=$(dirname "$base_bin")/libattn.so
+base_lib=$(dirname "$base_bin")/libattn.so new_lib=$(dirname "$new_bin")/libattn.so
 [ -x "$new_bin" ] || { echo "gate: no new binary $new_bin (run make)"; exit 2; }
 # (grep reads captured text: with pipefail, grep -q closing a pipe early
 # would fail the pipeline.)
@@ -146,8 +149,8 @@ timed() {   # name args...
 # In process when the new binary can load the base's library (contract 0.3
 # on both sides).
 inproc=0
-if [ "$cross" = 0 ] && [ -f "$base_lib" ] \
-    && "$new_bin" run --lib base="$base_lib" --kernel blocked --threads 1 --no-peaks \
+if [ "$cross" = 0 ] && [ -f "$base_lib" ] && [ -f "$new_lib" ] \
+    && "$new_bin" run --lib base="$base_lib" --lib new="$new_lib" --kernel blocked --threads 1 --no-peaks \
         --shape op=sdpa,B=1,H=1,L=8,Dh=8 --repetitions 1 --precision 0 --min-time 0.001 \
         >"$work/lib-check.txt" 2>&1; then
     inproc=1
@@ -155,11 +158,14 @@ if [ "$cross" = 0 ] && [ -f "$base_lib" ] \
         local name=$1 rc=0
         shift
         rm -f "$work/$name.json"
-        ATTNBENCH_INJECT_SLOWDOWN=$inject "$new_bin" run --lib base="$base_lib" --suite gate \
-            --threads 1 --repetitions $((3 * rounds)) --precision 0 --min-time 0.05 \
+        # The injection names the new build's kernel: K@new.
+        local env=${inject:+${inject%%:*}@new:${inject#*:}}
+        ATTNBENCH_INJECT_SLOWDOWN=$env "$new_bin" run --lib base="$base_lib" --lib new="$new_lib" \
+            --suite gate --threads 1 --repetitions $((3 * rounds)) --precision 0 --min-time 0.05 \
             --json "$work/$name.json" "$@" >"$work/$name.run.txt" 2>&1 || true
         [ -f "$work/$name.json" ] || { echo "gate: run --lib failed: $(tail -n 3 "$work/$name.run.txt")"; return 2; }
-        "$new_bin" compare "$work/$name.json" --base-build base >"$work/$name.txt" || rc=$?
+        "$new_bin" compare "$work/$name.json" --base-build base --new-build new >"$work/$name.txt" \
+            || rc=$?
         sed 's/^/  /' "$work/$name.txt"
         return $rc
     }
@@ -167,10 +173,10 @@ fi
 
 status=0 fired=
 if [ $inproc = 1 ]; then
-    echo "gate: timing $kernels in one process (the base's $base_lib loaded beside this build), $((3 * rounds)) rounds${inject:+ (injected: $inject on the new side)}"
+    echo "gate: timing $kernels in one process ($new_lib and $base_lib loaded side by side), $((3 * rounds)) rounds${inject:+ (injected: $inject on the new side)}"
 else
     echo "gate: timing $kernels, $rounds interleaved rounds of separate processes${inject:+ (injected: $inject on the new side)}"
-    [ "$cross" = 1 ] || echo "gate: (not in process: $(tail -n 1 "$work/lib-check.txt" 2>/dev/null || echo "no $base_lib"))"
+    [ "$cross" = 1 ] || echo "gate: (not in process: $(tail -n 1 "$work/lib-check.txt" 2>/dev/null || echo "no $base_lib or $new_lib"))"
 fi
 rc=0
 timed screen --kernel "$kernels" || rc=$?

@@ -18,15 +18,10 @@
 #include "compare.h"
 #include "json.h"
 
-static const char *verdict_text(const ab_run_comparison *c)
-{
-    return ab_verdict_name(c->verdict);
-}
-
 static void print_row(const char *name, const ab_run_comparison *c, const char *runs)
 {
     printf("%-64s %8.3f  [%7.3f, %7.3f] %7.1f%% %9.2g %7s  %s%s\n", name, c->ratio, c->lo, c->hi,
-           100.0 * c->mde, c->p, runs, verdict_text(c), c->unstable ? " (unstable)" : "");
+           100.0 * c->mde, c->p, runs, ab_verdict_name(c->verdict), c->unstable ? " (unstable)" : "");
 }
 
 static void json_row(ab_json *j, const char *name, const ab_run_comparison *c)
@@ -37,7 +32,7 @@ static void json_row(ab_json *j, const char *name, const ab_run_comparison *c)
     ab_json_number(j, "ci_low", c->lo);
     ab_json_number(j, "ci_high", c->hi);
     ab_json_number(j, "mde", c->mde);
-    ab_json_string(j, "verdict", verdict_text(c));
+    ab_json_string(j, "verdict", ab_verdict_name(c->verdict));
     ab_json_number(j, "p", c->p);
     ab_json_int(j, "runs_base", c->runs_base);
     ab_json_int(j, "runs_new", c->runs_new);
@@ -146,22 +141,30 @@ static size_t build_part(const char *name, size_t *at)
     return (size_t)(end - mark);
 }
 
-/* The rows of compare_builds: K@BUILD's names. */
+/* The rows of compare_builds: the judged kernels' names. */
 typedef struct pair_names {
     const ab_bench_file *b;
-    const int *other;
+    const int *judged;
 } pair_names;
 
 static const char *pair_name(const void *arg, int k)
 {
     const pair_names *p = arg;
-    return p->b->set[p->other[k]].name;
+    return p->b->set[p->judged[k]].name;
 }
 
-/* One file of run --lib: each K@BUILD against K@self, per-round pairs.
- * Exit status as compare's. */
-static int compare_builds(const char *path, const ab_compare_opts *o, const char *base_build,
-                          const char *json_path)
+/* 1 when the name's kernel is of build (its "@build" part is "@" build). */
+static int of_build(const char *name, const char *build)
+{
+    size_t at, len = build_part(name, &at);
+    return len && len == strlen(build) + 1 && strncmp(name + at + 1, build, len - 1) == 0;
+}
+
+/* One file of run --lib: the kernels of build `judged` (NULL: of every
+ * build but the reference) against the same kernels of build `ref`, from
+ * the rounds both ran in. Exit status as compare's. */
+static int compare_builds(const char *path, const ab_compare_opts *o, const char *ref,
+                          const char *judged, const char *json_path)
 {
     char err[512];
     ab_bench_file *f = NULL;
@@ -173,54 +176,49 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
         return AB_EXIT_USAGE;
     }
     const ab_bench_file *b = &f[0];
-    int *other = calloc((size_t)b->n, sizeof *other), *self = calloc((size_t)b->n, sizeof *self);
+    int *mine = calloc((size_t)b->n, sizeof *mine), *base = calloc((size_t)b->n, sizeof *base);
     ab_run_comparison *v = calloc((size_t)b->n, sizeof *v);
     int pairs = 0, status = AB_EXIT_OK;
-    if (!other || !self || !v) {
+    if (!mine || !base || !v) {
         fprintf(stderr, "attnbench compare: out of memory\n");
         status = AB_EXIT_FAIL;
         goto done;
     }
     for (int i = 0; i < b->n; i++) {
         size_t at, len = build_part(b->set[i].name, &at);
-        if (!len || (len == 5 && strncmp(b->set[i].name + at, "@self", 5) == 0))
-            continue;
-        if (base_build && (len != strlen(base_build) + 1
-                           || strncmp(b->set[i].name + at + 1, base_build, len - 1) != 0))
+        if (!len || of_build(b->set[i].name, ref) || (judged && !of_build(b->set[i].name, judged)))
             continue;
         char want[sizeof b->set[0].name];
-        snprintf(want, sizeof want, "%.*s@self%s", (int)at, b->set[i].name,
+        snprintf(want, sizeof want, "%.*s@%s%s", (int)at, b->set[i].name, ref,
                  b->set[i].name + at + len);
         for (int j = 0; j < b->n; j++)
             if (strcmp(b->set[j].name, want) == 0) {
-                other[pairs] = i;
-                self[pairs++] = j;
+                mine[pairs] = i;
+                base[pairs++] = j;
                 break;
             }
     }
     if (pairs == 0) {
-        fprintf(stderr, "attnbench compare: %s has no K@%s beside K@self (a file of run "
-                "--lib); give two sides to compare runs\n", path, base_build ? base_build : "BUILD");
+        fprintf(stderr, "attnbench compare: %s has no K@%s beside K@%s (a file of run --lib); "
+                "give two sides to compare runs\n", path, judged ? judged : "BUILD", ref);
         status = AB_EXIT_USAGE;
         goto done;
     }
     ab_compare_opts each = *o;
     each.alpha = o->alpha / pairs;
-    char head[64];
-    snprintf(head, sizeof head, base_build ? "benchmark (self / %.30s)" : "benchmark (BUILD / self)",
-             base_build);
+    char head[80];
+    snprintf(head, sizeof head, "benchmark (%.30s / %.30s)", judged ? judged : "BUILD", ref);
     printf("%-64s %8s %19s %8s %9s %7s  %s\n", head, "ratio", "interval", "MDE", "p", "rounds",
            "verdict");
     int regressions = 0, improvements = 0, unclear = 0;
     for (int k = 0; k < pairs; k++) {
-        const ab_sample_set *a = &b->set[self[k]], *x = &b->set[other[k]];
+        const ab_sample_set *a = &b->set[base[k]], *x = &b->set[mine[k]];
         double logs[AB_MAX_REP];
         int m = 0;
-        /* BUILD / self; with --base-build, self / BUILD: this build judged. */
         for (int i = 0; i < x->n; i++)
             for (int j = 0; j < a->n; j++)
                 if (x->round[i] >= 0 && x->round[i] == a->round[j] && a->t[j] > 0 && x->t[i] > 0) {
-                    logs[m++] = base_build ? log(a->t[j] / x->t[i]) : log(x->t[i] / a->t[j]);
+                    logs[m++] = log(x->t[i] / a->t[j]);
                     break;
                 }
         if (ab_compare_paired(logs, m, &each, &v[k]) != 0) {
@@ -230,7 +228,7 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
         }
         char count[24];
         snprintf(count, sizeof count, "%d", m);
-        print_row(base_build ? a->name : x->name, &v[k], count);
+        print_row(x->name, &v[k], count);
         regressions += v[k].verdict == AB_REGRESSION;
         improvements += v[k].verdict == AB_IMPROVEMENT;
         unclear += v[k].verdict == AB_INCONCLUSIVE;
@@ -240,12 +238,12 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
            regressions, regressions == 1 ? "" : "s", improvements, improvements == 1 ? "" : "s",
            unclear, pairs, 100 * o->min_effect, o->alpha, 100 * o->threshold);
     status = regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
-    const pair_names named = { b, base_build ? self : other };
+    const pair_names named = { b, mine };
     if (json_path && write_verdicts(json_path, pair_name, &named, v, pairs, NULL) != 0)
         status = AB_EXIT_FAIL;
 done:
-    free(other);
-    free(self);
+    free(mine);
+    free(base);
     free(v);
     ab_bench_files_free(f, nf);
     return status;
@@ -255,7 +253,7 @@ int ab_cmd_compare(int argc, char **argv)
 {
     double alpha = 0.01, min_effect = 0.05, run_noise = AB_DEFAULT_RUN_NOISE;
     double threshold = AB_DEFAULT_THRESHOLD;
-    const char *pos[2], *json_path = NULL, *base_build = NULL;
+    const char *pos[2], *json_path = NULL, *base_build = NULL, *new_build = NULL;
     int n_pos;
     const ab_flag flags[] = {
         { "alpha", AB_FLAG_DOUBLE, &alpha, "P", "significance level (default 0.01)", 1e-9, 0.5 },
@@ -263,12 +261,14 @@ int ab_cmd_compare(int argc, char **argv)
         { "run-noise", AB_FLAG_DOUBLE, &run_noise, "S", "run-to-run noise floor (sigma of log time) with one run a side (default 0.10, from A/A runs on the 2-vCPU VMs)", 0, 5 },
         { "threshold", AB_FLAG_DOUBLE, &threshold, "F", "the change a benchmark's data must be able to detect (its MDE) for \"no change\"; else \"inconclusive\" (default 0.10)", 0, 10 },
         { "json", AB_FLAG_STRING, &json_path, "FILE", "also write the verdicts as JSON", 0, 0 },
-        { "base-build", AB_FLAG_STRING, &base_build, "NAME", "one file of run --lib: the build NAME is the base, and this build (self) is judged against it", 0, 0 },
+        { "base-build", AB_FLAG_STRING, &base_build, "NAME", "one file of run --lib: the build NAME is the base the others are judged against (default self)", 0, 0 },
+        { "new-build", AB_FLAG_STRING, &new_build, "NAME", "one file of run --lib: judge only build NAME's kernels (default: every build but the base; self when --base-build is given)", 0, 0 },
     };
     int rc = ab_cli_command(
         "compare",
         "attnbench compare BASE.json[,..] NEW.json[,..] | RUN.json  [--alpha P] [--min-effect F]\n"
-        "                         [--run-noise S] [--threshold F] [--json FILE] [--base-build NAME]",
+        "                         [--run-noise S] [--threshold F] [--json FILE]\n"
+        "                         [--base-build NAME] [--new-build NAME]",
         "Pairs the benchmarks of two sides of Google Benchmark JSON by name and judges each\n"
         "at the level of runs: each file is a run and gives one median per benchmark, since\n"
         "repetitions inside one process share its state and understate how much runs differ.\n"
@@ -281,15 +281,16 @@ int ab_cmd_compare(int argc, char **argv)
         "else \"inconclusive\" (so is a benchmark a side flags unstable).\n"
         "With one file, written by run --lib, each K@BUILD is judged against K@self from the\n"
         "rounds both ran in (a paired t-test, alpha over the pairs): builds timed in one\n"
-        "process, where the machine's drift cancels; --base-build NAME judges self against\n"
-        "NAME's kernels instead (the CI gate: this build new, NAME the base).\n"
+        "process, where the machine's drift cancels; --base-build NAME judges the kernels of\n"
+        "self (or of --new-build NAME2) against NAME's instead (the CI gate: new against base).\n"
         "Exit status: 0 nothing regressed, 1 a regression, 2 unusable input.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), pos, 2, &n_pos);
     if (rc >= 0)
         return rc;
     ab_compare_opts opts = { alpha, min_effect, run_noise, threshold };
     if (n_pos == 1)
-        return compare_builds(pos[0], &opts, base_build, json_path);
+        return compare_builds(pos[0], &opts, base_build ? base_build : "self",
+                              new_build ? new_build : base_build ? "self" : NULL, json_path);
     if (n_pos != 2) {
         fprintf(stderr, "attnbench compare: give two sides, BASE.json NEW.json (or one file of "
                 "run --lib)\n");
