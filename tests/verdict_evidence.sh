@@ -19,9 +19,11 @@
 #                        binary: an older one flags CV > 5%).
 #   lib-aa N [run args]  N runs of this build beside a copy of itself in one
 #                        process (run --lib copy=LIBATTN.so: the copy is its
-#                        shared library, the other the static code): at
-#                        most 1 trial may call any row different, and the
-#                        intervals must cover 1 in >= 95% of rows.
+#                        shared library, the other the static code; with
+#                        BASE_LIB=A NEW_LIB=B in the environment, two shared
+#                        libraries, as the gate loads them): at most 1 trial
+#                        may call any row different, and the intervals must
+#                        cover 1 in >= 95% of rows.
 #   lib-inject N [run args]  the same with a spin-only 10% slowdown of one
 #                        kernel of the copy (cycling): every row of that
 #                        kernel whose MDE is <= 10% must be caught in >= 95%
@@ -162,14 +164,21 @@ lib-aa | lib-inject)
     shift || true
     [ $# -gt 0 ] || set -- --kernel avx2,blocked --threads 1 --repetitions 9 --precision 0 \
         --min-time 0.02 --shape "$SMOKE_NO_CACHES"
-    lib=$(dirname "$AB")/libattn.so
+    # Two builds' shared libraries side by side (BASE_LIB and NEW_LIB, as the
+    # gate loads them), else this build's static code against its own
+    # shared library.
+    lib=$(dirname "$AB")/libattn.so libs=(--lib copy="$lib") judge=()
+    if [ -n "${BASE_LIB:-}" ] && [ -n "${NEW_LIB:-}" ]; then
+        libs=(--lib base="$BASE_LIB" --lib copy="$NEW_LIB") judge=(--base-build base --new-build copy)
+    fi
     kernels=$(printf '%s\n' "$@" | awk 'prev == "--kernel" { print } { prev = $0 }' | tr , ' ')
     read -r -a ks <<<"${kernels:-avx2 blocked}"
     for i in $(seq 1 "$n"); do
         k=${ks[$(((i - 1) % ${#ks[@]}))]} env=
         [ "$part" = lib-aa ] || env="$k@copy:0.1:spin"
-        run "$work/$part-$i.json" "$env" --lib copy="$lib" "$@"
-        "$AB" compare "$work/$part-$i.json" --json "$work/$part-$i.v.json" >"$work/$part-$i.txt" || true
+        run "$work/$part-$i.json" "$env" "${libs[@]}" "$@"
+        "$AB" compare "$work/$part-$i.json" "${judge[@]}" --json "$work/$part-$i.v.json" \
+            >"$work/$part-$i.txt" || true
         echo "$k" >"$work/$part-$i.kernel"
     done
     /usr/bin/python3 - "$part" "$n" "$work" <<'EOF'
