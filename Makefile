@@ -242,6 +242,15 @@ $(STATIC_LIB): $(LIB_OBJS)
 $(SHARED_LIB): $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libattn.so.$(SOVERSION) $(SANFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
+# A second build of the library for the tests of run --lib (tests/cli.sh):
+# the same objects linked in reverse order, so that its code lies
+# elsewhere, as another build's would.
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+RELINKED_LIB := $(BUILD)/tests/libattn-relinked.so
+$(RELINKED_LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared $(SANFLAGS) $(LDFLAGS) $(call reverse,$^) -o $@ $(LDLIBS)
+
 $(HARNESS_LIB): $(HARNESS_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -255,7 +264,7 @@ $(TEST_BIN): $(TEST_OBJS) $(HARNESS_LIB) $(STATIC_LIB)
 
 # allocator_may_return_null: the tests ask for absurd (non-overflowing) sizes
 # and expect ATTN_ERR_NO_MEMORY, which ASan would otherwise turn into an abort.
-test: all
+test: all $(RELINKED_LIB)
 	sh tests/layers.sh
 	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 $(TEST_BIN) tests/fixtures
 	$(CLI_BIN) check --quiet

@@ -89,11 +89,14 @@ assert [r["name"] for r in calls[1]["regions"]][1].endswith("the splits merged")
 PY
 
 # run --lib: another build's libattn.so timed beside this one in the same
-# rounds (this build's own shared library stands for it: a separate copy of
-# the code). A spin-only slowdown of 50% injected into one kernel of the
-# other build is caught on that kernel, and on no other; compare judges the
-# file's pairs the same way. Unusable libraries and ops are usage errors.
-LIBSO=$(dirname "$AB")/libattn.so
+# rounds (make test links a second build of the library for it, the same
+# objects in reverse order, tests/libattn-relinked.so; else this build's
+# own shared library stands in). A spin-only slowdown of 50% injected into
+# one kernel of the other build is caught on that kernel, and on no other;
+# compare judges the file's pairs the same way. Unusable libraries and ops
+# are usage errors.
+LIBSO=$(dirname "$AB")/tests/libattn-relinked.so
+[ -f "$LIBSO" ] || LIBSO=$(dirname "$AB")/libattn.so
 LIB_FAST="--threads 1 --precision 0 --repetitions 16 --min-time 0.005 --no-peaks"
 LIB_SHAPE='op=sdpa,B=1,H=2,L=64,Dh=32;op=encoder,B=1,L=32,D=64,H=2,F=128,norm=pre,act=gelu,mask=none'
 if [ -f "$LIBSO" ]; then
