@@ -229,10 +229,11 @@ static double grid_imbalance(size_t tiles, int panels, int ways_m, int ways_n)
  * rows (nt x 1), or auto: the 1-D split of before (columns when there are
  * plenty of panels) while it is balanced within 10%; else, of every
  * factoring nt = ways_m · ways_n, the most balanced (BLIS's "ways" over
- * its loops), the 1-D one first on a tie. 512 rows in 12-row tiles (43)
- * over 16 threads are 3 tiles for some and 2 for others (1.12); 24 panels
- * of 768 columns over 16 are 2 or 1 (1.33); 4 x 4 is 11 x 6 of 43 x 24
- * (1.02). A thread of a 2-D split packs its own rows of A. */
+ * its loops): on a tie the 1-D split, then the fewest row groups. 512
+ * rows in 12-row tiles (43) over 16 threads are 3 tiles for some and 2 for
+ * others (1.12); 24 panels of 768 columns over 16 are 2 or 1 (1.33); 2 x 8
+ * is 22 x 3 of 43 x 24 (1.02). A thread of a 2-D split packs its own rows
+ * of A. */
 static gemm_split gemm_split_of(const blk_arch *arch, const int *params, const attn_gemm_problem *p,
                                 int nt)
 {
@@ -273,19 +274,6 @@ static long gemm_split_share(const void *plan, int t)
     return (t1 - t0) * (c1 - c0);
 }
 
-typedef struct skinny_split {
-    long groups;                 /* C's columns in fours */
-    int nt;
-} skinny_split;
-
-static long skinny_share(const void *plan, int t)
-{
-    const skinny_split *sk = plan;
-    long lo, hi;
-    attn_split_static(sk->groups, sk->nt, t, &lo, &hi);
-    return hi - lo;
-}
-
 /* Threads share C as gemm_split_of says; each element of C is computed by
  * one thread in the same order whatever the split. */
 void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
@@ -294,14 +282,14 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
     const int MR = arch->mr, NR = arch->nr;
     if (arch->skinny && p->m <= (size_t)arch->skinny_rows) {
         /* Threads take runs of B's rows (C's columns), four at a time. */
-        const skinny_split sk = { (p->n + 3) / 4, ex->n_threads };
-        if (attn_trace_region(ex, skinny_share, &sk, "4 columns of C", "gemm %zux%dx%d, skinny",
-                              p->m, p->n, p->k))
+        const long groups = (p->n + 3) / 4;
+        if (attn_trace_units(ex, groups, "4 columns of C", "gemm %zux%dx%d, skinny", p->m, p->n,
+                             p->k))
             return;
 #pragma omp parallel num_threads(ex->n_threads)
         {
             long g0, g1;
-            attn_split_static(sk.groups, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
+            attn_split_static(groups, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
             int n0 = (int)g0 * 4, n1 = min_int((int)g1 * 4, p->n);
             if (n0 < n1)
                 arch->skinny(&g, n0, n1);
