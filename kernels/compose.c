@@ -241,8 +241,12 @@ size_t attn_sdpa_workspace(const attn_kernel *k, const attn_exec *ex, const attn
 
 void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_problem *p)
 {
+    /* A dry run (split.h) computes no values to scan: what it holds is
+     * whatever the workspace held, so it takes the kernel's path, which is
+     * what it shows. */
+    const int dry = ex->trace != NULL;
     if (k->sdpa != attn_kernel__naive.sdpa
-        && rows_finite(p->q, p->batch, p->n_heads, p->q_len, p->head_dim, &p->q_st)) {
+        && (dry || rows_finite(p->q, p->batch, p->n_heads, p->q_len, p->head_dim, &p->q_st))) {
         sdpa_layout l;
         sdpa_plan(k, p, &l);
         float *wk = l.widen_k ? (float *)((char *)ex->scratch + l.k) : NULL;
@@ -254,7 +258,7 @@ void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_pr
         attn_sdpa_problem own = widened_problem(p, &l, wk, wv);
         attn_exec kex = sub_exec(ex, l.kernel, ex->scratch_bytes - l.kernel);
         k->sdpa(&kex, &own);
-        if (rows_finite(p->out, p->batch, p->n_heads, p->q_len, p->head_dim, &p->out_st))
+        if (dry || rows_finite(p->out, p->batch, p->n_heads, p->q_len, p->head_dim, &p->out_st))
             return;
     }
     attn_kernel__naive.sdpa(ex, p);

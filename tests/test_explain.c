@@ -191,6 +191,22 @@ static void test_no_work(void)
     attn_trace_clear(&t);
     ab_free(out);
     ab_workload_free(&w);
+
+    /* The values a dry run sees are whatever its buffers held: a call with
+     * non-finite inputs, which runs the oracle instead, still shows the
+     * kernel's attention (an encoder's Q is its uninitialized workspace). */
+    t_case("explain: the kernel's attention is shown whatever the values (NaN queries)");
+    if (t_workload(&w, "op=sdpa,B=1,H=2,L=40,Dh=16,mask=none", 5, 0, err, sizeof err) != 0) {
+        CHECK(0, "setup: %s", err);
+        return;
+    }
+    for (size_t i = 0; i < (size_t)40 * 2 * 16; i++)
+        w.q[i] = NAN;
+    CHECK(ab_explain_workload(&w, "blocked", 4, &t, ran, sizeof ran, err, sizeof err) == 0
+              && find_region(&t, "attention 1x2x40x40") != NULL,
+          "%s; %d regions, none the attention", err, t.n);
+    attn_trace_clear(&t);
+    ab_workload_free(&w);
 }
 
 void test_explain(void)

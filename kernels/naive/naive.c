@@ -142,7 +142,9 @@ const attn_kernel attn_kernel__naive = {
     .description = "reference oracle: the formulas as plain loops, fp64 accumulation, 1 thread",
     .requires = 0,
     .parallel = 0,
-    .explains = 1,
+    /* 0: its primitives have no parallel region to skip, so a dry run
+     * would do all their arithmetic (explain refuses it). */
+    .explains = 0,
     .gemm = attn_gemm__naive,
     .sdpa = attn_sdpa__naive,
     .sdpa_scratch = attn_sdpa_scratch__naive,
