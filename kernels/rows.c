@@ -82,8 +82,9 @@ static void layernorm_row(int d, const float *xr, const float *gamma, const floa
         yr[j] = (xr[j] - mu) * inv * gamma[j] + beta[j];
 }
 
-void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float *x,
-                              const float *gamma, const float *beta, float eps, float *y)
+void attn_layernorm_rows(const attn_exec *ex, size_t m, int d, const float *x,
+                         const float *gamma, const float *beta, float eps, float *y,
+                         attn_layernorm_row_fn row)
 {
     const long rows = (long)m;
     if (attn_trace_units(ex, rows, "row", "layernorm %zux%d", m, d))
@@ -93,6 +94,12 @@ void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float 
         long lo, hi;
         attn_split_static(rows, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
         for (long i = lo; i < hi; i++)
-            layernorm_row(d, x + (size_t)i * (size_t)d, gamma, beta, eps, y + (size_t)i * (size_t)d);
+            row(d, x + (size_t)i * (size_t)d, gamma, beta, eps, y + (size_t)i * (size_t)d);
     }
+}
+
+void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float *x,
+                              const float *gamma, const float *beta, float eps, float *y)
+{
+    attn_layernorm_rows(ex, m, d, x, gamma, beta, eps, y, layernorm_row);
 }

@@ -36,6 +36,19 @@ static inline void attn_rows_activate(int act, float *x, int n)
             x[j] = x[j] > 0.0f ? x[j] : 0.0f;
 }
 
+/* LayerNorm of one row: xr[0..d) → yr[0..d) with gamma and beta. */
+typedef void (*attn_layernorm_row_fn)(int d, const float *xr, const float *gamma,
+                                      const float *beta, float eps, float *yr);
+
+/* LayerNorm over the m rows of width d of x into y, row by row with `row`,
+ * the rows split statically over ex->n_threads (split.h; a traced call
+ * records the split and does no work). Every row is computed by one
+ * thread with the same code whatever the count, so the result does not
+ * depend on it. Same contract as attn_layernorm_fn otherwise. */
+void attn_layernorm_rows(const attn_exec *ex, size_t m, int d, const float *x,
+                         const float *gamma, const float *beta, float eps, float *y,
+                         attn_layernorm_row_fn row);
+
 /* LayerNorm over rows of width d, threaded over rows; mean and variance of
  * each row in double, two passes. Same contract as attn_layernorm_fn. */
 void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float *x,

@@ -232,6 +232,24 @@ static ab_verdict_kind judge(int unstable, double p, double alpha, double ratio,
     return mde <= o->threshold ? AB_SAME : AB_INCONCLUSIVE;
 }
 
+/* The test of a log ratio d with standard error se on df degrees of
+ * freedom (INFINITY: a normal) at level alpha: c's interval, p-value, MDE
+ * and verdict (judge(), with c->unstable). c->ratio is the caller's, set
+ * before (exp(d), or what d was taken from). */
+static void test_ratio(ab_run_comparison *c, double d, double se, double df, double alpha,
+                       const ab_compare_opts *o)
+{
+    double q = isinf(df) ? normal_isf(alpha / 2.0) : student_isf(alpha / 2.0, df);
+    c->lo = exp(d - q * se);
+    c->hi = exp(d + q * se);
+    c->p = se > 0 ? 2.0 * ab_student_sf(fabs(d) / se, df) : (d == 0 ? 1.0 : 0.0);
+    c->p = c->p > 1.0 ? 1.0 : c->p;
+    double power = isinf(df) ? normal_isf(1.0 - AB_MDE_POWER)
+                              : student_isf(1.0 - AB_MDE_POWER, df);
+    c->mde = exp((q + power) * se) - 1.0;
+    c->verdict = judge(c->unstable, c->p, alpha, c->ratio, c->mde, o);
+}
+
 #define PRIOR_DF 4.0          /* the pooled spread counts as this many runs */
 #define MIN_CROSS 5           /* benchmarks needed to read a spread across them */
 
@@ -300,7 +318,7 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
     for (int i = 0; i < n; i++) {
         const ab_bench_runs *x = &b[i];
         ab_run_comparison *c = &out[i];
-        double d = log(c->ratio), se, df, q, alpha = o->alpha;
+        double d = log(c->ratio), se, df, alpha = o->alpha;
         int df_own = x->nb + x->nf - 2;
         if (df_own >= 1 && !isnan(prior)) {
             double s2 = (c->noise + PRIOR_DF * prior) / (df_own + PRIOR_DF);
@@ -332,15 +350,7 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
              * of benchmarks judged (Bonferroni). */
             alpha = n_judged > 1 ? o->alpha / n_judged : o->alpha;
         }
-        q = isinf(df) ? normal_isf(alpha / 2.0) : student_isf(alpha / 2.0, df);
-        c->lo = exp(d - q * se);
-        c->hi = exp(d + q * se);
-        c->p = se > 0 ? 2.0 * ab_student_sf(fabs(d) / se, df) : (d == 0 ? 1.0 : 0.0);
-        c->p = c->p > 1.0 ? 1.0 : c->p;
-        double power = isinf(df) ? normal_isf(1.0 - AB_MDE_POWER)
-                                  : student_isf(1.0 - AB_MDE_POWER, df);
-        c->mde = exp((q + power) * se) - 1.0;
-        c->verdict = judge(c->unstable, c->p, alpha, c->ratio, c->mde, o);
+        test_ratio(c, d, se, df, alpha, o);
     }
     free(diff);
     free(var);
@@ -374,15 +384,9 @@ int ab_compare_paired(const double *log_ratios, int n, const ab_compare_opts *o,
     for (int i = 0; i < n; i++)
         ss += (log_ratios[i] - mean) * (log_ratios[i] - mean);
     double df = n - 1, se = sqrt(ss / df / n);
-    double q = student_isf(o->alpha / 2.0, df);
     c->noise = sqrt(ss / df);
     c->ratio = exp(mean);
-    c->lo = exp(mean - q * se);
-    c->hi = exp(mean + q * se);
-    c->p = se > 0 ? 2.0 * ab_student_sf(fabs(mean) / se, df) : (mean == 0 ? 1.0 : 0.0);
-    c->p = c->p > 1.0 ? 1.0 : c->p;
-    c->mde = exp((q + student_isf(1.0 - AB_MDE_POWER, df)) * se) - 1.0;
-    c->verdict = judge(0, c->p, o->alpha, c->ratio, c->mde, o);
+    test_ratio(c, mean, se, df, o->alpha, o);
     return 0;
 }
 
@@ -410,16 +414,10 @@ int ab_compare_whole(const ab_bench_runs *b, const ab_run_comparison *judged, in
     }
     if (m >= AB_WHOLE_MIN) {
         double d = ab_median_inplace(logs, m), se = AB_WHOLE_NOISE * o->run_noise;
-        double q = normal_isf(o->alpha / 2.0);
         w->runs_base = w->runs_new = m;
         w->noise = se;
         w->ratio = exp(d);
-        w->lo = exp(d - q * se);
-        w->hi = exp(d + q * se);
-        w->p = se > 0 ? 2.0 * ab_normal_sf(fabs(d) / se) : (d == 0 ? 1.0 : 0.0);
-        w->p = w->p > 1.0 ? 1.0 : w->p;
-        w->mde = exp((q + normal_isf(1.0 - AB_MDE_POWER)) * se) - 1.0;
-        w->verdict = judge(0, w->p, o->alpha, w->ratio, w->mde, o);
+        test_ratio(w, d, se, INFINITY, o->alpha, o);   /* a normal: the noise is a model */
     }
     free(logs);
     return 0;

@@ -81,17 +81,7 @@ static void SIMD_NAME(layernorm_row)(int d, const float *xr, const float *gamma,
 static void SIMD_NAME(attn_layernorm)(const attn_exec *ex, size_t m, int d, const float *x,
                                       const float *gamma, const float *beta, float eps, float *y)
 {
-    const long rows = (long)m;
-    if (attn_trace_units(ex, rows, "row", "layernorm %zux%d", m, d))
-        return;
-#pragma omp parallel num_threads(ex->n_threads)
-    {
-        long lo, hi;
-        attn_split_static(rows, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
-        for (long i = lo; i < hi; i++)
-            SIMD_NAME(layernorm_row)(d, x + (size_t)i * (size_t)d, gamma, beta, eps,
-                                     y + (size_t)i * (size_t)d);
-    }
+    attn_layernorm_rows(ex, m, d, x, gamma, beta, eps, y, SIMD_NAME(layernorm_row));
 }
 
 /* The gemm streams the weights (blk_gemm_streamed) from past the skinny
