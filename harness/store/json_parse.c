@@ -50,8 +50,18 @@ static char *string(parser *p)
         return NULL;
     }
     p->i++;
-    /* The decoded text is never longer than what is left of the input. */
-    char *out = malloc(strlen(p->s + p->i) + 1);
+    /* The decoded text is never longer than the raw one up to the closing
+     * quote (measured here: a strlen of the rest of the input for every
+     * string made loading a 2 MB results file quadratic, 1.7 s). */
+    size_t raw = 0;
+    for (const char *q = p->s + p->i; q[raw] && q[raw] != '"'; raw++)
+        if (q[raw] == '\\' && q[raw + 1])
+            raw++;
+    char *out = malloc(raw + 1);
+    if (!out) {
+        fail(p, "out of memory");
+        return NULL;
+    }
     size_t n = 0;
     for (;;) {
         unsigned char c = (unsigned char)p->s[p->i];
