@@ -21,8 +21,9 @@
 #                        against it with pkg-config
 #   make examples        the programs of examples/, built the same way
 #
-# hwloc, PAPI and SQLite (the results history) are optional: found with
-# pkg-config, disabled with HWLOC=0 / PAPI=0 / SQLITE=0. The library itself
+# hwloc, PAPI, SQLite and libpq (the results history's two stores) are
+# optional: found with pkg-config, disabled with HWLOC=0 / PAPI=0 / SQLITE=0
+# / POSTGRES=0. The library itself
 # depends on none of them. OpenBLAS, when pkg-config finds it (OPENBLAS=0
 # turns it off), adds the `openblas` kernel, and oneDNN, when a test program
 # compiles and links against it (ONEDNN=0 turns it off; Debian's libdnnl-dev
@@ -67,6 +68,9 @@ endif
 ifneq ($(SQLITE),0)
 HAVE_SQLITE := $(shell $(PKG_CONFIG) --exists sqlite3 2>/dev/null && echo 1)
 endif
+ifneq ($(POSTGRES),0)
+HAVE_POSTGRES := $(shell $(PKG_CONFIG) --exists libpq 2>/dev/null && echo 1)
+endif
 HARNESS_DEFS :=
 HARNESS_LIBS := -ldl
 ifeq ($(HAVE_HWLOC),1)
@@ -80,6 +84,10 @@ endif
 ifeq ($(HAVE_SQLITE),1)
 HARNESS_DEFS += -DATTN_HAVE_SQLITE $(shell $(PKG_CONFIG) --cflags sqlite3)
 HARNESS_LIBS += $(shell $(PKG_CONFIG) --libs sqlite3)
+endif
+ifeq ($(HAVE_POSTGRES),1)
+HARNESS_DEFS += -DATTN_HAVE_POSTGRES $(shell $(PKG_CONFIG) --cflags libpq)
+HARNESS_LIBS += $(shell $(PKG_CONFIG) --libs libpq)
 endif
 
 # The target architecture decides which ISA-specific sources are built.
@@ -271,6 +279,7 @@ test: all $(RELINKED_LIB)
 	sh tests/cli.sh $(CLI_BIN)
 	$(PYTHON) tests/list_json.py $(CLI_BIN)
 	sh tests/crash.sh $(CLI_BIN)
+	PYTHON=$(PYTHON) sh tests/history.sh $(CLI_BIN)
 	$(if $(filter 1,$(SAN)),@echo "ceilings: skipped under the sanitizers (their timings mean nothing)",PYTHON=$(PYTHON) sh tests/ceilings.sh $(CLI_BIN))
 	PYTHON=$(PYTHON) sh tests/test_report.sh $(CLI_BIN)
 	@if $(PYTHON) -c 'import torch' 2>/dev/null; then $(PYTHON) reports/pytorch_anchor.py --self-test --attnbench $(CLI_BIN); \
@@ -449,7 +458,7 @@ examples:
 
 config:
 	@echo "CC=$(CC) BUILD=$(BUILD) VERSION=$(VERSION)"
-	@echo "hwloc: $(if $(HAVE_HWLOC),yes,no)  PAPI: $(if $(HAVE_PAPI),yes,no)  SQLite: $(if $(HAVE_SQLITE),yes,no)  OpenBLAS: $(if $(HAVE_OPENBLAS),yes,no)  oneDNN: $(if $(HAVE_ONEDNN),yes,no)"
+	@echo "hwloc: $(if $(HAVE_HWLOC),yes,no)  PAPI: $(if $(HAVE_PAPI),yes,no)  SQLite: $(if $(HAVE_SQLITE),yes,no)  PostgreSQL: $(if $(HAVE_POSTGRES),yes,no)  OpenBLAS: $(if $(HAVE_OPENBLAS),yes,no)  oneDNN: $(if $(HAVE_ONEDNN),yes,no)"
 
 clean:
 	rm -rf build

@@ -76,7 +76,7 @@ static void results(const uint8_t *data, size_t size)
         ab_history *h = ab_history_open(":memory:", err, sizeof err);
         if (h) {
             ab_history_add(h, &bf, path, NULL, 0.05, err, sizeof err);
-            ab_history_show(h, NULL, NULL, err, sizeof err);   /* (make fuzz mutes stdout) */
+            ab_history_show(h, NULL, NULL, stdout, err, sizeof err);   /* (make fuzz mutes stdout) */
             ab_history_close(h);
         }
         ab_bench_file_free(&bf);

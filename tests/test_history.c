@@ -1,10 +1,16 @@
 /*
- * test_history.c — harness/store/history.c: the step detector on series whose
- * steps are known (flat noise, one outlier, a step, two steps, a drift
- * below the minimum effect), and the database: runs added in date order
- * from JSON files the test writes, a repeated file skipped, the step
- * named by the commit where it happened, and files that are not a history
- * (garbage, another schema) refused and left byte for byte as they were.
+ * test_history.c — harness/store/history.c and sql.c: the step detector on
+ * series whose steps are known (flat noise, one outlier, a step, two
+ * steps, a drift below the minimum effect); then, on each store built in —
+ * an SQLite file, and the PostgreSQL database named by $ATTN_TEST_POSTGRES
+ * (a database the test may wipe; skipped, saying so, when unset) — the
+ * same history tests: runs added in date order from JSON files the test
+ * writes, a repeated file skipped whatever its name, the step named by the
+ * commit where it happened, `steps since`, hostile benchmark names stored
+ * as data, the fleet's wisdom published and pulled, concurrent adders
+ * (forked processes) losing nothing and finding the steps one adder finds,
+ * and stores that are not a history (garbage, another schema) refused and
+ * left as they were. URL passwords are redacted everywhere.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,9 +21,10 @@
 #include "check.h"
 #include "history.h"
 
-#ifdef ATTN_HAVE_SQLITE
-#include <sqlite3.h>
-#endif
+#include <sys/wait.h>
+
+#include "sha256.h"
+#include "sql.h"
 
 /* A series of n points around level 1 with ±noise (uniform, seeded), and
  * factor f from index at on (at >= n: no step). */
@@ -86,24 +93,41 @@ static void test_detector(void)
     CHECK(ab_steps_detect(bad, 4, 0.05, at, NULL, NULL, 8) == 0, "a negative time");
 }
 
-#ifdef ATTN_HAVE_SQLITE
 /* A benchmark file as attnbench writes one: context with machine, commit
- * and date; 5 repetitions of one benchmark at time t (ns). */
-static void write_run(const char *path, const char *commit, const char *date, double t)
+ * and date; 5 repetitions of benchmark name (default: one SDPA) at time t
+ * (ns). */
+static void write_named(const char *path, const char *machine, const char *commit,
+                        const char *date, const char *name, double t)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return;
-    fprintf(f, "{\"context\": {\"machine_key\": \"vendor=Test family=1\", \"machine_id\": "
-               "\"00000000000000aa\", \"git_commit\": \"%s\", \"date\": \"%s\"},\n"
-               "\"benchmarks\": [", commit, date);
+    fprintf(f, "{\"context\": {\"machine_key\": \"vendor=Test id=%s\", \"machine_id\": "
+               "\"%s\", \"git_commit\": \"%s\", \"date\": \"%s\"},\n"
+               "\"benchmarks\": [", machine, machine, commit, date);
     for (int r = 0; r < 5; r++)
-        fprintf(f, "%s{\"name\": \"sdpa/avx512/B1_H2_L64_Dh16/threads:1\", \"run_name\": "
-                   "\"sdpa/avx512/B1_H2_L64_Dh16/threads:1\", \"run_type\": \"iteration\", "
+        fprintf(f, "%s{\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"iteration\", "
                    "\"threads\": 1, \"iterations\": 10, \"real_time\": %.1f, \"cpu_time\": %.1f, "
-                   "\"time_unit\": \"ns\"}", r ? "," : "", t * (1 + 0.002 * r), t);
+                   "\"time_unit\": \"ns\"}", r ? "," : "", name, name, t * (1 + 0.002 * r), t);
     fprintf(f, "]}\n");
     fclose(f);
+}
+
+static const char SERIES[] = "sdpa/avx512/B1_H2_L64_Dh16/threads:1";
+
+static void write_run(const char *path, const char *commit, const char *date, double t)
+{
+    write_named(path, "00000000000000aa", commit, date, SERIES, t);
+}
+
+static int add_file(ab_history *h, const char *path, const char *source, char *err, size_t len)
+{
+    ab_bench_file bf;
+    if (ab_bench_file_load(path, &bf, err, len) != 0)
+        return -1;
+    int r = ab_history_add(h, &bf, source, NULL, 0.05, err, len);
+    ab_bench_file_free(&bf);
+    return r;
 }
 
 static long file_size(const char *path)
@@ -116,112 +140,376 @@ static long file_size(const char *path)
     fclose(f);
     return n;
 }
-#endif /* ATTN_HAVE_SQLITE */
 
-static void test_database(void)
+/* The steps table as text ("machine name commit ratio" lines, ordered), read
+ * as reports/report.py reads it: the tables are the contract. */
+static int steps_text(const char *target, char *out, size_t len)
 {
-    char dir[] = "/tmp/attnbench-history-XXXXXX";
-    if (!mkdtemp(dir)) {
-        t_case("history: temporary directory");
-        CHECK(0, "mkdtemp");
-        return;
+    char err[400];
+    ab_sql *db = ab_sql_open(target, err, sizeof err);
+    ab_sql_rows *r;
+    out[0] = '\0';
+    if (!db || ab_sql_exec(db, "SELECT machine_id, name, git_commit, after_s / before_s FROM steps "
+                           "ORDER BY machine_id, name, date", NULL, 0, &r, err, sizeof err) < 0) {
+        snprintf(out, len, "error: %s", err);
+        ab_sql_close(db);
+        return -1;
     }
-    char db[256], json[256], err[512];
-    snprintf(db, sizeof db, "%s/sub/history.db", dir);
+    size_t used = 0;
+    while (ab_sql_next(r) == 1 && used < len)
+        used += (size_t)snprintf(out + used, len - used, "%s %s %s %.4f\n", ab_sql_text(r, 0),
+                                 ab_sql_text(r, 1), ab_sql_text(r, 2), ab_sql_real(r, 3));
+    ab_sql_rows_free(r, NULL, 0);
+    ab_sql_close(db);
+    return 0;
+}
+
+/* One integer from a query on target; -1 on error. */
+static long long count_of(const char *target, const char *sql)
+{
+    char err[400];
+    ab_sql *db = ab_sql_open(target, err, sizeof err);
+    long long n = db ? ab_sql_int_of(db, sql, NULL, 0, -1, err, sizeof err) : -1;
+    ab_sql_close(db);
+    return n;
+}
+
+/* The history tests on the store at target (dir: scratch space). */
+static void test_store(const char *store, const char *target, const char *dir)
+{
+    char json[300], err[700];
     snprintf(json, sizeof json, "%s/run.json", dir);
-    ab_history *h = ab_history_open(db, err, sizeof err);
-#ifndef ATTN_HAVE_SQLITE
-    t_case("history: without SQLite the history says so");
-    CHECK(!h && strstr(err, "without SQLite"), "open: %s", h ? "opened" : err);
-    rmdir(dir);
-#else
-    t_case("history: runs added; a repeated file skipped; the step named by its commit");
-    CHECK(h != NULL, "open %s: %s", db, err);
+
+    t_case("history %s: runs added; a repeated file skipped; the step named by its commit", store);
+    ab_history *h = ab_history_open(target, err, sizeof err);
+    CHECK(h != NULL, "open: %s", err);
     if (!h)
         return;
-    int added = 0, step_run = 12;
+    int added = 0, step_run = 12, day13 = -1;
     for (int i = 0; i < 20; i++) {
         char commit[16], date[40];
         snprintf(commit, sizeof commit, "c%02d", i);
         /* Added out of date order: the series must be ordered by date. */
         int day = (i * 7) % 20;
+        if (day == step_run)
+            day13 = i;
         snprintf(date, sizeof date, "2026-11-%02dT10:00:00+0000", day + 1);
         write_run(json, commit, date, day >= step_run ? 1.2e6 : 1.0e6);
-        ab_bench_file bf;
-        if (ab_bench_file_load(json, &bf, err, sizeof err) != 0) {
-            CHECK(0, "load: %s", err);
-            break;
-        }
-        int r = ab_history_add(h, &bf, "run.json", NULL, 0.05, err, sizeof err);
+        int r = add_file(h, json, "run.json", err, sizeof err);
         CHECK(r == 0, "add %d: %d %s", i, r, err);
         added += r == 0;
-        if (i == 3)
-            CHECK(ab_history_add(h, &bf, "run.json", NULL, 0.05, err, sizeof err) == 1,
-                  "the same run twice was not skipped");
-        ab_bench_file_free(&bf);
+        if (i == 3) {
+            /* The same bytes under another name, as another machine of the
+             * fleet would add them. */
+            r = add_file(h, json, "elsewhere/copy.json", err, sizeof err);
+            CHECK(r == 1, "the same file twice was not skipped: %d %s", r, err);
+        }
     }
     CHECK(added == 20, "%d runs added", added);
-    ab_history_close(h);
-    /* The stored step, read back as reports/report.py reads it (the tables
-     * are the contract): named by the commit of the first run after the
-     * step, the one dated day 13. */
-    int day13 = -1;
-    for (int i = 0; i < 20; i++)
-        if ((i * 7) % 20 == step_run)
-            day13 = i;
-    sqlite3 *raw = NULL;
-    sqlite3_stmt *st = NULL;
-    char want[16];
-    snprintf(want, sizeof want, "c%02d", day13);
-    if (sqlite3_open_v2(db, &raw, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK
-        && sqlite3_prepare_v2(raw, "SELECT git_commit, after_s / before_s, "
-                              "(SELECT count(*) FROM steps) FROM steps", -1, &st, NULL) == SQLITE_OK
-        && sqlite3_step(st) == SQLITE_ROW)
-        CHECK(strcmp((const char *)sqlite3_column_text(st, 0), want) == 0
-              && fabs(sqlite3_column_double(st, 1) - 1.2) < 0.01 && sqlite3_column_int(st, 2) == 1,
-              "step at %s, ratio %.3f, %d steps; want one at %s, 1.2",
-              (const char *)sqlite3_column_text(st, 0), sqlite3_column_double(st, 1),
-              sqlite3_column_int(st, 2), want);
-    else
-        CHECK(0, "no step stored: %s", raw ? sqlite3_errmsg(raw) : "cannot open");
-    sqlite3_finalize(st);
-    sqlite3_close(raw);
+    char steps[2000], want[200];
+    snprintf(want, sizeof want, "00000000000000aa %s c%02d 1.2000\n", SERIES, day13);
+    steps_text(target, steps, sizeof steps);
+    CHECK(strcmp(steps, want) == 0, "steps:\n%swant:\n%s", steps, want);
 
-    t_case("history: a file that is not a database is refused and left as it was");
-    char bad[256];
+    t_case("history %s: steps since a commit: the slower step after it, none after the step",
+           store);
+    int slower = -1;
+    char since[16];
+    snprintf(since, sizeof since, "c%02d", day13);
+    FILE *quiet = fopen("/dev/null", "w");
+    int r1 = ab_history_steps_since(h, "c0", quiet, &slower, err, sizeof err);   /* ambiguous */
+    int r2 = ab_history_steps_since(h, "c00", quiet, &slower, err, sizeof err);
+    int s2 = slower;
+    int r3 = ab_history_steps_since(h, since, quiet, &slower, err, sizeof err);
+    int r4 = ab_history_steps_since(h, "nosuch", quiet, &slower, err, sizeof err);
+    if (quiet)
+        fclose(quiet);
+    CHECK(r1 == -1 && r2 == 0 && s2 == 1 && r3 == 0 && slower == 0 && r4 == -1,
+          "ambiguous %d; since c00: %d, %d slower; since the step's commit: %d, %d slower; "
+          "unknown: %d", r1, r2, s2, r3, slower, r4);
+
+    t_case("history %s: names with quotes, semicolons and non-ASCII bytes are stored as data",
+           store);
+    const char *hostile[] = { "sdpa/x'); DROP TABLE runs; --/B1/threads:1",
+                              "mha/\\\"q\\\"/L=\xc3\xa9\xe2\x82\xac/threads:2",
+                              "op/k/$1 $2 ? :a @b/threads:1" };
+    for (int i = 0; i < 3; i++) {
+        char commit[16];
+        snprintf(commit, sizeof commit, "h%d", i);
+        write_named(json, "00000000000000bb", commit, "2026-11-25T10:00:00+0000", hostile[i],
+                    1e6);
+        CHECK(add_file(h, json, "hostile.json", err, sizeof err) == 0, "add %d: %s", i, err);
+    }
+    CHECK(count_of(target, "SELECT count(*) FROM runs") == 23
+          && count_of(target, "SELECT count(*) FROM results WHERE name = 'sdpa/x''); DROP TABLE "
+                              "runs; --/B1/threads:1'") == 1
+          && count_of(target, "SELECT count(*) FROM results WHERE name = 'mha/\"q\"/L=\xc3\xa9"
+                              "\xe2\x82\xac/threads:2'") == 1
+          && count_of(target, "SELECT count(*) FROM results WHERE name = "
+                              "'op/k/$1 $2 ? :a @b/threads:1'") == 1,
+          "runs %lld; the names not found byte for byte",
+          count_of(target, "SELECT count(*) FROM runs"));
+
+    t_case("history %s: the fleet's wisdom: published under a key, merged, pulled back", store);
+    attn_wisdom *w = calloc(1, sizeof *w), *got = calloc(1, sizeof *got);
+    if (w && got) {
+        attn_wisdom_record rec = { .machine = attn_machine_hash("key-A"),
+                                   .bucket = { ATTN_OP_SDPA, 7, 64, ATTN_MASK_CLASS_NONE, 1 },
+                                   .kernel = "blocked", .time_ns = 1000, .max_err = 0.01,
+                                   .level = "measure", .when = "2026-11-26T00:00:00Z" };
+        attn_wisdom_put(w, &rec, "key-A");
+        int n1 = 0, n2 = 0;
+        int p1 = ab_history_wisdom_publish(h, "key-A", "m1", w, &n1, err, sizeof err);
+        rec.bucket.threads = 2;       /* a second bucket, from a second publisher */
+        snprintf(rec.kernel, sizeof rec.kernel, "naive");
+        w->n = 0;
+        attn_wisdom_put(w, &rec, "key-A");
+        int p2 = ab_history_wisdom_publish(h, "key-A", "m2", w, &n2, err, sizeof err);
+        int q = ab_history_wisdom_pull(h, "key-A", got, err, sizeof err);
+        CHECK(p1 == 0 && p2 == 0 && n1 == 1 && n2 == 2 && q == 0 && got->n == 2
+              && strcmp(got->rec[0].kernel, "blocked") == 0
+              && strcmp(got->rec[1].kernel, "naive") == 0,
+              "publish %d %d (%d, %d stored), pull %d: %d records (%s)", p1, p2, n1, n2, q, got->n,
+              err);
+        q = ab_history_wisdom_pull(h, "key-B", got, err, sizeof err);
+        CHECK(q == 0 && got->n == 0, "another key: %d, %d records", q, got->n);
+    }
+    free(w);
+    free(got);
+    ab_history_close(h);
+
+    t_case("history %s: 4 processes adding at once (2 machines): every run once, and the "
+           "steps one adder finds", store);
+    /* The reference: the same files added one by one into a fresh SQLite
+     * file (when SQLite is built in; else the count alone is checked). */
+    char ref[300], files[40][300];
+    snprintf(ref, sizeof ref, "%s/ref.db", dir);
+    for (int i = 0; i < 40; i++) {
+        char commit[16], date[40], machine[20];
+        snprintf(files[i], sizeof files[i], "%s/p%02d.json", dir, i);
+        snprintf(commit, sizeof commit, "p%02d", i);
+        snprintf(machine, sizeof machine, "00000000000000%s", i % 2 ? "c1" : "c2");
+        snprintf(date, sizeof date, "2026-10-%02dT%02d:00:00+0000", 1 + i / 2, i % 2);
+        write_named(files[i], machine, commit, date, SERIES, i / 2 >= 11 ? 1.3e6 : 1.0e6);
+    }
+    pid_t kids[4];
+    for (int k = 0; k < 4; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            ab_history *mine = ab_history_open(target, err, sizeof err);
+            int bad = !mine;
+            /* Each adder takes every file in its own order: all race on
+             * the same series and on the same files. */
+            for (int i = 0; i < 40 && mine; i++)
+                bad |= add_file(mine, files[(i * (2 * k + 1) + 7 * k) % 40], "p.json", err,
+                                sizeof err) < 0;
+            ab_history_close(mine);
+            _exit(bad);
+        }
+    }
+    int failed = 0;
+    for (int k = 0; k < 4; k++) {
+        int st = 1;
+        if (kids[k] > 0)
+            waitpid(kids[k], &st, 0);
+        failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    long long runs = count_of(target, "SELECT count(*) FROM runs WHERE git_commit LIKE 'p%'");
+    long long distinct = count_of(target, "SELECT count(DISTINCT content_sha256) FROM runs");
+    CHECK(failed == 0 && runs == 40 && distinct == count_of(target, "SELECT count(*) FROM runs"),
+          "%d adders failed; %lld runs of 40; %lld distinct files", failed, runs, distinct);
+#ifdef ATTN_HAVE_SQLITE
+    ab_history *one = ab_history_open(ref, err, sizeof err);
+    for (int i = 0; i < 40 && one; i++)
+        add_file(one, files[i], "p.json", err, sizeof err);
+    ab_history_close(one);
+    char a[4000], b[4000];
+    steps_text(target, a, sizeof a);
+    steps_text(ref, b, sizeof b);
+    /* The first series (machine ...aa) is only in the store under test. */
+    char *tail = strstr(a, "00000000000000c1");
+    CHECK(tail && strcmp(tail, b) == 0, "steps after concurrent adds:\n%s\none by one:\n%s",
+          tail ? tail : a, b);
+#endif
+}
+
+/* $ATTN_TEST_POSTGRES's database emptied of the history's tables. */
+static int wipe_postgres(const char *url, char *err, size_t len)
+{
+    ab_sql *db = ab_sql_open(url, err, len);
+    int rc = db && ab_sql_exec(db, "DROP TABLE IF EXISTS steps, results, runs, machines, wisdom, "
+                               "meta, t CASCADE", NULL, 0, NULL, err, len) >= 0 ? 0 : -1;
+    ab_sql_close(db);
+    return rc;
+}
+
+static void test_refusals_sqlite(const char *dir)
+{
+    char bad[300], other[300], err[700];
+    t_case("history sqlite: a file that is not a database is refused and left as it was");
     snprintf(bad, sizeof bad, "%s/bad.db", dir);
     FILE *f = fopen(bad, "w");
     if (f) {
         fputs("this is not SQLite\n", f);
         fclose(f);
     }
-    h = ab_history_open(bad, err, sizeof err);
+    ab_history *h = ab_history_open(bad, err, sizeof err);
     CHECK(!h && strstr(err, "not a history") && file_size(bad) == 19, "open: %s, size %ld",
           h ? "opened" : err, file_size(bad));
     ab_history_close(h);
 
-    t_case("history: a history of another schema is refused and left as it was");
-    char other[256];
+    t_case("history sqlite: a history of another schema (1, the last one) is refused, untouched");
     snprintf(other, sizeof other, "%s/other.db", dir);
-    raw = NULL;
-    if (sqlite3_open(other, &raw) == SQLITE_OK
-        && sqlite3_exec(raw, "CREATE TABLE t(x); PRAGMA user_version = 7;", NULL, NULL, NULL)
-           == SQLITE_OK) {
-        sqlite3_close(raw);
-        long size = file_size(other);
-        h = ab_history_open(other, err, sizeof err);
-        CHECK(!h && strstr(err, "schema 7") && file_size(other) == size, "open: %s",
-              h ? "opened" : err);
-        ab_history_close(h);
-    } else {
-        sqlite3_close(raw);
-        CHECK(0, "could not make a database of another schema");
+    ab_sql *db = ab_sql_open(other, err, sizeof err);
+    int made = db && ab_sql_exec(db, "CREATE TABLE runs(x); PRAGMA user_version = 1;", NULL, 0,
+                                 NULL, err, sizeof err) >= 0;
+    ab_sql_close(db);
+    long size = file_size(other);
+    h = made ? ab_history_open(other, err, sizeof err) : NULL;
+    CHECK(made && !h && strstr(err, "schema 1") && file_size(other) == size, "open: %s",
+          h ? "opened" : err);
+    ab_history_close(h);
+}
+
+static void test_refusals_postgres(const char *url)
+{
+    char err[700];
+    t_case("history postgres: a database with a 'runs' table of its own is not created over");
+    ab_sql *db = ab_sql_open(url, err, sizeof err);
+    int made = db && ab_sql_exec(db, "CREATE TABLE runs (x INTEGER); INSERT INTO runs VALUES (7);",
+                                 NULL, 0, NULL, err, sizeof err) >= 0;
+    ab_sql_close(db);
+    ab_history *h = made ? ab_history_open(url, err, sizeof err) : NULL;
+    CHECK(made && !h && strstr(err, "not a history") && count_of(url, "SELECT x FROM runs") == 7,
+          "open: %s", h ? "opened" : err);
+    ab_history_close(h);
+    wipe_postgres(url, err, sizeof err);
+
+    t_case("history postgres: a history of another schema is refused, untouched");
+    db = ab_sql_open(url, err, sizeof err);
+    made = db && ab_sql_exec(db, "CREATE TABLE meta (name TEXT, value TEXT);"
+                             "INSERT INTO meta VALUES ('schema', '7');", NULL, 0, NULL, err,
+                             sizeof err) >= 0;
+    ab_sql_close(db);
+    h = made ? ab_history_open(url, err, sizeof err) : NULL;
+    CHECK(made && !h && strstr(err, "schema 7")
+          && count_of(url, "SELECT count(*) FROM information_schema.tables WHERE table_schema = "
+                           "current_schema()") == 1, "open: %s", h ? "opened" : err);
+    ab_history_close(h);
+    wipe_postgres(url, err, sizeof err);
+
+    t_case("history postgres: a refused login says so without the password");
+    char wrong[600];
+    const char *at = strchr(url + 13, '@');
+    snprintf(wrong, sizeof wrong, "postgresql://nosuchuser:Sup3r-s3cret@%s", at ? at + 1 : "");
+    h = ab_history_open(wrong, err, sizeof err);
+    CHECK(!h && !strstr(err, "Sup3r-s3cret") && strstr(err, "***") && !strchr(err, '\n'),
+          "open: %s", h ? "opened" : err);
+    ab_history_close(h);
+}
+
+static void test_urls(void)
+{
+    t_case("sql: URL passwords are redacted; a URL is never taken for a path");
+    char out[300], err[400];
+    ab_sql_redact("postgresql://postgres:PASSWORD@127.0.0.1:1/none", out, sizeof out);
+    CHECK(strcmp(out, "postgresql://postgres:***@127.0.0.1:1/none") == 0, "%s", out);
+    ab_sql_redact("postgres://u@h/db?sslmode=require&password=p%40ss&x=1", out, sizeof out);
+    CHECK(strcmp(out, "postgres://u@h/db?sslmode=require&password=***&x=1") == 0, "%s", out);
+    ab_sql_redact("postgresql://a:b:c@d@host/db", out, sizeof out);
+    CHECK(strcmp(out, "postgresql://a:***@host/db") == 0, "%s", out);
+    ab_sql_redact("results/history.db", out, sizeof out);
+    CHECK(strcmp(out, "results/history.db") == 0, "%s", out);
+    CHECK(ab_sql_is_url("postgresql://x") && ab_sql_is_url("mysql://x") && !ab_sql_is_url("a/b.db")
+          && !ab_sql_is_url("://x"), "is_url");
+    char dir[] = "/tmp/attnbench-url-XXXXXX";
+    if (!mkdtemp(dir))
+        return;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd) || chdir(dir) != 0)
+        return;
+    ab_history *h = ab_history_open("mysql://u:hunter2@host/db", err, sizeof err);
+    CHECK(!h && !strstr(err, "hunter2") && strstr(err, "not a store"), "open: %s",
+          h ? "opened" : err);
+    ab_history_close(h);
+#ifndef ATTN_HAVE_POSTGRES
+    h = ab_history_open("postgresql://u:hunter2@127.0.0.1:1/none", err, sizeof err);
+    CHECK(!h && !strstr(err, "hunter2") && strstr(err, "without PostgreSQL"), "open: %s",
+          h ? "opened" : err);
+    ab_history_close(h);
+#endif
+    /* Nothing was made in the working directory (the URL is no path). */
+    int empty = chdir(cwd) == 0 && rmdir(dir) == 0;
+    CHECK(empty, "a URL left files behind in %s", dir);
+}
+
+/* The content hash, on the examples of FIPS 180-2's appendix B and the
+ * empty message (the one- and two-block paddings). */
+static void test_sha256(void)
+{
+    t_case("history: SHA-256 of the FIPS 180-2 examples");
+    static const char *const msg[] = {
+        "", "abc", "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq" };
+    static const char *const want[] = {
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" };
+    for (int i = 0; i < 3; i++) {
+        char hex[65];
+        ab_sha256_hex(msg[i], strlen(msg[i]), hex);
+        CHECK(strcmp(hex, want[i]) == 0, "'%s': %s", msg[i], hex);
     }
+    static char million[1000000];
+    memset(million, 'a', sizeof million);
+    char hex[65];
+    ab_sha256_hex(million, sizeof million, hex);
+    CHECK(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0,
+          "a million 'a': %s", hex);
+}
+
+static void test_database(void)
+{
+    test_sha256();
+    test_urls();
+    char dir[] = "/tmp/attnbench-history-XXXXXX";
+    if (!mkdtemp(dir)) {
+        t_case("history: temporary directory");
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    char db[300], err[700];
+    snprintf(db, sizeof db, "%s/sub/history.db", dir);
+#ifndef ATTN_HAVE_SQLITE
+    t_case("history: without SQLite the history says so");
+    ab_history *h = ab_history_open(db, err, sizeof err);
+    CHECK(!h && strstr(err, "without SQLite"), "open: %s", h ? "opened" : err);
+#else
+    test_store("sqlite", db, dir);
+    test_refusals_sqlite(dir);
+#endif
+    const char *pg = getenv("ATTN_TEST_POSTGRES");
+#ifdef ATTN_HAVE_POSTGRES
+    if (pg && pg[0]) {
+        if (wipe_postgres(pg, err, sizeof err) != 0) {
+            t_case("history postgres: $ATTN_TEST_POSTGRES can be reached");
+            CHECK(0, "%s", err);
+        } else {
+            test_store("postgres", pg, dir);
+            wipe_postgres(pg, err, sizeof err);
+            test_refusals_postgres(pg);
+        }
+    } else {
+        t_skip("history postgres: ATTN_TEST_POSTGRES is not set (a postgresql:// URL of a "
+               "database the tests may wipe)");
+    }
+#else
+    t_skip("history postgres: attnbench was built without PostgreSQL (libpq-dev)%s",
+           pg && pg[0] ? ", though ATTN_TEST_POSTGRES is set" : "");
+#endif
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         t_skip("history: could not remove %s", dir);
-#endif /* ATTN_HAVE_SQLITE */
 }
 
 void test_history(void)

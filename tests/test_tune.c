@@ -416,8 +416,40 @@ static void test_real(void)
           "times: pick %g s, default %g s", r.best.median, r.base.median);
 }
 
+/* A record made elsewhere (the fleet's store) is trusted only when its
+ * kernel runs here, takes its parameters and passes the check on a call
+ * of its bucket. */
+static void test_verify_record(void)
+{
+    t_case("tune: a pulled record is checked here before it is trusted");
+    attn_wisdom_record ok = { .bucket = { ATTN_OP_SDPA, 7, 64, ATTN_MASK_CLASS_NONE, 1 },
+                              .kernel = "blocked", .n_params = 2,
+                              .param_name = { "mc", "bq" }, .param_value = { 60, 32 } };
+    attn_wisdom_record enc = ok;
+    enc.bucket = (attn_bucket){ ATTN_OP_ENCODER, 9, 32, ATTN_MASK_CLASS_CAUSAL, 2 };
+    attn_wisdom_record mha = ok;
+    mha.bucket = (attn_bucket){ ATTN_OP_MHA, 5, 16, ATTN_MASK_CLASS_PADDED, 1 };
+    attn_wisdom_record unknown = ok, no_param = ok, out_of_range = ok;
+    snprintf(unknown.kernel, sizeof unknown.kernel, "nosuch");
+    snprintf(no_param.param_name[1], sizeof no_param.param_name[1], "nosuchparam");
+    out_of_range.param_value[0] = 1;       /* mc's range starts at 6 */
+    double e;
+    char why[300] = "";
+    CHECK(ab_tune_verify_record(&ok, &e, why, sizeof why) && e <= 1.0, "sdpa: %s (%.3g)", why, e);
+    CHECK(ab_tune_verify_record(&enc, &e, why, sizeof why) && e <= 1.0, "encoder, causal, 2 "
+          "threads: %s (%.3g)", why, e);
+    CHECK(ab_tune_verify_record(&mha, &e, why, sizeof why) && e <= 1.0, "mha, padded: %s", why);
+    CHECK(!ab_tune_verify_record(&unknown, &e, why, sizeof why) && strstr(why, "no such kernel"),
+          "an unknown kernel trusted (%s)", why);
+    CHECK(!ab_tune_verify_record(&no_param, &e, why, sizeof why) && strstr(why, "nosuchparam"),
+          "an unknown parameter trusted (%s)", why);
+    CHECK(!ab_tune_verify_record(&out_of_range, &e, why, sizeof why) && !isfinite(e),
+          "a parameter out of range trusted (%s)", why);
+}
+
 void test_tune(void)
 {
+    test_verify_record();
     const attn_kernel *a = auto_kernel();
     ab_shape s;
     char err[256];

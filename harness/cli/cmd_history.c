@@ -1,7 +1,10 @@
 /*
- * cmd_history.c — `attnbench history add FILE.json...` and `attnbench
- * history show [--benchmark NAME]`: the results history (history.h).
- * The database: --db, else $ATTN_HISTORY_DB, else results/history.db.
+ * cmd_history.c — `attnbench history add FILE.json...`, `attnbench history
+ * show [--benchmark NAME] [--machine ID|all]` and `attnbench history steps
+ * --since COMMIT`: the results history (history.h). The store: --db, else
+ * $ATTN_HISTORY_DB, else results/history.db; a postgresql:// URL names a
+ * server, anything else an SQLite file. Every failure of the store exits 2
+ * with one line on stderr, a URL's password never in it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,22 +14,28 @@
 #include "commands.h"
 #include "history.h"
 
-#define MAX_FILES 256
+#define MAX_FILES 8192    /* files one add takes (a fleet's backlog: thousands) */
 
 /* The --db flag of both subcommands, declared once. */
 #define DB_FLAG(dest)                                                                              \
-    { "db", AB_FLAG_STRING, (dest), "FILE",                                                        \
-      "the history database (default: $ATTN_HISTORY_DB, else results/history.db)", 0, 0 }
+    { "db", AB_FLAG_STRING, (dest), "FILE|URL",                                                    \
+      "the history: an SQLite file or a postgresql:// URL (default: $ATTN_HISTORY_DB, else "      \
+      "results/history.db)", 0, 0 }
 
-/* Opens the database of --db (db_flag), else $ATTN_HISTORY_DB, else
- * results/history.db; NULL, said on stderr for "attnbench cmd", when it
- * cannot be opened. */
-static ab_history *open_db(const char *cmd, const char *db_flag)
+/* The store of --db (db_flag), else $ATTN_HISTORY_DB, else
+ * results/history.db. */
+static const char *db_target(const char *db_flag)
 {
     const char *env = getenv("ATTN_HISTORY_DB");
-    char err[512];
-    ab_history *h = ab_history_open(db_flag ? db_flag : env && env[0] ? env : "results/history.db",
-                                    err, sizeof err);
+    return db_flag ? db_flag : env && env[0] ? env : "results/history.db";
+}
+
+/* Opens the store of db_target(db_flag); NULL, said on stderr for
+ * "attnbench cmd", when it cannot be opened. */
+static ab_history *open_db(const char *cmd, const char *db_flag)
+{
+    char err[700];
+    ab_history *h = ab_history_open(db_target(db_flag), err, sizeof err);
     if (!h)
         fprintf(stderr, "attnbench %s: %s\n", cmd, err);
     return h;
@@ -57,7 +66,7 @@ static int history_add(int argc, char **argv)
     ab_history *h = open_db("history add", db);
     if (!h)
         return AB_EXIT_USAGE;
-    char err[512];
+    char err[700];
     int status = AB_EXIT_OK;
     for (int i = 0; i < n_pos; i++) {
         ab_bench_file bf;
@@ -68,8 +77,11 @@ static int history_add(int argc, char **argv)
         }
         int r = ab_history_add(h, &bf, pos[i], commit, min_effect, err, sizeof err);
         if (r < 0) {
-            fprintf(stderr, "attnbench history add: %s: %s (nothing of it was added)\n", pos[i], err);
-            status = AB_EXIT_FAIL;
+            fprintf(stderr, "attnbench history add: %s: %s: %s (nothing of it was added)\n",
+                    ab_history_name(h), pos[i], err);
+            ab_bench_file_free(&bf);
+            status = AB_EXIT_USAGE;
+            break;
         } else {
             printf("%s: %s (%d benchmarks)\n", pos[i], r == 1 ? "already in the history" : "added",
                    bf.n);
@@ -87,24 +99,57 @@ static int history_show(int argc, char **argv)
     const ab_flag flags[] = {
         DB_FLAG(&db),
         { "benchmark", AB_FLAG_STRING, &name, "NAME", "show this benchmark run by run", 0, 0 },
-        { "machine", AB_FLAG_STRING, &machine, "ID", "only this machine (its machine_id)", 0, 0 },
+        { "machine", AB_FLAG_STRING, &machine, "ID", "only this machine (its machine_id); all: every machine (the default)", 0, 0 },
     };
     int rc = ab_cli_command(
-        "history show", "attnbench history show [--benchmark NAME] [--machine ID] [--db FILE]",
-        "Lists every series (machine x benchmark) with its runs, latest median and steps, each\n"
-        "named by the commit where it happened; with --benchmark, that series run by run.",
+        "history show", "attnbench history show [--benchmark NAME] [--machine ID|all] [--db FILE|URL]",
+        "Lists every series (benchmark x machine), machine by machine, with its runs, latest\n"
+        "median and steps, each named by the commit where it happened; with --benchmark, that\n"
+        "series run by run.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
     ab_history *h = open_db("history show", db);
     if (!h)
         return AB_EXIT_USAGE;
-    char err[512];
-    rc = ab_history_show(h, name, machine, err, sizeof err);
+    char err[700];
+    rc = ab_history_show(h, name, machine, stdout, err, sizeof err);
     if (rc != 0)
-        fprintf(stderr, "attnbench history show: %s\n", err);
+        fprintf(stderr, "attnbench history show: %s: %s\n", ab_history_name(h), err);
     ab_history_close(h);
-    return rc != 0 ? AB_EXIT_FAIL : AB_EXIT_OK;
+    return rc != 0 ? AB_EXIT_USAGE : AB_EXIT_OK;
+}
+
+static int history_steps(int argc, char **argv)
+{
+    const char *db = NULL, *since = NULL;
+    int n_pos;
+    const ab_flag flags[] = {
+        DB_FLAG(&db),
+        { "since", AB_FLAG_STRING, &since, "COMMIT", "the commit to look from (any unambiguous prefix)", 0, 0 },
+    };
+    int rc = ab_cli_command(
+        "history steps", "attnbench history steps --since COMMIT [--db FILE|URL]",
+        "Which machines got slower (or faster) since COMMIT, on what: every step found after\n"
+        "each machine's first run at COMMIT (a machine that never ran it: after COMMIT's first\n"
+        "run anywhere), machine by machine, slowest first. Exit 1 when any series got slower.",
+        argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (!since || !since[0]) {
+        fprintf(stderr, "attnbench history steps: give --since COMMIT\n");
+        return AB_EXIT_USAGE;
+    }
+    ab_history *h = open_db("history steps", db);
+    if (!h)
+        return AB_EXIT_USAGE;
+    char err[700];
+    int slower = 0;
+    rc = ab_history_steps_since(h, since, stdout, &slower, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "attnbench history steps: %s\n", err);
+    ab_history_close(h);
+    return rc != 0 ? AB_EXIT_USAGE : slower ? AB_EXIT_FAIL : AB_EXIT_OK;
 }
 
 int ab_cmd_history(int argc, char **argv)
@@ -113,12 +158,15 @@ int ab_cmd_history(int argc, char **argv)
         return history_add(argc - 1, argv + 1);
     if (argc >= 1 && strcmp(argv[0], "show") == 0)
         return history_show(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "steps") == 0)
+        return history_steps(argc - 1, argv + 1);
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-        printf("usage: attnbench history add FILE.json... | attnbench history show\n"
-               "The results history: see `attnbench history add --help` and "
-               "`attnbench history show --help`.\n");
+        printf("usage: attnbench history add FILE.json... | attnbench history show |\n"
+               "       attnbench history steps --since COMMIT\n"
+               "The results history, in an SQLite file or on a PostgreSQL server (--db URL): see\n"
+               "`attnbench history add --help`, `history show --help` and `history steps --help`.\n");
         return AB_EXIT_OK;
     }
-    fprintf(stderr, "attnbench history: give add or show (see attnbench history --help)\n");
+    fprintf(stderr, "attnbench history: give add, show or steps (see attnbench history --help)\n");
     return AB_EXIT_USAGE;
 }

@@ -359,6 +359,27 @@ static void unload_builds(run_plan *p)
     p->n_builds = 0;
 }
 
+/* With $ATTN_WISDOM_DB set, a machine whose wisdom holds none of its own
+ * records takes its key's records from the fleet's store first (each
+ * checked here: ab_tune_pull), so that "auto" runs the fleet's choices
+ * without tuning. A machine with records of its own keeps them. */
+static int pull_fleet_wisdom(void)
+{
+    const char *db = getenv("ATTN_WISDOM_DB");
+    char path[PATH_MAX], key[320], err[512];
+    if (!db || !db[0] || attn_wisdom_default_path(path, sizeof path) != 0)
+        return AB_EXIT_OK;
+    attn_machine_key(key, sizeof key);
+    uint64_t me = attn_machine_hash(key);
+    attn_wisdom *w = malloc(sizeof *w);
+    int own = 0;
+    if (w && attn_wisdom_read(path, w, err, sizeof err) == 0)
+        for (int i = 0; i < w->n; i++)
+            own |= w->rec[i].machine == me;
+    free(w);
+    return own ? AB_EXIT_OK : ab_tune_pull(db, path, 0);
+}
+
 /* Parses the flags into p and loads the machine. -1 when the run is to go
  * on, else the exit status (the message printed). */
 static int plan_of(int argc, char **argv, run_plan *p)
@@ -439,6 +460,8 @@ static int plan_of(int argc, char **argv, run_plan *p)
         }
     }
     p->want_auto = kernel && strcmp(kernel, "auto") == 0;
+    if (p->want_auto && pull_fleet_wisdom() != AB_EXIT_OK)
+        return AB_EXIT_USAGE;
     /* Named kernels are timed on every shape; "all" skips very slow calls. */
     if (max_call < 0.0)
         max_call = !kernel || strcmp(kernel, "all") == 0 ? 0.5 : 0.0;

@@ -14,6 +14,7 @@
 #include "atomic_file.h"
 #include "cli.h"
 #include "commands.h"
+#include "history.h"
 #include "timer.h"
 #include "plan.h"
 #include "plan_flags.h"
@@ -66,6 +67,8 @@ static int parse_level(const char *s, ab_tune_level *l)
 typedef struct tune_plan {
     char wisdom[PATH_MAX];
     const char *export_path, *import_path;
+    const char *publish, *pull;     /* the fleet's store (history.h) */
+    int tunes;                      /* --suite or --shape given: buckets to tune */
     ab_plan plan;                  /* shapes, thread counts, machine (plan.h) */
     ab_tune_opts o;                /* level, rounds and min_time; tune_buckets sets the rest */
     double budget;
@@ -93,6 +96,8 @@ static int plan_of(int argc, char **argv, tune_plan *t)
         { "wisdom", AB_FLAG_STRING, &wisdom, "FILE", "the wisdom file (default: $ATTN_WISDOM, else ~/.cache/attnbench/wisdom)", 0, 0 },
         { "export", AB_FLAG_STRING, &t->export_path, "FILE", "write every record of the wisdom to FILE and stop", 0, 0 },
         { "import", AB_FLAG_STRING, &t->import_path, "FILE", "merge FILE's records into the wisdom and stop", 0, 0 },
+        { "publish", AB_FLAG_STRING, &t->publish, "DB", "store this machine's records in the fleet's history DB (a postgresql:// URL or SQLite file) under its machine key; with --suite/--shape, after tuning", 0, 0 },
+        { "pull", AB_FLAG_STRING, &t->pull, "DB", "take the records DB holds for this machine key into the wisdom, each checked against naive here first, and stop", 0, 0 },
         { "bf16", AB_FLAG_BOOL, &t->o.bf16, NULL, "let the bf16 rows compete too: the records \"auto-bf16\" contexts use (a bucket keeps one record per math)", 0, 0 },
         { "evaluate", AB_FLAG_BOOL, &t->evaluate, NULL, "time each pick against an exhaustive search of its neighbourhood; exit 1 when it is over 5% slower", 0, 0 },
     };
@@ -100,7 +105,7 @@ static int plan_of(int argc, char **argv, tune_plan *t)
         "tune",
         "attnbench tune [--suite NAME | --shape SHAPES] [--level estimate|measure|patient]\n"
         "                      [--budget S] [--threads N[,N2..]] [--wisdom FILE] [--bf16] [--evaluate]\n"
-        "                      [--export FILE | --import FILE]",
+        "                      [--export FILE | --import FILE | --publish DB | --pull DB]",
         "For each bucket (op, length up to a power of 2, head width, mask kind, threads) of the\n"
         "shapes: checks every kernel (and parameter variant) against naive on a reduced shape,\n"
         "times those that pass interleaved, and stores the fastest in the wisdom, which \"auto\"\n"
@@ -115,12 +120,19 @@ static int plan_of(int argc, char **argv, tune_plan *t)
         fprintf(stderr, "attnbench tune: no wisdom path: set ATTN_WISDOM or HOME, or give --wisdom\n");
         return AB_EXIT_USAGE;
     }
-    if (t->export_path && t->import_path) {
-        fprintf(stderr, "attnbench tune: give --export or --import, not both\n");
+    if (!!t->export_path + !!t->import_path + !!t->publish + !!t->pull > 1) {
+        fprintf(stderr, "attnbench tune: give one of --export, --import, --publish and --pull\n");
         return AB_EXIT_USAGE;
     }
-    if (t->export_path || t->import_path)
+    t->tunes = suite_name || shape_text || !(t->export_path || t->import_path || t->publish
+                                             || t->pull);
+    if (!t->tunes)
         return -1;
+    if (t->export_path || t->import_path || t->pull) {
+        fprintf(stderr, "attnbench tune: --export, --import and --pull move records: they take "
+                "no --suite or --shape\n");
+        return AB_EXIT_USAGE;
+    }
     if (parse_level(level_name, &t->o.level) != 0) {
         fprintf(stderr, "attnbench tune: --level: '%s' (estimate, measure, patient)\n", level_name);
         return AB_EXIT_USAGE;
@@ -276,7 +288,106 @@ static int tune_buckets(const tune_plan *t)
     return st != 0 || failed ? AB_EXIT_FAIL : AB_EXIT_OK;
 }
 
-/* parse and plan → move the records, or tune the buckets. */
+/* This machine's key, id and the records of the wisdom at path that are
+ * its own (w). 0, or -1 said on stderr. */
+static int own_records(const char *path, char key[320], char id[24], attn_wisdom *w)
+{
+    attn_machine_key(key, 320);
+    uint64_t me = attn_machine_hash(key);
+    snprintf(id, 24, "%016llx", (unsigned long long)me);
+    attn_wisdom *all = malloc(sizeof *all);
+    char err[512];
+    memset(w, 0, sizeof *w);
+    if (!all || attn_wisdom_read(path, all, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench tune: %s: %s\n", path, all ? err : "out of memory");
+        free(all);
+        return -1;
+    }
+    for (int i = 0; i < all->n; i++)
+        if (all->rec[i].machine == me)
+            attn_wisdom_put(w, &all->rec[i], key);
+    free(all);
+    return 0;
+}
+
+/* --publish DB: this machine's records of the wisdom into the fleet's
+ * store, under its machine key. */
+static int publish(const tune_plan *t)
+{
+    char key[320], id[24], err[700];
+    attn_wisdom *w = malloc(sizeof *w);
+    if (!w || own_records(t->wisdom, key, id, w) != 0) {
+        free(w);
+        return AB_EXIT_FAIL;
+    }
+    int rc = AB_EXIT_OK, n_stored = 0;
+    ab_history *h = ab_history_open(t->publish, err, sizeof err);
+    if (!h || ab_history_wisdom_publish(h, key, id, w, &n_stored, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench tune: --publish: %s%s%s\n", h ? ab_history_name(h) : "",
+                h ? ": " : "", err);
+        rc = AB_EXIT_USAGE;
+    } else {
+        printf("published %d records of machine %s to %s (it holds %d for this key)\n", w->n, id,
+               ab_history_name(h), n_stored);
+    }
+    ab_history_close(h);
+    free(w);
+    return rc;
+}
+
+int ab_tune_pull(const char *target, const char *wisdom_path, int verbose)
+{
+    char key[320], err[700];
+    attn_machine_key(key, sizeof key);
+    attn_wisdom *got = malloc(sizeof *got), *trusted = calloc(1, sizeof *trusted);
+    ab_history *h = got && trusted ? ab_history_open(target, err, sizeof err) : NULL;
+    if (!h || ab_history_wisdom_pull(h, key, got, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench: pulling the wisdom: %s%s%s\n", h ? ab_history_name(h) : "",
+                h ? ": " : "", got && trusted ? err : "out of memory");
+        ab_history_close(h);
+        free(got);
+        free(trusted);
+        return AB_EXIT_USAGE;
+    }
+    /* Only this key's records, each checked here before it is trusted: a
+     * machine of the same key may still differ (a microcode, a broken
+     * unit), and a record is only as good as the check it passes here. */
+    uint64_t me = attn_machine_hash(key);
+    int rejected = 0;
+    for (int i = 0; i < got->n; i++) {
+        const attn_wisdom_record *rec = &got->rec[i];
+        char bucket[80], why[300];
+        double max_err;
+        attn_bucket_format(&rec->bucket, bucket, sizeof bucket);
+        if (rec->machine != me)
+            continue;
+        if (ab_tune_verify_record(rec, &max_err, why, sizeof why)) {
+            attn_wisdom_put(trusted, rec, key);
+            if (verbose)
+                printf("%-36s %-12s checked here: %.3g of the error bound\n", bucket, rec->kernel,
+                       max_err);
+        } else {
+            rejected++;
+            fprintf(stderr, "attnbench: %s: %s: not trusted: %s\n", ab_history_name(h), bucket,
+                    why);
+        }
+    }
+    int rc = AB_EXIT_OK;
+    if (trusted->n && merge(wisdom_path, trusted, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench: writing %s: %s\n", wisdom_path, err);
+        rc = AB_EXIT_FAIL;
+    } else if (verbose || trusted->n) {
+        printf("pulled %d records for this machine key from %s into %s (%d not trusted)\n",
+               trusted->n, ab_history_name(h), wisdom_path, rejected);
+    }
+    ab_history_close(h);
+    free(got);
+    free(trusted);
+    return rc;
+}
+
+/* parse and plan → move the records, or tune the buckets (then publish
+ * them when asked). */
 int ab_cmd_tune(int argc, char **argv)
 {
     tune_plan *t = calloc(1, sizeof *t);
@@ -285,8 +396,14 @@ int ab_cmd_tune(int argc, char **argv)
         return AB_EXIT_FAIL;
     }
     int rc = plan_of(argc, argv, t);
-    if (rc < 0)
-        rc = t->export_path || t->import_path ? move_records(t) : tune_buckets(t);
+    if (rc < 0 && t->pull)
+        rc = ab_tune_pull(t->pull, t->wisdom, 1);
+    else if (rc < 0 && (t->export_path || t->import_path))
+        rc = move_records(t);
+    else if (rc < 0 && t->tunes)
+        rc = tune_buckets(t);
+    if ((rc < 0 || rc == AB_EXIT_OK) && t->publish)
+        rc = publish(t);
     free(t);
-    return rc;
+    return rc < 0 ? AB_EXIT_OK : rc;
 }

@@ -17,6 +17,12 @@ int ab_cmd_run(int argc, char **argv);
 int ab_cmd_tune(int argc, char **argv);
 int ab_cmd_compare(int argc, char **argv);
 int ab_cmd_history(int argc, char **argv);
+
+/* `attnbench tune --pull DB` (and `run` with $ATTN_WISDOM_DB): the records
+ * the fleet's store holds for this machine key, each checked against naive
+ * here, merged into the wisdom at wisdom_path; verbose: a line per record.
+ * An exit status. */
+int ab_tune_pull(const char *target, const char *wisdom_path, int verbose);
 int ab_cmd_explain(int argc, char **argv);
 
 #endif /* AB_COMMANDS_H */

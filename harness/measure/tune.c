@@ -455,3 +455,49 @@ void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_op
     gmtime_r(&now, &tm);
     strftime(rec->when, sizeof rec->when, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
+
+int ab_tune_verify_record(const attn_wisdom_record *rec, double *max_err, char *why, size_t len)
+{
+    static const char *const ops[] = { [ATTN_OP_SDPA] = "sdpa", [ATTN_OP_MHA] = "mha",
+                                       [ATTN_OP_ENCODER] = "encoder" };
+    static const char *const masks[] = { [ATTN_MASK_CLASS_NONE] = "none",
+                                         [ATTN_MASK_CLASS_CAUSAL] = "causal",
+                                         [ATTN_MASK_CLASS_PADDED] = "padding" };
+    const attn_bucket *b = &rec->bucket;
+    *max_err = INFINITY;
+    ab_candidate c = { .kernel = attn_registry_find(rec->kernel), .max_err = INFINITY };
+    if (!c.kernel || !attn_registry_runnable(c.kernel)) {
+        snprintf(why, len, "%s: %s", rec->kernel, c.kernel ? "does not run here" : "no such kernel");
+        return 0;
+    }
+    defaults_of(c.kernel, c.params);
+    for (int i = 0; i < rec->n_params; i++) {
+        int k = 0;
+        while (k < c.kernel->n_params && strcmp(c.kernel->params[k].name, rec->param_name[i]) != 0)
+            k++;
+        if (k == c.kernel->n_params) {
+            snprintf(why, len, "%s has no parameter %s", rec->kernel, rec->param_name[i]);
+            return 0;
+        }
+        c.params[k] = rec->param_value[i];
+    }
+    if (b->op < 0 || b->op >= ATTN_OP_COUNT || b->mask_class < 0 || b->mask_class > 2
+        || b->len_log2 < 0 || b->len_log2 > 30 || b->threads < 1) {
+        snprintf(why, len, "not a bucket this attnbench knows");
+        return 0;
+    }
+    /* A call of the bucket: its op, head width and mask kind; the check
+     * cuts its length (CHECK_LEN). */
+    char text[160];
+    ab_shape s;
+    snprintf(text, sizeof text, "op=%s,B=2,H=2,L=%d,Dh=%d,mask=%s", ops[b->op],
+             1 << (b->len_log2 < 7 ? b->len_log2 : 7), b->head_dim, masks[b->mask_class]);
+    if (ab_shape_parse(text, AB_OP_SDPA, &s, why, len) != 0)
+        return 0;
+    int ok = check_candidate(&c, &s, b->threads);
+    *max_err = c.max_err;
+    if (!ok)
+        snprintf(why, len, "%s gave a wrong result on %s (%.3g of the error bound)", rec->kernel,
+                 text, c.max_err);
+    return ok;
+}

@@ -93,4 +93,11 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
 void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_opts *o,
                     uint64_t machine, attn_wisdom_record *rec);
 
+/* Whether a record made elsewhere (another machine of the same key, the
+ * fleet's store) can be trusted here: its kernel runs on this CPU, takes
+ * the record's parameters and passes the tuner's check against naive on a
+ * call of the record's bucket. 1 passes; 0 with why. *max_err: the check's
+ * error as a fraction of the bound (+inf when not checked). */
+int ab_tune_verify_record(const attn_wisdom_record *rec, double *max_err, char *why, size_t len);
+
 #endif /* AB_TUNE_H */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench_file.h"
+#include "sha256.h"
 #include "json_parse.h"
 
 static double unit_seconds(const char *unit)
@@ -134,6 +135,7 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
     char *text = read_all(path, err, len);
     if (!text)
         return -1;
+    ab_sha256_hex(text, strlen(text), bf->content_sha256);
     jv *root = jv_parse(text, perr, sizeof perr);
     free(text);
     const jv *benchmarks = root && root->type == JV_OBJECT ? jv_get(root, "benchmarks") : NULL;

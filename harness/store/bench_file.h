@@ -40,6 +40,7 @@ typedef struct ab_bench_file {
     /* From the context; "" when absent (other programs write only some). */
     char machine_key[320], machine_id[24], git_commit[64], date[48], host[128], cpu_model[96];
     int attnbench;            /* the context names an attnbench version: attnbench wrote it */
+    char content_sha256[65];  /* of the file's bytes: the history knows a file it holds by it */
 } ab_bench_file;
 
 /* Reads path. 0, or -1 with a one-line reason in err (the file is unusable:

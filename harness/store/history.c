@@ -1,118 +1,195 @@
-/* history.c — the results history in SQLite (history.h); its steps come from
- * steps.c. */
-#include <libgen.h>
-#include <limits.h>
+/* history.c — the results history and the fleet's wisdom (history.h) in
+ * either store of sql.h; its steps come from steps.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "atomic_file.h"
 #include "history.h"
+#include "sql.h"
 #include "stats.h"
-#include "internal.h"
-
-/* ================================================================================ */
-#ifdef ATTN_HAVE_SQLITE
-#include <sqlite3.h>
 
 struct ab_history {
-    sqlite3 *db;
+    ab_sql *db;
 };
 
-static int exec(sqlite3 *db, const char *sql, char *err, size_t len)
+/* The schema, in the SQL both stores take; %s is the run id's type (SQLite's
+ * rowid alias, PostgreSQL's identity column). The steps of a series live
+ * beside its runs so that readers never compute them differently. */
+static const char SCHEMA[] =
+    "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE machines (machine_id TEXT PRIMARY KEY, machine_key TEXT NOT NULL, "
+    "  first_added TEXT NOT NULL, last_added TEXT NOT NULL);"
+    "CREATE TABLE runs (id %s, "
+    "  machine_id TEXT NOT NULL REFERENCES machines(machine_id), machine_key TEXT NOT NULL, "
+    "  git_commit TEXT NOT NULL, date TEXT NOT NULL, source TEXT NOT NULL, added TEXT NOT NULL, "
+    "  content_sha256 TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE results (run_id BIGINT NOT NULL REFERENCES runs(id), name TEXT NOT NULL, "
+    "  op TEXT NOT NULL, kernel TEXT NOT NULL, shape TEXT NOT NULL, threads INTEGER NOT NULL, "
+    "  median_s DOUBLE PRECISION NOT NULL, min_s DOUBLE PRECISION NOT NULL, "
+    "  cv DOUBLE PRECISION NOT NULL, n INTEGER NOT NULL, samples TEXT NOT NULL, "
+    "  PRIMARY KEY (run_id, name));"
+    "CREATE TABLE steps (machine_id TEXT NOT NULL, name TEXT NOT NULL, "
+    "  run_id BIGINT NOT NULL REFERENCES runs(id), git_commit TEXT NOT NULL, "
+    "  date TEXT NOT NULL, before_s DOUBLE PRECISION NOT NULL, after_s DOUBLE PRECISION NOT NULL, "
+    "  PRIMARY KEY (machine_id, name, run_id));"
+    "CREATE TABLE wisdom (machine_key TEXT PRIMARY KEY, records TEXT NOT NULL, "
+    "  updated TEXT NOT NULL, updated_by TEXT NOT NULL);"
+    "CREATE INDEX results_by_name ON results (name);"
+    "CREATE INDEX runs_by_machine ON runs (machine_id, date);"
+    "INSERT INTO meta VALUES ('schema', '" AB_HISTORY_SCHEMA_TEXT "');";
+
+/* The tables of the schema: a PostgreSQL database that has any of them
+ * without meta's version is somebody else's, never created over. */
+static const char OUR_TABLES[] =
+    "'meta', 'machines', 'runs', 'results', 'steps', 'wisdom'";
+
+static void now_iso(char *buf, size_t len)
 {
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%S+0000", &tm);
+}
+
+/* The schema version of the store: 0 when it holds nothing at all, -2 when
+ * it holds something that is not a history (said in err), -1 on error. */
+static long long schema_of(ab_sql *db, char *err, size_t len)
+{
+    if (ab_sql_kind_of(db) == AB_SQL_SQLITE) {
+        /* PRAGMA user_version: schema 1 had no meta table. */
+        long long version = ab_sql_int_of(db, "PRAGMA user_version", NULL, 0, 0, err, len);
+        long long tables = version < 0 ? -1
+                           : ab_sql_int_of(db, "SELECT count(*) FROM sqlite_master", NULL, 0, 0,
+                                           err, len);
+        if (version < 0 || tables < 0) {
+            char why[300];
+            snprintf(why, sizeof why, "%s", err);
+            snprintf(err, len, "not a history database (%s)", why);
+            return -2;
+        }
+        if (version == 0 && tables > 0) {
+            snprintf(err, len, "an SQLite database, but not a history");
+            return -2;
+        }
+        return version;
+    }
+    char sql[300];
+    snprintf(sql, sizeof sql, "SELECT count(*), sum(CASE WHEN table_name = 'meta' THEN 1 ELSE 0 "
+             "END) FROM information_schema.tables WHERE table_schema = current_schema() AND "
+             "table_name IN (%s)", OUR_TABLES);
+    ab_sql_rows *r;
+    if (ab_sql_exec(db, sql, NULL, 0, &r, err, len) < 0)
+        return -1;
+    long long ours = 0, meta = 0;
+    if (ab_sql_next(r) == 1) {
+        ours = ab_sql_int(r, 0);
+        meta = ab_sql_int(r, 1);
+    }
+    if (ab_sql_rows_free(r, err, len) != 0)
+        return -1;
+    if (ours == 0)
         return 0;
-    snprintf(err, len, "%s", msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
+    if (!meta) {
+        snprintf(err, len, "has tables named like a history's (%s) but no meta table: not a "
+                 "history", OUR_TABLES);
+        return -2;
+    }
+    long long v = ab_sql_int_of(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE name = 'schema'",
+                                NULL, 0, -1, err, len);
+    if (v == -1 && !err[0])
+        snprintf(err, len, "its meta table names no schema: not a history");
+    return v < 0 ? -2 : v;
+}
+
+/* Creates the schema in an empty store, once however many open it at the
+ * same moment: SQLite's BEGIN IMMEDIATE lets one in at a time; on
+ * PostgreSQL a transaction-scoped advisory lock does, and the one that
+ * comes second finds the tables made. */
+static int create_schema(ab_sql *db, char *err, size_t len)
+{
+    int pg = ab_sql_kind_of(db) == AB_SQL_POSTGRES;
+    char ddl[2 * sizeof SCHEMA + 200], text[2 * sizeof SCHEMA];
+    /* PostgreSQL's text columns compare byte by byte, as SQLite's do: the
+     * series are ordered by their date text, and a database's own
+     * collation (en_US.UTF-8 skips punctuation) must not reorder them. */
+    size_t n = 0;
+    for (const char *p = SCHEMA; *p; p++) {
+        text[n++] = *p;
+        if (pg && strncmp(p, " TEXT", 5) == 0) {
+            n += (size_t)snprintf(text + n, sizeof text - n, "TEXT COLLATE \"C\"");
+            p += 4;
+        }
+    }
+    text[n] = '\0';
+    snprintf(ddl, sizeof ddl, text,
+             pg ? "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY" : "INTEGER PRIMARY KEY");
+    if (!pg)
+        strcat(ddl, "PRAGMA user_version = " AB_HISTORY_SCHEMA_TEXT ";");
+    if (ab_sql_begin(db, err, len) != 0)
+        return -1;
+    /* The lock's key: any number of attnbench's own. */
+    if (pg && ab_sql_exec(db, "SELECT pg_advisory_xact_lock(478998668661)", NULL, 0, NULL, err,
+                          len) < 0)
+        goto fail;
+    long long v = schema_of(db, err, len);
+    if (v < 0)
+        goto fail;
+    if (v == 0 && ab_sql_exec(db, ddl, NULL, 0, NULL, err, len) < 0)
+        goto fail;
+    if (ab_sql_commit(db, err, len) == 0)
+        return 0;
+fail:
+    ab_sql_rollback(db);
     return -1;
 }
 
-static const char SCHEMA[] =
-    "CREATE TABLE runs (id INTEGER PRIMARY KEY, machine_id TEXT NOT NULL, "
-    "  machine_key TEXT NOT NULL, git_commit TEXT NOT NULL, date TEXT NOT NULL, "
-    "  source TEXT NOT NULL, added TEXT NOT NULL, "
-    "  UNIQUE (machine_id, git_commit, date, source));"
-    "CREATE TABLE results (run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, "
-    "  op TEXT NOT NULL, kernel TEXT NOT NULL, shape TEXT NOT NULL, threads INTEGER NOT NULL, "
-    "  median_s REAL NOT NULL, min_s REAL NOT NULL, cv REAL NOT NULL, n INTEGER NOT NULL, "
-    "  samples TEXT NOT NULL, PRIMARY KEY (run_id, name));"
-    "CREATE TABLE steps (machine_id TEXT NOT NULL, name TEXT NOT NULL, "
-    "  run_id INTEGER NOT NULL REFERENCES runs(id), git_commit TEXT NOT NULL, "
-    "  date TEXT NOT NULL, before_s REAL NOT NULL, after_s REAL NOT NULL, "
-    "  PRIMARY KEY (machine_id, name, run_id));"
-    "CREATE INDEX results_by_name ON results (name);"
-    "PRAGMA user_version = 1;";
-
-/* One integer from a query without parameters; -1 on error. */
-static long long query_int(sqlite3 *db, const char *sql)
+ab_history *ab_history_open(const char *target, char *err, size_t len)
 {
-    sqlite3_stmt *st = NULL;
-    long long v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-ab_history *ab_history_open(const char *path, char *err, size_t len)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    if (ab_mkdirs(dirname(dir), err, len) != 0)
+    ab_sql *db = ab_sql_open(target, err, len);
+    if (!db)
         return NULL;
-    ab_history *h = calloc(1, sizeof *h);
-    if (!h) {
-        snprintf(err, len, "out of memory");
-        return NULL;
-    }
-    if (sqlite3_open_v2(path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)
-        != SQLITE_OK) {
-        snprintf(err, len, "%s: %s", path, h->db ? sqlite3_errmsg(h->db) : "cannot open");
-        ab_history_close(h);
-        return NULL;
-    }
-    /* Concurrent adders wait for each other instead of failing. */
-    sqlite3_busy_timeout(h->db, 10000);
-    long long version = query_int(h->db, "PRAGMA user_version");
-    long long tables = query_int(h->db, "SELECT count(*) FROM sqlite_master");
-    if (version < 0 || tables < 0) {
-        /* SQLITE_NOTADB and friends: somebody's file, never written over. */
-        snprintf(err, len, "%s: not a history database (%s); left as it is", path,
-                 sqlite3_errmsg(h->db));
-        ab_history_close(h);
-        return NULL;
-    }
-    if (version == 0 && tables == 0) {
-        char e[256];
-        if (exec(h->db, "BEGIN IMMEDIATE", e, sizeof e) != 0
-            || (query_int(h->db, "SELECT count(*) FROM sqlite_master") == 0
-                && exec(h->db, SCHEMA, e, sizeof e) != 0)
-            || exec(h->db, "COMMIT", e, sizeof e) != 0) {
-            snprintf(err, len, "%s: cannot create the history: %s", path, e);
-            sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
-            ab_history_close(h);
+    char why[400] = "";
+    long long version = schema_of(db, why, sizeof why);
+    if (version == 0) {
+        if (create_schema(db, why, sizeof why) != 0) {
+            snprintf(err, len, "%s: cannot create the history: %s", ab_sql_name(db), why);
+            ab_sql_close(db);
             return NULL;
         }
-    } else if (version != AB_HISTORY_SCHEMA) {
-        snprintf(err, len, "%s: %s (schema %lld; this attnbench reads schema %d); left as it is",
-                 path, version == 0 ? "an SQLite database, but not a history" : "a history of "
-                 "another schema", version, AB_HISTORY_SCHEMA);
-        ab_history_close(h);
-        return NULL;
+        version = AB_HISTORY_SCHEMA;
     }
-    return h;
+    if (version == -1) {
+        snprintf(err, len, "%s: %s", ab_sql_name(db), why);
+    } else if (version == -2) {
+        snprintf(err, len, "%s: %s; left as it is", ab_sql_name(db), why);
+    } else if (version != AB_HISTORY_SCHEMA) {
+        snprintf(err, len, "%s: a history of another schema (schema %lld; this attnbench reads "
+                 "schema %d); left as it is", ab_sql_name(db), version, AB_HISTORY_SCHEMA);
+    } else {
+        ab_history *h = calloc(1, sizeof *h);
+        if (h) {
+            h->db = db;
+            return h;
+        }
+        snprintf(err, len, "out of memory");
+    }
+    ab_sql_close(db);
+    return NULL;
 }
 
 void ab_history_close(ab_history *h)
 {
     if (!h)
         return;
-    sqlite3_close(h->db);
+    ab_sql_close(h->db);
     free(h);
+}
+
+const char *ab_history_name(const ab_history *h)
+{
+    return ab_sql_name(h->db);
 }
 
 /* "op/kernel/shape/threads:N" (attnbench's run names) into its parts; other
@@ -129,65 +206,73 @@ static void split_name(const char *name, char *op, char *kernel, char *shape, si
     snprintf(shape, len, "%.*s", (int)(c - b - 1), b + 1);
 }
 
-/* Recomputes the steps of one series. */
-static int update_steps(sqlite3 *db, const char *machine_id, const char *name,
-                        double min_effect, char *err, size_t len)
+/* Recomputes the steps of one series from its newest WINDOW runs. */
+static int update_steps(ab_sql *db, const char *machine_id, const char *name, double min_effect,
+                        char *err, size_t len)
 {
-    sqlite3_stmt *q = NULL, *del = NULL, *ins = NULL;
-    int rc = -1, n = 0;
     long long run[AB_HISTORY_WINDOW];
     char commit[AB_HISTORY_WINDOW][64], date[AB_HISTORY_WINDOW][48];
     double y[AB_HISTORY_WINDOW];
-    /* The newest WINDOW runs, oldest first. */
-    const char *sql =
-        "SELECT * FROM (SELECT r.id, r.git_commit, r.date, x.median_s FROM results x "
-        "JOIN runs r ON r.id = x.run_id WHERE r.machine_id = ?1 AND x.name = ?2 "
-        "ORDER BY r.date DESC, r.id DESC LIMIT ?3) ORDER BY date, id";
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK
-        || sqlite3_prepare_v2(db, "DELETE FROM steps WHERE machine_id = ?1 AND name = ?2", -1,
-                              &del, NULL) != SQLITE_OK
-        || sqlite3_prepare_v2(db, "INSERT INTO steps VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1,
-                              &ins, NULL) != SQLITE_OK)
-        goto done;
-    sqlite3_bind_text(q, 1, machine_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
-    sqlite3_bind_int(q, 3, AB_HISTORY_WINDOW);
-    int r;
-    while ((r = sqlite3_step(q)) == SQLITE_ROW && n < AB_HISTORY_WINDOW) {
-        run[n] = sqlite3_column_int64(q, 0);
-        snprintf(commit[n], sizeof commit[n], "%s", (const char *)sqlite3_column_text(q, 1));
-        snprintf(date[n], sizeof date[n], "%s", (const char *)sqlite3_column_text(q, 2));
-        y[n++] = sqlite3_column_double(q, 3);
+    int n = 0;
+    const ab_sql_arg key[] = { AB_SQL_T(machine_id), AB_SQL_T(name), AB_SQL_I(AB_HISTORY_WINDOW) };
+    ab_sql_rows *r;
+    if (ab_sql_exec(db, "SELECT * FROM (SELECT r.id, r.git_commit, r.date, x.median_s "
+                    "FROM results x JOIN runs r ON r.id = x.run_id "
+                    "WHERE r.machine_id = $1 AND x.name = $2 "
+                    "ORDER BY r.date DESC, r.id DESC LIMIT $3) AS newest ORDER BY date, id",
+                    key, 3, &r, err, len) < 0)
+        return -1;
+    while (n < AB_HISTORY_WINDOW && ab_sql_next(r) == 1) {
+        run[n] = ab_sql_int(r, 0);
+        snprintf(commit[n], sizeof commit[n], "%s", ab_sql_text(r, 1));
+        snprintf(date[n], sizeof date[n], "%s", ab_sql_text(r, 2));
+        y[n++] = ab_sql_real(r, 3);
     }
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        goto done;
-    sqlite3_bind_text(del, 1, machine_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(del, 2, name, -1, SQLITE_STATIC);
-    if (sqlite3_step(del) != SQLITE_DONE)
-        goto done;
+    if (ab_sql_rows_free(r, err, len) != 0
+        || ab_sql_exec(db, "DELETE FROM steps WHERE machine_id = $1 AND name = $2", key, 2, NULL,
+                       err, len) < 0)
+        return -1;
     int at[AB_HISTORY_WINDOW];
     double before[AB_HISTORY_WINDOW], after[AB_HISTORY_WINDOW];
     int ns = ab_steps_detect(y, n, min_effect, at, before, after, AB_HISTORY_WINDOW);
     for (int s = 0; s < ns; s++) {
-        sqlite3_reset(ins);
-        sqlite3_bind_text(ins, 1, machine_id, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins, 2, name, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 3, run[at[s]]);
-        sqlite3_bind_text(ins, 4, commit[at[s]], -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins, 5, date[at[s]], -1, SQLITE_STATIC);
-        sqlite3_bind_double(ins, 6, before[s]);
-        sqlite3_bind_double(ins, 7, after[s]);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            goto done;
+        const ab_sql_arg step[] = { AB_SQL_T(machine_id), AB_SQL_T(name), AB_SQL_I(run[at[s]]),
+                                    AB_SQL_T(commit[at[s]]), AB_SQL_T(date[at[s]]),
+                                    AB_SQL_R(before[s]), AB_SQL_R(after[s]) };
+        if (ab_sql_exec(db, "INSERT INTO steps VALUES ($1, $2, $3, $4, $5, $6, $7)", step, 7,
+                        NULL, err, len) < 0)
+            return -1;
     }
-    rc = 0;
-done:
-    if (rc != 0)
-        snprintf(err, len, "steps of %.120s: %.120s", name, sqlite3_errmsg(db));
-    sqlite3_finalize(q);
-    sqlite3_finalize(del);
-    sqlite3_finalize(ins);
-    return rc;
+    return 0;
+}
+
+/* The results of bf into run run_id. */
+static int add_results(ab_sql *db, long long run_id, const ab_bench_file *bf, char *err,
+                       size_t len)
+{
+    for (int i = 0; i < bf->n; i++) {
+        const ab_sample_set *s = &bf->set[i];
+        ab_stats st;
+        if (ab_stats_compute(s->t, s->n, &st) != 0 || !(st.min > 0) || !isfinite(st.max)) {
+            snprintf(err, len, "%.200s: unusable times", s->name);
+            return -1;
+        }
+        char op[256], kernel[256], shape[256], samples[AB_MAX_REP * 18];
+        split_name(s->name, op, kernel, shape, sizeof op);
+        size_t used = 0;
+        samples[0] = '\0';
+        for (int k = 0; k < s->n && used < sizeof samples; k++)
+            used += (size_t)snprintf(samples + used, sizeof samples - used, "%s%.9g", k ? " " : "",
+                                     s->t[k]);
+        const ab_sql_arg row[] = { AB_SQL_I(run_id), AB_SQL_T(s->name), AB_SQL_T(op),
+                                   AB_SQL_T(kernel), AB_SQL_T(shape), AB_SQL_I(s->threads),
+                                   AB_SQL_R(st.median), AB_SQL_R(st.min), AB_SQL_R(st.cv),
+                                   AB_SQL_I(s->n), AB_SQL_T(samples) };
+        if (ab_sql_exec(db, "INSERT INTO results VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+                        "$10, $11)", row, 11, NULL, err, len) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
@@ -203,83 +288,50 @@ int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
         snprintf(id, sizeof id, "%s", bf->machine_id);
     else
         snprintf(id, sizeof id, "%016llx", (unsigned long long)attn_machine_hash(key));
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(added, sizeof added, "%Y-%m-%dT%H:%M:%S+0000", &tm);
+    now_iso(added, sizeof added);
     snprintf(date, sizeof date, "%s", bf->date[0] ? bf->date : added);
     const char *git = commit ? commit : bf->git_commit[0] ? bf->git_commit : "unknown";
 
-    sqlite3 *db = h->db;
-    sqlite3_stmt *run = NULL, *res = NULL;
-    char e[256] = "";
-    int rc = -1;
-    if (exec(db, "BEGIN IMMEDIATE", e, sizeof e) != 0)
-        goto done;
-    if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO runs (machine_id, machine_key, git_commit, "
-                           "date, source, added) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &run,
-                           NULL) != SQLITE_OK
-        || sqlite3_prepare_v2(db, "INSERT INTO results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                              "?10, ?11)", -1, &res, NULL) != SQLITE_OK)
-        goto sql_error;
-    sqlite3_bind_text(run, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(run, 2, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(run, 3, git, -1, SQLITE_STATIC);
-    sqlite3_bind_text(run, 4, date, -1, SQLITE_STATIC);
-    sqlite3_bind_text(run, 5, source, -1, SQLITE_STATIC);
-    sqlite3_bind_text(run, 6, added, -1, SQLITE_STATIC);
-    if (sqlite3_step(run) != SQLITE_DONE)
-        goto sql_error;
-    if (sqlite3_changes(db) == 0) {
-        rc = 1;   /* this run is already in the history */
-        goto done;
+    ab_sql *db = h->db;
+    if (ab_sql_begin(db, err, len) != 0)
+        return -1;
+    /* The machine's row, upserted first, is the lock that orders adds: on
+     * PostgreSQL the upsert holds its row lock to the commit, so the adds
+     * of one machine queue here (those of other machines go on) and each
+     * computes its steps from every run committed before it. */
+    const ab_sql_arg machine[] = { AB_SQL_T(id), AB_SQL_T(key), AB_SQL_T(added) };
+    ab_sql_rows *r = NULL;
+    if (ab_sql_exec(db, "INSERT INTO machines VALUES ($1, $2, $3, $3) ON CONFLICT (machine_id) "
+                    "DO UPDATE SET last_added = excluded.last_added", machine, 3, NULL, err,
+                    len) < 0)
+        goto fail;
+    /* A file already held (the same bytes, whoever added it under whatever
+     * name) adds nothing. */
+    const ab_sql_arg run[] = { AB_SQL_T(id), AB_SQL_T(key), AB_SQL_T(git), AB_SQL_T(date),
+                               AB_SQL_T(source), AB_SQL_T(added), AB_SQL_T(bf->content_sha256) };
+    if (ab_sql_exec(db, "INSERT INTO runs (machine_id, machine_key, git_commit, date, source, "
+                    "added, content_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+                    "ON CONFLICT (content_sha256) DO NOTHING RETURNING id", run, 7, &r, err,
+                    len) < 0)
+        goto fail;
+    int fresh = ab_sql_next(r);
+    long long run_id = fresh == 1 ? ab_sql_int(r, 0) : -1;
+    if (ab_sql_rows_free(r, err, len) != 0)
+        goto fail;
+    if (fresh != 1) {
+        ab_sql_rollback(db);
+        return 1;
     }
-    long long run_id = sqlite3_last_insert_rowid(db);
-    for (int i = 0; i < bf->n; i++) {
-        const ab_sample_set *s = &bf->set[i];
-        ab_stats st;
-        if (ab_stats_compute(s->t, s->n, &st) != 0 || !(st.min > 0) || !isfinite(st.max)) {
-            snprintf(e, sizeof e, "%.200s: unusable times", s->name);
-            goto done;
-        }
-        char op[256], kernel[256], shape[256], samples[AB_MAX_REP * 18];
-        split_name(s->name, op, kernel, shape, sizeof op);
-        size_t used = 0;
-        for (int k = 0; k < s->n && used < sizeof samples; k++)
-            used += (size_t)snprintf(samples + used, sizeof samples - used, "%s%.9g", k ? " " : "",
-                                     s->t[k]);
-        sqlite3_reset(res);
-        sqlite3_bind_int64(res, 1, run_id);
-        sqlite3_bind_text(res, 2, s->name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(res, 3, op, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(res, 4, kernel, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(res, 5, shape, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int(res, 6, s->threads);
-        sqlite3_bind_double(res, 7, st.median);
-        sqlite3_bind_double(res, 8, st.min);
-        sqlite3_bind_double(res, 9, st.cv);
-        sqlite3_bind_int(res, 10, s->n);
-        sqlite3_bind_text(res, 11, samples, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(res) != SQLITE_DONE)
-            goto sql_error;
-    }
+    if (add_results(db, run_id, bf, err, len) != 0)
+        goto fail;
     for (int i = 0; i < bf->n; i++)
-        if (update_steps(db, id, bf->set[i].name, min_effect, e, sizeof e) != 0)
-            goto done;
-    if (exec(db, "COMMIT", e, sizeof e) != 0)
-        goto done;
-    rc = 0;
-    goto finish;
-sql_error:
-    snprintf(e, sizeof e, "%s", sqlite3_errmsg(db));
-done:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    if (rc < 0)
-        snprintf(err, len, "%s", e[0] ? e : "failed");
-finish:
-    sqlite3_finalize(run);
-    sqlite3_finalize(res);
-    return rc;
+        if (update_steps(db, id, bf->set[i].name, min_effect, err, len) != 0)
+            goto fail;
+    if (ab_sql_commit(db, err, len) == 0)
+        return 0;
+fail:
+    ab_sql_rollback(db);
+    return -1;
 }
 
 static void fmt_seconds(double s, char *buf, size_t len)
@@ -292,112 +344,265 @@ static void fmt_seconds(double s, char *buf, size_t len)
         snprintf(buf, len, "%.3g us", s * 1e6);
 }
 
-int ab_history_show(ab_history *h, const char *name, const char *machine_id, char *err,
-                    size_t len)
+/* A step as text: "slower +20.0% (COMMIT)". */
+static void fmt_step(double before, double after, const char *commit, char *buf, size_t len)
 {
-    sqlite3_stmt *q = NULL, *steps = NULL;
-    int rc = -1;
-    const char *series =
-        "SELECT r.machine_id, x.name, count(*), "
-        "  (SELECT y.median_s FROM results y JOIN runs s ON s.id = y.run_id "
-        "   WHERE s.machine_id = r.machine_id AND y.name = x.name "
-        "   ORDER BY s.date DESC, s.id DESC LIMIT 1) "
-        "FROM results x JOIN runs r ON r.id = x.run_id "
-        "WHERE (?1 IS NULL OR r.machine_id = ?1) GROUP BY r.machine_id, x.name "
-        "ORDER BY r.machine_id, x.name";
-    const char *runs =
-        "SELECT r.machine_id, r.date, r.git_commit, x.median_s, x.min_s, x.cv, x.n, "
-        "  EXISTS (SELECT 1 FROM steps t WHERE t.run_id = r.id AND t.name = x.name) "
-        "FROM results x JOIN runs r ON r.id = x.run_id "
-        "WHERE x.name = ?2 AND (?1 IS NULL OR r.machine_id = ?1) "
-        "ORDER BY r.machine_id, r.date, r.id";
-    if (sqlite3_prepare_v2(h->db, name ? runs : series, -1, &q, NULL) != SQLITE_OK
-        || sqlite3_prepare_v2(h->db, "SELECT git_commit, date, before_s, after_s FROM steps "
-                              "WHERE machine_id = ?1 AND name = ?2 ORDER BY date", -1, &steps,
-                              NULL) != SQLITE_OK)
-        goto done;
-    if (machine_id)
-        sqlite3_bind_text(q, 1, machine_id, -1, SQLITE_STATIC);
-    if (name)
-        sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
-    int r, rows = 0;
-    if (name)
-        printf("%-16s  %-24s  %-14s %10s %10s %6s %4s\n", "machine", "date", "commit", "median",
-               "min", "CV", "reps");
-    else
-        printf("%-16s  %-64s %5s %10s  %s\n", "machine", "benchmark", "runs", "latest", "steps");
-    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+    snprintf(buf, len, "%s %+.1f%% (%s)", after > before ? "slower" : "faster",
+             100 * (after / before - 1), commit);
+}
+
+/* One line per series of the machine(s): runs, latest median, steps. */
+static int show_series(ab_sql *db, const char *machine_id, FILE *out, char *err, size_t len)
+{
+    const ab_sql_arg which[] = { AB_SQL_T(machine_id) };
+    ab_sql_rows *q, *st;
+    if (ab_sql_exec(db,
+                    "SELECT r.machine_id, m.machine_key, x.name, count(*), "
+                    "  (SELECT y.median_s FROM results y JOIN runs s ON s.id = y.run_id "
+                    "   WHERE s.machine_id = r.machine_id AND y.name = x.name "
+                    "   ORDER BY s.date DESC, s.id DESC LIMIT 1), "
+                    "  (SELECT count(DISTINCT u.id) FROM runs u WHERE u.machine_id = r.machine_id) "
+                    "FROM results x JOIN runs r ON r.id = x.run_id "
+                    "JOIN machines m ON m.machine_id = r.machine_id "
+                    "WHERE ($1 IS NULL OR r.machine_id = $1) "
+                    "GROUP BY r.machine_id, m.machine_key, x.name ORDER BY r.machine_id, x.name",
+                    which, 1, &q, err, len) < 0)
+        return -1;
+    char last[64] = "";
+    int rows = 0, rc = 0;
+    while (rc == 0 && ab_sql_next(q) == 1) {
         rows++;
-        const char *mid = (const char *)sqlite3_column_text(q, 0);
-        char a[32], b[32];
-        if (name) {
-            fmt_seconds(sqlite3_column_double(q, 3), a, sizeof a);
-            fmt_seconds(sqlite3_column_double(q, 4), b, sizeof b);
-            printf("%-16s  %-24s  %-14s %10s %10s %5.1f%% %4d%s\n", mid,
-                   (const char *)sqlite3_column_text(q, 1), (const char *)sqlite3_column_text(q, 2),
-                   a, b, 100 * sqlite3_column_double(q, 5), sqlite3_column_int(q, 6),
-                   sqlite3_column_int(q, 7) ? "  <- step" : "");
-            continue;
+        const char *mid = ab_sql_text(q, 0), *bench = ab_sql_text(q, 2);
+        if (strcmp(mid, last) != 0) {
+            fprintf(out, "%smachine %s (%lld runs): %s\n", rows > 1 ? "\n" : "", mid,
+                   ab_sql_int(q, 5), ab_sql_text(q, 1));
+            fprintf(out, "  %-64s %5s %10s  %s\n", "benchmark", "runs", "latest", "steps");
+            snprintf(last, sizeof last, "%s", mid);
         }
-        const char *bench = (const char *)sqlite3_column_text(q, 1);
-        fmt_seconds(sqlite3_column_double(q, 3), a, sizeof a);
-        printf("%-16s  %-64s %5d %10s ", mid, bench, sqlite3_column_int(q, 2), a);
-        sqlite3_reset(steps);
-        sqlite3_bind_text(steps, 1, mid, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(steps, 2, bench, -1, SQLITE_TRANSIENT);
+        char a[32];
+        fmt_seconds(ab_sql_real(q, 4), a, sizeof a);
+        fprintf(out, "  %-64s %5lld %10s ", bench, ab_sql_int(q, 3), a);
+        const ab_sql_arg series[] = { AB_SQL_T(mid), AB_SQL_T(bench) };
+        rc = ab_sql_exec(db, "SELECT git_commit, before_s, after_s FROM steps "
+                         "WHERE machine_id = $1 AND name = $2 ORDER BY date", series, 2, &st, err,
+                         len) < 0 ? -1 : 0;
         int any = 0;
-        while (sqlite3_step(steps) == SQLITE_ROW) {
-            double before = sqlite3_column_double(steps, 2), after = sqlite3_column_double(steps, 3);
-            printf(" %s %s %+.1f%% (%s)", any ? "," : "", after > before ? "slower" : "faster",
-                   100 * (after / before - 1), (const char *)sqlite3_column_text(steps, 0));
+        while (rc == 0 && ab_sql_next(st) == 1) {
+            char s[160];
+            fmt_step(ab_sql_real(st, 1), ab_sql_real(st, 2), ab_sql_text(st, 0), s, sizeof s);
+            fprintf(out, "%s %s", any ? "," : "", s);
             any = 1;
         }
-        printf("%s\n", any ? "" : " none");
+        if (rc == 0)
+            rc = ab_sql_rows_free(st, err, len);
+        fprintf(out, "%s\n", any ? "" : " none");
     }
-    if (r != SQLITE_DONE)
-        goto done;
-    if (rows == 0)
-        printf(name ? "no runs of %s\n" : "the history is empty%s\n", name ? name : "");
-    rc = 0;
-done:
-    if (rc != 0)
-        snprintf(err, len, "%s", sqlite3_errmsg(h->db));
-    sqlite3_finalize(q);
-    sqlite3_finalize(steps);
+    if (ab_sql_rows_free(q, rc == 0 ? err : NULL, len) != 0)
+        rc = -1;
+    if (rc == 0 && rows == 0)
+        fprintf(out, machine_id ? "no runs of machine %s\n" : "the history is empty\n", machine_id);
     return rc;
 }
 
-#else /* no SQLite */
-
-static const char NO_SQLITE[] =
-    "attnbench was built without SQLite (install libsqlite3-dev and rebuild)";
-
-ab_history *ab_history_open(const char *path, char *err, size_t len)
+/* One benchmark's series run by run. */
+static int show_runs(ab_sql *db, const char *name, const char *machine_id, FILE *out, char *err,
+                     size_t len)
 {
-    (void)path;
-    snprintf(err, len, "%s", NO_SQLITE);
-    return NULL;
+    const ab_sql_arg which[] = { AB_SQL_T(machine_id), AB_SQL_T(name) };
+    ab_sql_rows *q;
+    if (ab_sql_exec(db,
+                    "SELECT r.machine_id, r.date, r.git_commit, x.median_s, x.min_s, x.cv, x.n, "
+                    "  CASE WHEN EXISTS (SELECT 1 FROM steps t WHERE t.run_id = r.id "
+                    "                    AND t.name = x.name) THEN 1 ELSE 0 END "
+                    "FROM results x JOIN runs r ON r.id = x.run_id "
+                    "WHERE x.name = $2 AND ($1 IS NULL OR r.machine_id = $1) "
+                    "ORDER BY r.machine_id, r.date, r.id", which, 2, &q, err, len) < 0)
+        return -1;
+    fprintf(out, "%-16s  %-24s  %-14s %10s %10s %6s %4s\n", "machine", "date", "commit", "median",
+           "min", "CV", "reps");
+    int rows = 0;
+    while (ab_sql_next(q) == 1) {
+        rows++;
+        char a[32], b[32];
+        fmt_seconds(ab_sql_real(q, 3), a, sizeof a);
+        fmt_seconds(ab_sql_real(q, 4), b, sizeof b);
+        fprintf(out, "%-16s  %-24s  %-14s %10s %10s %5.1f%% %4lld%s\n", ab_sql_text(q, 0),
+               ab_sql_text(q, 1), ab_sql_text(q, 2), a, b, 100 * ab_sql_real(q, 5),
+               ab_sql_int(q, 6), ab_sql_int(q, 7) ? "  <- step" : "");
+    }
+    if (ab_sql_rows_free(q, err, len) != 0)
+        return -1;
+    if (rows == 0)
+        fprintf(out, "no runs of %s\n", name);
+    return 0;
 }
 
-void ab_history_close(ab_history *h)
+int ab_history_show(ab_history *h, const char *name, const char *machine_id, FILE *out,
+                    char *err, size_t len)
 {
-    (void)h;
+    if (machine_id && strcmp(machine_id, "all") == 0)
+        machine_id = NULL;
+    return name ? show_runs(h->db, name, machine_id, out, err, len)
+                : show_series(h->db, machine_id, out, err, len);
 }
 
-int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
-                   const char *commit, double min_effect, char *err, size_t len)
+int ab_history_steps_since(ab_history *h, const char *commit, FILE *out, int *n_slower,
+                           char *err, size_t len)
 {
-    (void)h, (void)bf, (void)source, (void)commit, (void)min_effect;
-    snprintf(err, len, "%s", NO_SQLITE);
+    ab_sql *db = h->db;
+    *n_slower = 0;
+    /* The commit by any unambiguous prefix (substr, not LIKE: a prefix is
+     * data, never a pattern). */
+    const ab_sql_arg c[] = { AB_SQL_T(commit) };
+    const char *match = "substr(git_commit, 1, length($1)) = $1";
+    char sql[600];
+    snprintf(sql, sizeof sql, "SELECT count(DISTINCT git_commit) FROM runs WHERE %s", match);
+    long long n = ab_sql_int_of(db, sql, c, 1, 0, err, len);
+    if (n < 0)
+        return -1;
+    if (n != 1) {
+        snprintf(err, len, n == 0 ? "no run at commit %.64s in %s"
+                                  : "commit %.64s is ambiguous in %s (give more of it)",
+                 commit, ab_sql_name(db));
+        return -1;
+    }
+    /* Since: after the machine's first run at the commit, else (a machine
+     * that never ran it) after its first run anywhere. */
+    snprintf(sql, sizeof sql,
+             "SELECT s.machine_id, m.machine_key, s.name, s.git_commit, s.date, s.before_s, "
+             "  s.after_s FROM steps s JOIN machines m ON m.machine_id = s.machine_id "
+             "WHERE s.date > COALESCE("
+             "  (SELECT min(date) FROM runs WHERE machine_id = s.machine_id AND %s), "
+             "  (SELECT min(date) FROM runs WHERE %s)) "
+             "ORDER BY s.machine_id, s.after_s / s.before_s DESC, s.name", match, match);
+    ab_sql_rows *q;
+    if (ab_sql_exec(db, sql, c, 1, &q, err, len) < 0)
+        return -1;
+    char last[64] = "";
+    int rows = 0, machines_slower = 0, machine_slower = 0;
+    while (ab_sql_next(q) == 1) {
+        const char *mid = ab_sql_text(q, 0);
+        double before = ab_sql_real(q, 5), after = ab_sql_real(q, 6);
+        if (strcmp(mid, last) != 0) {
+            fprintf(out, "%smachine %s: %s\n", rows ? "\n" : "", mid, ab_sql_text(q, 1));
+            snprintf(last, sizeof last, "%s", mid);
+            machine_slower = 0;
+        }
+        rows++;
+        if (after > before) {
+            ++*n_slower;
+            machines_slower += !machine_slower;
+            machine_slower = 1;
+        }
+        char a[32], b[32], s[160];
+        fmt_seconds(before, a, sizeof a);
+        fmt_seconds(after, b, sizeof b);
+        fmt_step(before, after, ab_sql_text(q, 3), s, sizeof s);
+        fprintf(out, "  %-64s %s, %s -> %s, %s\n", ab_sql_text(q, 2), s, a, b, ab_sql_text(q, 4));
+    }
+    if (ab_sql_rows_free(q, err, len) != 0)
+        return -1;
+    if (rows)
+        fprintf(out, "\n");
+    fprintf(out, "since %s: %d slower step%s on %d machine%s, %d faster\n", commit, *n_slower,
+           *n_slower == 1 ? "" : "s", machines_slower, machines_slower == 1 ? "" : "s",
+           rows - *n_slower);
+    return 0;
+}
+
+/* ---- The fleet's wisdom ---------------------------------------------------------------- */
+
+/* w as wisdom text (malloc'ed), NULL when out of memory. */
+static char *wisdom_text(const attn_wisdom *w)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+    int bad = attn_wisdom_write(f, w) != 0;
+    if (fclose(f) != 0 || bad) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The records stored under key into w (none: w empty). 0, or -1 with err. */
+static int wisdom_get(ab_sql *db, const char *key, attn_wisdom *w, char *err, size_t len)
+{
+    memset(w, 0, sizeof *w);
+    const ab_sql_arg k[] = { AB_SQL_T(key) };
+    ab_sql_rows *r;
+    if (ab_sql_exec(db, "SELECT records FROM wisdom WHERE machine_key = $1", k, 1, &r, err,
+                    len) < 0)
+        return -1;
+    int rc = 0;
+    if (ab_sql_next(r) == 1 && ab_sql_text(r, 0)[0]) {
+        const char *text = ab_sql_text(r, 0);
+        FILE *f = fmemopen((void *)text, strlen(text), "r");
+        char why[300];
+        if (!f || attn_wisdom_parse(f, w, why, sizeof why) != 0) {
+            snprintf(err, len, "the records stored for this machine key are damaged: %s",
+                     f ? why : "out of memory");
+            rc = -1;
+        }
+        if (f)
+            fclose(f);
+    }
+    return ab_sql_rows_free(r, rc ? NULL : err, len) != 0 ? -1 : rc;
+}
+
+int ab_history_wisdom_publish(ab_history *h, const char *key, const char *by,
+                              const attn_wisdom *add, int *n_stored, char *err, size_t len)
+{
+    ab_sql *db = h->db;
+    char when[48];
+    now_iso(when, sizeof when);
+    attn_wisdom *w = malloc(sizeof *w);
+    if (!w) {
+        snprintf(err, len, "out of memory");
+        return -1;
+    }
+    char *text = NULL;
+    if (ab_sql_begin(db, err, len) != 0) {
+        free(w);
+        return -1;
+    }
+    /* The key's row, upserted first, locks it to the commit: publishers of
+     * one key merge one after the other, none losing another's records. */
+    const ab_sql_arg row[] = { AB_SQL_T(key), AB_SQL_T(when), AB_SQL_T(by) };
+    if (ab_sql_exec(db, "INSERT INTO wisdom VALUES ($1, '', $2, $3) ON CONFLICT (machine_key) "
+                    "DO UPDATE SET updated = excluded.updated", row, 3, NULL, err, len) < 0
+        || wisdom_get(db, key, w, err, len) != 0)
+        goto fail;
+    for (int i = 0; i < add->n; i++)
+        if (attn_wisdom_put(w, &add->rec[i], key) != 0) {
+            snprintf(err, len, "too many records for one machine key");
+            goto fail;
+        }
+    text = wisdom_text(w);
+    const ab_sql_arg put[] = { AB_SQL_T(key), AB_SQL_T(text), AB_SQL_T(when), AB_SQL_T(by) };
+    if (!text) {
+        snprintf(err, len, "out of memory");
+        goto fail;
+    }
+    if (ab_sql_exec(db, "UPDATE wisdom SET records = $2, updated = $3, updated_by = $4 "
+                    "WHERE machine_key = $1", put, 4, NULL, err, len) < 0
+        || ab_sql_commit(db, err, len) != 0)
+        goto fail;
+    *n_stored = w->n;
+    free(text);
+    free(w);
+    return 0;
+fail:
+    ab_sql_rollback(db);
+    free(text);
+    free(w);
     return -1;
 }
 
-int ab_history_show(ab_history *h, const char *name, const char *machine_id, char *err,
-                    size_t len)
+int ab_history_wisdom_pull(ab_history *h, const char *key, attn_wisdom *w, char *err, size_t len)
 {
-    (void)h, (void)name, (void)machine_id;
-    snprintf(err, len, "%s", NO_SQLITE);
-    return -1;
+    return wisdom_get(h->db, key, w, err, len);
 }
-
-#endif /* ATTN_HAVE_SQLITE */

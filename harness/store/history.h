@@ -1,60 +1,97 @@
 /*
- * history.h — benchmark results over time, in an SQLite database, and the
- * steps in each series.
+ * history.h — benchmark results over time, the steps in each series, and
+ * the tuned choices a fleet shares: in an SQLite file (the default,
+ * results/history.db) or on a PostgreSQL server (a postgresql:// URL) that
+ * many machines add to at once. Both stores hold the same schema and give
+ * the same answers; sql.h is where they differ.
  *
- * The database (default results/history.db) holds, per added JSON file, a
- * run: machine (the context's machine_id and machine_key; a file of another
- * program is keyed by its host name), git commit, date; and per benchmark of
- * the run its median, minimum, CV and the repetition times. A series is one
- * benchmark (run name: op/kernel/shape/threads) on one machine, its runs in
- * date order. After every add, the steps of the series it touched are
- * detected again and stored (table steps), in the same transaction, so
- * readers (`history show`, reports/report.py) never disagree on them.
+ * Per added JSON file the history keeps a run: machine (the context's
+ * machine_id and machine_key; a file of another program is keyed by its
+ * host name), git commit, date, the SHA-256 of the file's bytes; and per
+ * benchmark of the run its median, minimum, CV and the repetition times. A
+ * series is one benchmark (run name: op/kernel/shape/threads) on one
+ * machine, its runs in date order. Each add is one transaction with the
+ * steps of the series it touched, detected again, so readers (`history
+ * show`, `history steps`, reports/report.py) never disagree on them.
  *
- * Tables (the contract with reports/report.py; schema version in
- * PRAGMA user_version):
- *   runs(id, machine_id, machine_key, git_commit, date, source, added)
+ * Tables (the contract with reports/report.py; the schema version is meta's
+ * row 'schema', and SQLite's PRAGMA user_version too):
+ *   meta(name, value)
+ *   machines(machine_id, machine_key, first_added, last_added)
+ *   runs(id, machine_id, machine_key, git_commit, date, source, added, content_sha256)
  *   results(run_id, name, op, kernel, shape, threads, median_s, min_s, cv, n, samples)
  *     samples: the repetition times in seconds, space-separated
  *   steps(machine_id, name, run_id, git_commit, date, before_s, after_s)
  *     run_id: the first run after the step; before_s / after_s: the medians
  *     of the segments on either side
- * A file that is not an SQLite database, or one of another schema, is
- * reported and left alone: never rebuilt over.
+ *   wisdom(machine_key, records, updated, updated_by)
+ *     records: the wisdom text (kernels/wisdom.h) of that machine key
+ * A store that is not a history, or one of another schema, is reported and
+ * left alone: never rebuilt over.
+ *
+ * Concurrency: an add first upserts its machine's row, which on PostgreSQL
+ * row-locks it to the commit (READ COMMITTED): adds of one machine queue
+ * and each sees every run committed before it; adds of different machines
+ * run in parallel. SQLite serializes writers (BEGIN IMMEDIATE).
  */
 #ifndef AB_HISTORY_H
 #define AB_HISTORY_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "bench_file.h"
+#include "internal.h"
 #include "steps.h"
 
-#define AB_HISTORY_SCHEMA 1
+#define AB_HISTORY_SCHEMA 2
+#define AB_HISTORY_SCHEMA_TEXT "2"
 /* Step detection (steps.h) looks at the last this-many runs of a series. */
 #define AB_HISTORY_WINDOW AB_STEPS_WINDOW
 
 typedef struct ab_history ab_history;
 
-/* Opens (creating when absent) the database at path. NULL with a one-line
- * reason in err: not an SQLite database, another schema, unwritable, or
- * SQLite not built in. */
-ab_history *ab_history_open(const char *path, char *err, size_t len);
+/* Opens target — a postgresql:// URL, else an SQLite file (created with its
+ * directories when absent) — creating the schema in an empty store. NULL
+ * with a one-line reason in err (a URL's password never in it): not a
+ * history, another schema, unreachable server, refused login, store not
+ * built in. */
+ab_history *ab_history_open(const char *target, char *err, size_t len);
 void ab_history_close(ab_history *h);
+/* The target as it may be shown (a URL's password redacted). */
+const char *ab_history_name(const ab_history *h);
 
 /* Adds the runs of a benchmark file in one transaction and updates the
  * steps of the series it touched. commit overrides the file's git commit
  * when not NULL (CI knows it; other programs do not write one). 0 added,
- * 1 already there (same machine, commit, date and source: nothing
- * changed), -1 with err (nothing changed either). */
+ * 1 already there (a file of the same bytes: nothing changed), -1 with err
+ * (nothing changed either). */
 int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
                    const char *commit, double min_effect, char *err, size_t len);
 
-/* Writes the history as text: with name NULL, one line per series (runs,
- * latest median, steps with their commits); else that benchmark's series
- * run by run, on every machine (or only machine_id's when not NULL). 0, or
- * -1 with err. */
-int ab_history_show(ab_history *h, const char *name, const char *machine_id, char *err,
-                    size_t len);
+/* Writes the history as text to out: with name NULL, every series grouped by
+ * machine (runs, latest median, steps with their commits); else that
+ * benchmark's series run by run. machine_id NULL or "all": every machine.
+ * 0, or -1 with err. */
+int ab_history_show(ab_history *h, const char *name, const char *machine_id, FILE *out,
+                    char *err, size_t len);
+
+/* Writes to out the steps found after commit (any unambiguous prefix) on each
+ * machine — after that machine's first run at the commit, else after the
+ * commit's first run anywhere — slowest first. *n_slower: how many made a
+ * series slower. 0, or -1 with err (no such commit, an ambiguous prefix). */
+int ab_history_steps_since(ab_history *h, const char *commit, FILE *out, int *n_slower,
+                           char *err, size_t len);
+
+/* Merges add's records into those the store keeps for machine key key (a
+ * bucket's record replaces the stored one), under a row lock; by: who
+ * published (a machine id). *n_stored: the key's records after. 0, or -1
+ * with err (nothing changed). */
+int ab_history_wisdom_publish(ab_history *h, const char *key, const char *by,
+                              const attn_wisdom *add, int *n_stored, char *err, size_t len);
+/* The records stored for machine key key into w (none: w->n 0). Not
+ * checked here: whoever uses them verifies them first. 0, or -1 with err. */
+int ab_history_wisdom_pull(ab_history *h, const char *key, attn_wisdom *w, char *err,
+                           size_t len);
 
 #endif /* AB_HISTORY_H */
