@@ -1,18 +1,20 @@
 #!/usr/bin/python3
 """report.py — attnbench's results as a static HTML page with figures.
 
-    /usr/bin/python3 reports/report.py [--out DIR] [--history DB] [--wisdom FILE]...
+    /usr/bin/python3 reports/report.py [--out DIR] [--history DB|URL] [--wisdom FILE]...
                                        [FILE.json | DIR]...
 
 Reads benchmark JSON (`attnbench run --json`, the anchors
 reports/pytorch_anchor.py and reports/ort_anchor.py, or any Google Benchmark
 file: what it cannot use is skipped and said on stderr), the tuner's wisdom
-and the results history, and writes DIR
+and the results history (an SQLite file or a postgresql:// URL; its
+password is never printed), and writes DIR
 (default reports/out): index.html, figures/*.png and *.svg, tables/*.csv.
 The page works offline (no scripts, no external resources, relative paths).
 
-With no file named, the inputs are every results/*.json, results/history.db
-when present and the wisdom at attnbench's default path when present
+With no file named, the inputs are every results/*.json, the history at
+attnbench's default ($ATTN_HISTORY_DB, else results/history.db when present)
+and the wisdom at attnbench's default path when present
 ($ATTN_WISDOM, $XDG_CACHE_HOME/attnbench/wisdom or ~/.cache/attnbench/wisdom).
 With files named, only those are read, plus --history and --wisdom: a test
 or a reader of someone else's results does not pick up this machine's.
@@ -26,8 +28,9 @@ Runtime, oneDNN, OpenBLAS: report_data.PEERS), einsum loop-order spread,
 thread scaling, tuned vs default, counters, noise, history. Each is drawn
 per machine; one without data is left out with a note.
 
-Needs Python 3 and matplotlib (Debian python3-matplotlib); run it with
-/usr/bin/python3, whose site packages have matplotlib.
+Needs Python 3 and matplotlib (Debian python3-matplotlib), and for a
+PostgreSQL history psycopg2 (python3-psycopg2); run it with /usr/bin/python3,
+whose site packages have them.
 """
 import argparse
 import csv
@@ -79,22 +82,33 @@ def default_wisdom_path():
     return None
 
 
+def default_history():
+    """attnbench's own default (harness/cli/cmd_history.c): $ATTN_HISTORY_DB,
+    a file or a URL, else results/history.db when it exists."""
+    if os.environ.get("ATTN_HISTORY_DB"):
+        return os.environ["ATTN_HISTORY_DB"]
+    db = ROOT / "results" / "history.db"
+    return str(db) if db.is_file() else None
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="report.py", description="attnbench's results as a static HTML page.")
     p.add_argument("inputs", nargs="*", help="benchmark JSON files, or folders of them "
-                   "(default: results/*.json, results/history.db and the default wisdom)")
+                   "(default: results/*.json, the default history and the default wisdom)")
     p.add_argument("--out", default=str(ROOT / "reports" / "out"),
                    help="output folder (default reports/out)")
-    p.add_argument("--history", help="results history database (attnbench history add)")
+    p.add_argument("--history", help="results history of attnbench history add: an SQLite "
+                   "file or a postgresql:// URL (default: $ATTN_HISTORY_DB, else "
+                   "results/history.db, when no file is named)")
     p.add_argument("--wisdom", action="append", default=[],
                    help="a wisdom file of attnbench tune (repeatable)")
     args = p.parse_args(argv)
     if not args.inputs:
         args.inputs = sorted(str(f) for f in (ROOT / "results").glob("*.json"))
-        db, wisdom = ROOT / "results" / "history.db", default_wisdom_path()
-        if args.history is None and db.is_file():
-            args.history = str(db)
+        wisdom = default_wisdom_path()
+        if args.history is None:
+            args.history = default_history()
         if not args.wisdom and wisdom and wisdom.is_file():
             args.wisdom = [str(wisdom)]
     else:

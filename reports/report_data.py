@@ -12,7 +12,8 @@ one):
     (Peaks.read, Peaks.error, Result.peak_error); a failed benchmark
     (error_occurred) is listed in BenchFile.failed, never read as a time;
   * the tuner's wisdom file (kernels/wisdom.c, attn_wisdom_write);
-  * the results history, an SQLite database (harness/store/history.h).
+  * the results history, an SQLite file or a PostgreSQL database (a
+    postgresql:// URL, read through psycopg2; harness/store/history.h).
 
 Machines are kept apart everywhere: every result carries the Machine it was
 measured on, and the figures draw one machine per figure. A file without a
@@ -27,6 +28,7 @@ import re
 import sqlite3
 import statistics
 import sys
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -685,45 +687,122 @@ def read_wisdom(path):
 # ---- History -----------------------------------------------------------------------------
 
 
-HISTORY_SCHEMA = 1
+HISTORY_SCHEMA = 2
+
+# The password parts of a connection URL: user:PASSWORD@ (up to the last "@"
+# before the query, so that a password with an unescaped "@" or "/" is
+# hidden whole) and a password=PASSWORD parameter.
+PASSWORD_PARTS = (re.compile(r"^([a-z][a-z0-9+.-]*://[^:@/?]*:)([^?]*)(?=@)", re.I),
+                  re.compile(r"([?&]password=)([^&#]*)"))
+
+
+def is_url(target):
+    """Whether the history is a PostgreSQL URL rather than an SQLite file."""
+    return str(target).startswith(("postgresql://", "postgres://"))
+
+
+def redact(url):
+    """The URL with its password as ***: the history's name goes to stderr
+    and onto the page."""
+    for part in PASSWORD_PARTS:
+        url = part.sub(r"\1***", url)
+    return url
+
+
+def scrub(text, url):
+    """A driver's message without the URL's passwords, as written or decoded:
+    libpq quotes the malformed part of a URL in its errors (e.g. a bad
+    percent-escape), and that part may be the password."""
+    for part in PASSWORD_PARTS:
+        for m in part.finditer(url):
+            for secret in {m.group(2), urllib.parse.unquote(m.group(2))} - {""}:
+                text = text.replace(secret, "***")
+    return text
 
 
 @dataclass
 class History:
-    path: Path
-    runs: dict              # run id -> dict(machine_id, machine_key, git_commit, date, source)
+    path: str               # the SQLite file, or the PostgreSQL URL (password redacted)
+    runs: dict              # run id -> dict(id, machine_id, machine_key, git_commit, date, source)
     series: dict            # (machine id, name) -> [(run id, median_s)] in date order
     steps: list             # dicts of the steps table
 
 
-def read_history(path):
-    """The history database (read-only: it is never changed or rebuilt here),
-    or None (reported) when it is not one of schema HISTORY_SCHEMA."""
-    uri = Path(path).resolve().as_uri() + "?mode=ro"
+def _rows(cur, sql):
+    """The rows of a query as dicts by column name: a DB-API cursor, so one
+    code path reads both stores."""
+    cur.execute(sql)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def read_history(target):
+    """The history database, an SQLite file or a PostgreSQL URL (read-only:
+    it is never changed or rebuilt here), or None (reported) when it cannot
+    be read or is not of schema HISTORY_SCHEMA. Both stores have the same
+    tables (harness/store/history.h)."""
+    target = str(target)
+    url = is_url(target)
+    shown = redact(target) if url else target
+
+    def skip(why):
+        # One line: libpq's messages span several.
+        warn(f"history {shown}: skipped: {' '.join(scrub(str(why), target).split())}")
+
+    if url:
+        try:
+            import psycopg2
+        except ImportError:
+            skip("reading a PostgreSQL history needs python3-psycopg2")
+            return None
+        error = psycopg2.Error
+        # Whether a meta table is on the search path, as the query of it
+        # will resolve it.
+        has_meta = "SELECT to_regclass('meta') IS NOT NULL AS found"
+    else:
+        error = sqlite3.Error
+        has_meta = ("SELECT count(*) > 0 AS found FROM sqlite_master "
+                    "WHERE type = 'table' AND name = 'meta'")
     try:
-        db = sqlite3.connect(uri, uri=True)
-    except sqlite3.Error as e:
-        warn(f"history {path}: skipped: {e}")
+        if url:
+            # libpq waits for an unreachable server for ever unless told.
+            timeout = {} if "connect_timeout=" in target else {"connect_timeout": 10}
+            db = psycopg2.connect(target, **timeout)
+            db.set_session(readonly=True)
+        else:
+            db = sqlite3.connect(Path(target).resolve().as_uri() + "?mode=ro", uri=True)
+    except error as e:
+        skip(e)
         return None
     try:
-        db.row_factory = sqlite3.Row
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version != HISTORY_SCHEMA:
-            warn(f"history {path}: skipped: schema version {version}, this report reads "
-                 f"{HISTORY_SCHEMA}")
+        cur = db.cursor()
+        if _rows(cur, has_meta)[0]["found"]:
+            found = _rows(cur, "SELECT value FROM meta WHERE name = 'schema'")
+            version = found[0]["value"] if found else "none"
+        elif url:
+            version = "none (no meta table)"
+        else:
+            # Schema 1 (SQLite only) kept its version in user_version alone.
+            version = _rows(cur, "PRAGMA user_version")[0]["user_version"]
+        if str(version) != str(HISTORY_SCHEMA):
+            skip(f"schema version {version}, this report reads {HISTORY_SCHEMA}")
             return None
-        runs = {r["id"]: dict(r) for r in db.execute(
-            "SELECT id, machine_id, machine_key, git_commit, date, source FROM runs")}
+        runs = {r["id"]: r for r in _rows(
+            cur, "SELECT id, machine_id, machine_key, git_commit, date, source FROM runs")}
+        # Ordered here rather than by ORDER BY: PostgreSQL compares TEXT by the
+        # database's collation, SQLite byte by byte; Python's order is the one
+        # fig_history sorts the runs by, whatever the store.
         series = {}
-        for r in db.execute("SELECT x.run_id, x.name, x.median_s, r.machine_id FROM results x "
-                            "JOIN runs r ON r.id = x.run_id ORDER BY r.date, r.id"):
+        for r in sorted(_rows(cur, "SELECT x.run_id, x.name, x.median_s, r.machine_id, r.date "
+                                   "FROM results x JOIN runs r ON r.id = x.run_id"),
+                        key=lambda r: (r["date"], r["run_id"])):
             series.setdefault((r["machine_id"], r["name"]), []).append((r["run_id"], r["median_s"]))
-        steps = [dict(r) for r in db.execute(
-            "SELECT machine_id, name, run_id, git_commit, date, before_s, after_s FROM steps "
-            "ORDER BY machine_id, name, date")]
-    except sqlite3.Error as e:
-        warn(f"history {path}: skipped: {e}")
+        steps = sorted(_rows(cur, "SELECT machine_id, name, run_id, git_commit, date, before_s, "
+                                  "after_s FROM steps"),
+                       key=lambda s: (s["machine_id"], s["name"], s["date"]))
+    except error as e:
+        skip(e)
         return None
     finally:
         db.close()
-    return History(Path(path), runs, series, steps)
+    return History(shown, runs, series, steps)

@@ -1166,8 +1166,9 @@ def fig_history(history, machines, pal):
                   "circled and marked with its commit; the others are thin lines in their "
                   "kernel's colour.")
     if history is None:
-        sec.notes.append("no usable history database (none given or found: results/history.db "
-                         "or --history FILE; or it could not be read: see the notes above)")
+        sec.notes.append("no usable history database (none given or found: --history FILE or "
+                         "URL, $ATTN_HISTORY_DB or results/history.db; or it could not be read: "
+                         "see the notes above)")
         return sec
     by_machine_id = {}
     for (mid, name), pts in history.series.items():

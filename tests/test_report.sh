@@ -2,7 +2,8 @@
 # test_report.sh — reports/report.py end to end: renders the report from the
 # committed samples (tests/report_samples: real runs of this project, plus
 # one synthetic file that only differs in its machine) and a history
-# database made from them, then checks the page:
+# database made from them (and, with $ATTN_TEST_POSTGRES, the same history
+# on PostgreSQL: the same figures), then checks the page:
 #   * every figure and table it references exists (PNG and SVG of each);
 #   * the expected figures are there, one per machine: the synthetic machine
 #     gets its own, each caption names one machine only, and the PyTorch
@@ -235,6 +236,75 @@ while read -r word rest; do
     esac
 done <"$TMP/page.out"
 : "${N_IMAGES:=0}"
+
+# ---- The history on PostgreSQL ---------------------------------------------------------------
+# With $ATTN_TEST_POSTGRES (the URL of a scratch database, with its password,
+# on a server that checks passwords) and an attnbench built with PostgreSQL:
+# the same history, written to the server in a schema of its own (dropped
+# after), gives the same history figures and tables as the SQLite file; its
+# password is nowhere (page, figures, tables, stderr), the page names the URL
+# with *** for it; a wrong password is one warning, redacted, and the report
+# renders without the history.
+pg() {      # SQL on the scratch database, through psycopg2 as report.py reads it
+    "$PY" -c 'import sys, psycopg2
+db = psycopg2.connect(sys.argv[1]); db.autocommit = True; db.cursor().execute(sys.argv[2])' \
+        "$ATTN_TEST_POSTGRES" "$1"
+}
+if [ -n "${ATTN_TEST_POSTGRES:-}" ] && [ -n "$HISTORY" ]; then
+    PG_SCHEMA=report_test_$$
+    case $ATTN_TEST_POSTGRES in *\?*) PG_URL="$ATTN_TEST_POSTGRES&" ;; *) PG_URL="$ATTN_TEST_POSTGRES?" ;; esac
+    PG_URL="${PG_URL}options=-csearch_path%3D$PG_SCHEMA"
+    # The password as libpq reads it, and the URL with a wrong one.
+    "$PY" - "$ATTN_TEST_POSTGRES" "wrong-$$" >"$TMP/pg.urls" <<'PYEOF'
+import sys, urllib.parse as u
+s = u.urlsplit(sys.argv[1])
+print(s.password or "")
+print(s._replace(netloc=f"{s.username or 'postgres'}:{sys.argv[2]}@{s.netloc.rpartition('@')[2]}",
+                 query="").geturl())
+PYEOF
+    { read -r PG_SECRET; read -r PG_BAD; } <"$TMP/pg.urls"
+    if ! pg "CREATE SCHEMA $PG_SCHEMA" 2>"$TMP/pg.err"; then
+        bad "cannot make a schema on \$ATTN_TEST_POSTGRES: $(cat "$TMP/pg.err")"
+    elif ! "$AB" history add "$TMP"/fake/*.json "$SAMPLES"/*.json --db "$PG_URL" \
+        >"$TMP/pg-add.out" 2>&1; then
+        if grep -q "without PostgreSQL" "$TMP/pg-add.out"; then
+            echo "note: $AB was built without PostgreSQL: no PostgreSQL history checked"
+        else
+            bad "attnbench history add --db postgresql://… failed: $(cat "$TMP/pg-add.out")"
+        fi
+    else
+        if "$PY" reports/report.py --out "$TMP/pg" --wisdom "$SAMPLES/wisdom" \
+            --history "$PG_URL" "$SAMPLES" >/dev/null 2>"$TMP/pg-report.err"; then
+            ok
+        else
+            bad "report.py failed on the PostgreSQL history: $(cat "$TMP/pg-report.err")"
+        fi
+        check "the PostgreSQL history draws the SQLite file's history figures and tables" \
+            '[ -f "$TMP/pg/tables/history-$MACHINE.csv" ] &&
+             [ "$(cd "$TMP/out" && ls figures/history-* tables/history-*)" = \
+               "$(cd "$TMP/pg" && ls figures/history-* tables/history-*)" ] &&
+             (cd "$TMP/out" && for f in figures/history-*.svg tables/history-*.csv; do
+                  cmp -s "$f" "$TMP/pg/$f" || exit 1; done)'
+        check "the page names the PostgreSQL history with its password as ***" \
+            'grep -q "History: postgres[a-z]*://[^<]*\*\*\*" "$TMP/pg/index.html"'
+        check "the password of \$ATTN_TEST_POSTGRES is in no output of the report" \
+            '[ -n "$PG_SECRET" ] && ! grep -rqF -- "$PG_SECRET" "$TMP/pg" "$TMP/pg-report.err"'
+        if "$PY" reports/report.py --out "$TMP/pg-bad" --history "$PG_BAD" "$SAMPLES" \
+            >/dev/null 2>"$TMP/pg-bad.err"; then
+            ok
+        else
+            bad "report.py failed on a wrong password: $(cat "$TMP/pg-bad.err")"
+        fi
+        check "a wrong password: one warning, redacted, and no history" \
+            '[ "$(grep -c "^report: history postgres" "$TMP/pg-bad.err")" = 1 ] &&
+             grep -q "^report: history postgres[a-z]*://[^ ]*\*\*\*@[^ ]*: skipped: " \
+                 "$TMP/pg-bad.err" &&
+             ! grep -rqF "wrong-$$" "$TMP/pg-bad.err" "$TMP/pg-bad" &&
+             grep -q "History: none\." "$TMP/pg-bad/index.html" &&
+             [ -z "$(ls "$TMP/pg-bad/figures" | grep "^history-")" ]'
+    fi
+    pg "DROP SCHEMA IF EXISTS $PG_SCHEMA CASCADE" || bad "cannot drop schema $PG_SCHEMA"
+fi
 
 # ---- The answer and the read-only bandwidth ------------------------------------------------
 # What the answer must say, from summary-sample.json itself: per (op, shape,
