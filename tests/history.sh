@@ -171,6 +171,9 @@ if [ -n "$HAVE_PG" ] && [ -n "$PG" ]; then
     check '[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && ! grep -q Wr0ngPassw0rd "$TMP/err" &&
            grep -q "\*\*\*" "$TMP/err"' "a refused login: exit $rc: $(cat "$TMP/err")"
 fi
+# --help with --publish prints the help and publishes nothing.
+"$AB" tune --publish "$TMP/help.db" --help >/dev/null 2>&1
+check '[ ! -e "$TMP/help.db" ]' "tune --publish DB --help wrote $TMP/help.db"
 check '[ "$(sums)" = "$before" ]' "the JSON files changed"
 
 echo "history.sh: $pass passed, $fail failed"

@@ -396,13 +396,17 @@ int ab_cmd_tune(int argc, char **argv)
         return AB_EXIT_FAIL;
     }
     int rc = plan_of(argc, argv, t);
-    if (rc < 0 && t->pull)
+    if (rc >= 0) {               /* --help, or a usage error: nothing to do */
+        free(t);
+        return rc;
+    }
+    if (t->pull)
         rc = ab_tune_pull(t->pull, t->wisdom, 1);
-    else if (rc < 0 && (t->export_path || t->import_path))
+    else if (t->export_path || t->import_path)
         rc = move_records(t);
-    else if (rc < 0 && t->tunes)
+    else if (t->tunes)
         rc = tune_buckets(t);
-    if ((rc < 0 || rc == AB_EXIT_OK) && t->publish)
+    if (rc <= 0 && t->publish)   /* after a tuning that went well, or alone */
         rc = publish(t);
     free(t);
     return rc < 0 ? AB_EXIT_OK : rc;

@@ -19,7 +19,9 @@
 struct ab_sql {
     ab_sql_kind kind;
     char name[512];          /* the target, password redacted */
-    char password[256];      /* a URL's, to scrub from messages; "" none */
+    /* A URL's password as written and percent-decoded (libpq may quote
+     * either), to scrub from messages; "" none. */
+    char password[2][256];
 #ifdef ATTN_HAVE_SQLITE
     sqlite3 *lite;
 #endif
@@ -122,12 +124,16 @@ static void say(const ab_sql *db, const char *msg, char *err, size_t len)
     char *s = line;
     if (strncmp(s, "ERROR:  ", 8) == 0)
         s += 8;
-    size_t pw = db ? strlen(db->password) : 0, used = 0;
+    size_t used = 0;
     if (len == 0)
         return;
     err[0] = '\0';
     for (; *s && used + 1 < len; s++) {
-        if (pw && strncmp(s, db->password, pw) == 0) {
+        size_t pw = 0;
+        for (int k = 0; k < 2 && db && !pw; k++)
+            if (db->password[k][0] && strncmp(s, db->password[k], strlen(db->password[k])) == 0)
+                pw = strlen(db->password[k]);
+        if (pw) {
             used += (size_t)snprintf(err + used, len - used, "***");
             s += pw - 1;
             continue;
@@ -188,8 +194,20 @@ static ab_sql *open_postgres(ab_sql *db, const char *url, char *err, size_t len)
 {
 #ifdef ATTN_HAVE_POSTGRES
     size_t at, n;
-    if (password_span(url, 0, &at, &n))
-        snprintf(db->password, sizeof db->password, "%.*s", (int)n, url + at);
+    if (password_span(url, 0, &at, &n)) {
+        snprintf(db->password[0], sizeof db->password[0], "%.*s", (int)n, url + at);
+        size_t d = 0;
+        for (size_t i = 0; i < n && d + 1 < sizeof db->password[1]; i++) {
+            unsigned hex;
+            if (url[at + i] == '%' && i + 2 < n && sscanf(url + at + i + 1, "%2x", &hex) == 1) {
+                db->password[1][d++] = (char)hex;
+                i += 2;
+            } else {
+                db->password[1][d++] = url[at + i];
+            }
+        }
+        db->password[1][d] = '\0';
+    }
     /* A server that does not answer is given 10 s unless the URL says
      * otherwise (its parameters come last, so they win). */
     const char *keys[] = { "connect_timeout", "application_name", "dbname", NULL };
