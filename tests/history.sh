@@ -69,6 +69,14 @@ store_tests() {   # NAME TARGET
         --machine 00000000000000bb >"$TMP/show.out" 2>&1
     check '[ "$(grep -c "commit0" "$TMP/show.out")" -eq 8 ]' \
         "$name: the hostile name, read back: $(cat "$TMP/show.out")"
+    # A name that is not UTF-8 (invalid JSON text): refused alike by both
+    # stores (PostgreSQL could not hold it), nothing added.
+    printf '{"context": {"machine_key": "k", "machine_id": "00000000000000ee", "git_commit": "u1"},
+"benchmarks": [{"name": "bad\377name", "run_type": "iteration", "iterations": 1, "real_time": 1000,
+"time_unit": "ns"}]}\n' >"$TMP/not-utf8.json"
+    "$AB" history add --db "$db" "$TMP/not-utf8.json" >"$TMP/add.out" 2>&1
+    check '[ $? -eq 2 ] && grep -q "a benchmark name is not UTF-8" "$TMP/add.out"' \
+        "$name: a name that is not UTF-8: $(cat "$TMP/add.out")"
     "$AB" history steps --db "$db" --since commit03 >"$TMP/steps.out" 2>&1
     rc=$?
     check '[ $rc -eq 1 ] && grep -q "^machine 00000000000000aa" "$TMP/steps.out" &&

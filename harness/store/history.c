@@ -246,6 +246,46 @@ static int update_steps(ab_sql *db, const char *machine_id, const char *name, do
     return 0;
 }
 
+/* 1 when s is valid UTF-8 (RFC 3629: no overlong forms, surrogates or
+ * code points past U+10FFFF). PostgreSQL refuses anything else; SQLite
+ * would store it, so both refuse it here and give the same answer. */
+static int utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2
+              : (*p & 0xF8) == 0xF0 ? 3 : -1;
+        if (n < 0 || (n == 1 && *p < 0xC2))
+            return 0;
+        unsigned cp = n == 0 ? *p : *p & (0x3F >> n);
+        for (int k = 1; k <= n; k++) {
+            if ((p[k] & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[k] & 0x3F);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)))
+            || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        p += n + 1;
+    }
+    return 1;
+}
+
+/* The text of bf that is stored as it is: one line naming the first that
+ * is not UTF-8, or 0. */
+static int check_utf8(const ab_bench_file *bf, const char *key, const char *commit, char *err,
+                      size_t len)
+{
+    const char *what = !utf8_valid(key) ? "its machine key" : !utf8_valid(commit) ? "its commit"
+                     : !utf8_valid(bf->date) ? "its date" : NULL;
+    for (int i = 0; !what && i < bf->n; i++)
+        if (!utf8_valid(bf->set[i].name))
+            what = "a benchmark name";
+    if (what)
+        snprintf(err, len, "%s is not UTF-8 (JSON text must be)", what);
+    return what ? -1 : 0;
+}
+
 /* The results of bf into run run_id. */
 static int add_results(ab_sql *db, long long run_id, const ab_bench_file *bf, char *err,
                        size_t len)
@@ -291,6 +331,15 @@ int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
     now_iso(added, sizeof added);
     snprintf(date, sizeof date, "%s", bf->date[0] ? bf->date : added);
     const char *git = commit ? commit : bf->git_commit[0] ? bf->git_commit : "unknown";
+    /* The file's path is only a note: a name that is not UTF-8 (a path
+     * may be any bytes) is kept with '?' for its odd bytes. */
+    char where[512];
+    snprintf(where, sizeof where, "%s", source);
+    for (unsigned char *c = (unsigned char *)where; *c; c++)
+        if (*c >= 0x80 && !utf8_valid(where))
+            *c = '?';
+    if (check_utf8(bf, key, git, err, len) != 0)
+        return -1;
 
     ab_sql *db = h->db;
     if (ab_sql_begin(db, err, len) != 0)
@@ -308,7 +357,7 @@ int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
     /* A file already held (the same bytes, whoever added it under whatever
      * name) adds nothing. */
     const ab_sql_arg run[] = { AB_SQL_T(id), AB_SQL_T(key), AB_SQL_T(git), AB_SQL_T(date),
-                               AB_SQL_T(source), AB_SQL_T(added), AB_SQL_T(bf->content_sha256) };
+                               AB_SQL_T(where), AB_SQL_T(added), AB_SQL_T(bf->content_sha256) };
     if (ab_sql_exec(db, "INSERT INTO runs (machine_id, machine_key, git_commit, date, source, "
                     "added, content_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7) "
                     "ON CONFLICT (content_sha256) DO NOTHING RETURNING id", run, 7, &r, err,
