@@ -368,7 +368,7 @@ static inline __m128i simd_bytes_(const void *p, size_t n)   /* n <= 8 bytes, ze
 {
     long long x = 0;
     memcpy(&x, p, n);
-    return _mm_cvtsi64_si128(x);
+    return _mm_loadl_epi64((const __m128i *)&x);
 }
 static inline simd_vi_ simd_u16_(const void *p, int n)
 {
