@@ -287,9 +287,9 @@ int ab_cmd_compare(int argc, char **argv)
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), pos, 2, &n_pos);
     if (rc >= 0)
         return rc;
-    ab_compare_opts opts = { alpha, min_effect, run_noise, threshold };
+    const ab_compare_opts o = { alpha, min_effect, run_noise, threshold };
     if (n_pos == 1)
-        return compare_builds(pos[0], &opts, base_build ? base_build : "self",
+        return compare_builds(pos[0], &o, base_build ? base_build : "self",
                               new_build ? new_build : base_build ? "self" : NULL, json_path);
     if (n_pos != 2) {
         fprintf(stderr, "attnbench compare: give two sides, BASE.json NEW.json (or one file of "
@@ -350,7 +350,6 @@ int ab_cmd_compare(int argc, char **argv)
             printf("%-64s only in BASE\n", names[j]);
         }
     }
-    const ab_compare_opts o = opts;
     if (ab_compare_runs(runs, judged, &o, verdicts) != 0) {
         fprintf(stderr, "attnbench compare: unusable times (a median that is not a positive "
                 "number)\n");

@@ -366,18 +366,10 @@ static void unload_builds(run_plan *p)
 static int pull_fleet_wisdom(void)
 {
     const char *db = getenv("ATTN_WISDOM_DB");
-    char path[PATH_MAX], key[320], err[512];
+    char path[PATH_MAX];
     if (!db || !db[0] || attn_wisdom_default_path(path, sizeof path) != 0)
         return AB_EXIT_OK;
-    attn_machine_key(key, sizeof key);
-    uint64_t me = attn_machine_hash(key);
-    attn_wisdom *w = malloc(sizeof *w);
-    int own = 0;
-    if (w && attn_wisdom_read(path, w, err, sizeof err) == 0)
-        for (int i = 0; i < w->n; i++)
-            own |= w->rec[i].machine == me;
-    free(w);
-    return own ? AB_EXIT_OK : ab_tune_pull(db, path, 0);
+    return ab_tune_pull(db, path, 0, 1);
 }
 
 /* Parses the flags into p and loads the machine. -1 when the run is to go

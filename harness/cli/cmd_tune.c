@@ -289,17 +289,18 @@ static int tune_buckets(const tune_plan *t)
 }
 
 /* This machine's key, id and the records of the wisdom at path that are
- * its own (w). 0, or -1 said on stderr. */
-static int own_records(const char *path, char key[320], char id[24], attn_wisdom *w)
+ * its own (w). 0, or -1 with a reason in err (w then empty). */
+static int own_records(const char *path, char key[320], char id[24], attn_wisdom *w, char *err,
+                       size_t len)
 {
     attn_machine_key(key, 320);
     uint64_t me = attn_machine_hash(key);
     snprintf(id, 24, "%016llx", (unsigned long long)me);
     attn_wisdom *all = malloc(sizeof *all);
-    char err[512];
     memset(w, 0, sizeof *w);
-    if (!all || attn_wisdom_read(path, all, err, sizeof err) != 0) {
-        fprintf(stderr, "attnbench tune: %s: %s\n", path, all ? err : "out of memory");
+    if (!all || attn_wisdom_read(path, all, err, len) != 0) {
+        if (!all)
+            snprintf(err, len, "out of memory");
         free(all);
         return -1;
     }
@@ -316,7 +317,8 @@ static int publish(const tune_plan *t)
 {
     char key[320], id[24], err[700];
     attn_wisdom *w = malloc(sizeof *w);
-    if (!w || own_records(t->wisdom, key, id, w) != 0) {
+    if (!w || own_records(t->wisdom, key, id, w, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench tune: %s: %s\n", t->wisdom, w ? err : "out of memory");
         free(w);
         return AB_EXIT_FAIL;
     }
@@ -335,9 +337,19 @@ static int publish(const tune_plan *t)
     return rc;
 }
 
-int ab_tune_pull(const char *target, const char *wisdom_path, int verbose)
+int ab_tune_pull(const char *target, const char *wisdom_path, int verbose, int only_if_none)
 {
     char key[320], err[700];
+    if (only_if_none) {
+        /* A wisdom that cannot be read holds none of this machine's. */
+        char id[24];
+        attn_wisdom *own = malloc(sizeof *own);
+        int has_own = own && own_records(wisdom_path, key, id, own, err, sizeof err) == 0
+                      && own->n > 0;
+        free(own);
+        if (has_own)
+            return AB_EXIT_OK;
+    }
     attn_machine_key(key, sizeof key);
     attn_wisdom *got = malloc(sizeof *got), *trusted = calloc(1, sizeof *trusted);
     ab_history *h = got && trusted ? ab_history_open(target, err, sizeof err) : NULL;
@@ -401,7 +413,7 @@ int ab_cmd_tune(int argc, char **argv)
         return rc;
     }
     if (t->pull)
-        rc = ab_tune_pull(t->pull, t->wisdom, 1);
+        rc = ab_tune_pull(t->pull, t->wisdom, 1, 0);
     else if (t->export_path || t->import_path)
         rc = move_records(t);
     else if (t->tunes)

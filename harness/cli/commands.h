@@ -20,9 +20,10 @@ int ab_cmd_history(int argc, char **argv);
 
 /* `attnbench tune --pull DB` (and `run` with $ATTN_WISDOM_DB): the records
  * the fleet's store holds for this machine key, each checked against naive
- * here, merged into the wisdom at wisdom_path; verbose: a line per record.
- * An exit status. */
-int ab_tune_pull(const char *target, const char *wisdom_path, int verbose);
+ * here, merged into the wisdom at wisdom_path; verbose: a line per record;
+ * only_if_none: nothing when the wisdom already holds a record of this
+ * machine (its own tuning is never replaced). An exit status. */
+int ab_tune_pull(const char *target, const char *wisdom_path, int verbose, int only_if_none);
 int ab_cmd_explain(int argc, char **argv);
 
 #endif /* AB_COMMANDS_H */

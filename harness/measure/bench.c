@@ -42,16 +42,22 @@ typedef struct slowdown {
     int spin;
 } slowdown;
 
+size_t ab_kernel_base_len(const char *kernel)
+{
+    const char *at = strchr(kernel, '@');
+    return at ? (size_t)(at - kernel) : strlen(kernel);
+}
+
 static int names_kernel(const char *entry, size_t n, const char *kernel)
 {
     if (n == 1 && entry[0] == '*')
         return 1;
-    const char *at = strchr(kernel, '@');
-    size_t base = at ? (size_t)(at - kernel) : strlen(kernel);
+    size_t base = ab_kernel_base_len(kernel);
     if (memchr(entry, '@', n))   /* KERNEL@BUILD: exactly that one */
         return strlen(kernel) == n && strncmp(entry, kernel, n) == 0;
     /* KERNEL: this build's, "K" in a plain run or "K@self" beside --lib ones */
-    return n == base && strncmp(entry, kernel, n) == 0 && (!at || strcmp(at, "@self") == 0);
+    return n == base && strncmp(entry, kernel, n) == 0
+        && (kernel[base] == '\0' || strcmp(kernel + base, "@self") == 0);
 }
 
 static slowdown injected_slowdown(const char *kernel)

@@ -78,6 +78,10 @@ typedef struct ab_result {
     char error[200];          /* non-empty: the benchmark did not run */
 } ab_result;
 
+/* The length of a result's kernel name before its "@BUILD" (run --lib),
+ * the whole name when it has none. */
+size_t ab_kernel_base_len(const char *kernel);
+
 /* The name of a benchmark run (also used in JSON and CSV). */
 void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, size_t len);
 

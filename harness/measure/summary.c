@@ -129,21 +129,14 @@ const char *ab_summary_verdict(const ab_summary *s)
     return s->faster ? "faster" : "tie";
 }
 
-/* The length of kernel's name before its "@build". */
-static size_t kernel_base(const char *kernel)
-{
-    const char *at = strchr(kernel, '@');
-    return at ? (size_t)(at - kernel) : strlen(kernel);
-}
-
 /* The result of this build that r (another build's) is set against, or -1. */
 static int counterpart(const ab_result *r, int n, int i)
 {
     char key[160], other[160];
     shape_key(&r[i], key, sizeof key);
-    size_t len = kernel_base(r[i].kernel);
+    size_t len = ab_kernel_base_len(r[i].kernel);
     for (int j = 0; j < n; j++) {
-        if (r[j].lib || r[j].error[0] || r[j].reps < 1 || kernel_base(r[j].kernel) != len
+        if (r[j].lib || r[j].error[0] || r[j].reps < 1 || ab_kernel_base_len(r[j].kernel) != len
             || strncmp(r[j].kernel, r[i].kernel, len) != 0)
             continue;
         shape_key(&r[j], other, sizeof other);
@@ -174,7 +167,8 @@ int ab_summarize_builds(const ab_result *r, int n, const ab_compare_opts *o, ab_
         memset(b, 0, sizeof *b);
         shape_key(&r[i], b->shape, sizeof b->shape);
         b->threads = r[i].threads;
-        snprintf(b->kernel, sizeof b->kernel, "%.*s", (int)kernel_base(r[i].kernel), r[i].kernel);
+        snprintf(b->kernel, sizeof b->kernel, "%.*s", (int)ab_kernel_base_len(r[i].kernel),
+                 r[i].kernel);
         snprintf(b->build, sizeof b->build, "%s", r[i].lib->name);
         if (ab_compare_paired(ratio, m, &each, &b->c) == 0)
             count++;

@@ -335,9 +335,10 @@ int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
      * may be any bytes) is kept with '?' for its odd bytes. */
     char where[512];
     snprintf(where, sizeof where, "%s", source);
-    for (unsigned char *c = (unsigned char *)where; *c; c++)
-        if (*c >= 0x80 && !utf8_valid(where))
-            *c = '?';
+    if (!utf8_valid(where))
+        for (unsigned char *c = (unsigned char *)where; *c; c++)
+            if (*c >= 0x80)
+                *c = '?';
     if (check_utf8(bf, key, git, err, len) != 0)
         return -1;
 
