@@ -668,8 +668,29 @@ static void test_bench_rounds(void)
         for (int k = 0; k < res[i].reps; k++)
             CHECK(res[i].round[k] == k, "member %d repetition %d in round %d", i, k,
                   res[i].round[k]);
-        attn_ctx_destroy(ctx[i]);
     }
+
+    t_case("bench: --reference times its loops once a round, kept with every member's repetition");
+    ab_bench_opts with_ref = fixed;
+    with_ref.repetitions = 3;
+    with_ref.reference_bytes = (size_t)1 << 20;
+    for (int i = 0; i < 2; i++) {
+        memset(&res[i], 0, sizeof res[i]);
+        snprintf(res[i].kernel, sizeof res[i].kernel, "naive");
+        res[i].shape = s;
+        res[i].threads = 1;
+        CHECK(ab_bench_prepare(ctx[i], &w, &with_ref, &res[i], out) == 0, "prepare %d", i);
+    }
+    CHECK(ab_bench_rounds(m, 2, &w, &with_ref, &rng, NULL, NULL) == 0, "rounds");
+    for (int k = 0; k < 3; k++)
+        CHECK(res[0].reps == 3 && res[1].reps == 3 && res[0].ref_compute[k] > 0.0
+                  && res[0].ref_read[k] > 0.0 && res[0].ref_compute[k] == res[1].ref_compute[k]
+                  && res[0].ref_read[k] == res[1].ref_read[k],
+              "round %d: references %g/%g s and %g/%g s", k, res[0].ref_compute[k],
+              res[0].ref_read[k], res[1].ref_compute[k], res[1].ref_read[k]);
+    CHECK(res[2].ref_compute[0] == 0.0, "a run without --reference recorded one");
+    for (int i = 0; i < 3; i++)
+        attn_ctx_destroy(ctx[i]);
     ab_free(out);
     ab_workload_free(&w);
 }
@@ -932,12 +953,47 @@ static void test_report(void)
                 CHECK(strcmp(jv_get(e, "name")->string,
                              "sdpa/naive/B1_H2_L8_Dh4_causal/threads:1_median") == 0, "name %s",
                       jv_get(e, "name")->string);
+                CHECK(!jv_get(e, "reference_compute_time"), "references written without --reference");
             }
         }
     }
     CHECK(iterations == 2 && aggregates == 5, "%d iterations, %d aggregates", iterations, aggregates);
     jv_free(doc);
     free(buf);
+
+    t_case("report json: --reference's times, and the median time in their units");
+    /* Times 2 and 4 us against compute references of 1 and 2 ms and read
+     * references of 4 and 2 ms: per compute reference 0.002 both times,
+     * per read reference 0.0005 and 0.002 (median 0.00125). */
+    r[0].ref_compute[0] = 1e-3, r[0].ref_compute[1] = 2e-3;
+    r[0].ref_read[0] = 4e-3, r[0].ref_read[1] = 2e-3;
+    buf = NULL;
+    f = open_memstream(&buf, &size);
+    ab_report_json(f, &c, r, 1);
+    fclose(f);
+    doc = jv_parse(buf, err, sizeof err);
+    b = doc ? jv_get(doc, "benchmarks") : NULL;
+    const jv *median = NULL;
+    for (int i = 0; b && i < b->n; i++) {
+        const jv *an = jv_get(&b->items[i], "aggregate_name");
+        if (an && strcmp(an->string, "median") == 0)
+            median = &b->items[i];
+        else
+            CHECK(!jv_get(&b->items[i], "reference_compute_time"), "entry %d has references", i);
+    }
+    const char *ref_keys[] = { "reference_compute_time", "reference_read_time",
+                               "real_time_per_compute_reference", "real_time_per_read_reference" };
+    const double ref_want[] = { 1.5e6, 3e6, 2e-3, 1.25e-3 };
+    for (int k = 0; k < 4; k++)
+        CHECK(median && jv_get(median, ref_keys[k])
+                  && NEAR(jv_get(median, ref_keys[k])->number, ref_want[k], 1e-9),
+              "%s: %g, want %g", ref_keys[k],
+              median && jv_get(median, ref_keys[k]) ? jv_get(median, ref_keys[k])->number : NAN,
+              ref_want[k]);
+    jv_free(doc);
+    free(buf);
+    memset(r[0].ref_compute, 0, sizeof r[0].ref_compute);
+    memset(r[0].ref_read, 0, sizeof r[0].ref_read);
 
     t_case("report json: the measured clock, the read bandwidth and the summary");
     ab_peaks peaks;

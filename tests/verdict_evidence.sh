@@ -34,6 +34,11 @@
 #   mde N [run args]     N pairs of separate runs, one file a side (cross-run
 #                        compare): regressions called, and the share of rows
 #                        whose MDE is within 10% (the rows it can judge).
+#   reference N [run args]  calibrated units: N separate runs with
+#                        --reference; per row, the spread across them (sd of
+#                        log) of its median time, and of that time divided by
+#                        the FMA and by the read reference of its rounds, per
+#                        class of row (small, compute, memory).
 #
 # Run args default to the part's own (see each); BIN defaults to
 # build/attnbench. Files go to build/verdict-evidence/.
@@ -271,8 +276,61 @@ print(f"cross-run evidence: {n} A/A pairs of separate runs, one file a side: {fi
 sys.exit(1 if fired else 0)
 EOF
     ;;
+reference)
+    n=${1:-20}
+    shift || true
+    # Three classes of row: the smoke suite (small, in cache), one encoder
+    # layer (compute), one decoding step from an fp32 cache (memory).
+    [ $# -gt 0 ] || set -- --kernel avx512,blocked --threads 1 --max-time 0.5 --shape \
+        "$("$AB" list --suites | sed -n '/^suite smoke/,/^$/p' | awk 'NR > 1 && NF { print $1 }' | paste -sd ';' -);op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=post,act=gelu,mask=none;op=sdpa,B=1,H=32,Lq=1,Lk=16384,Dh=128,mask=causal-br"
+    for i in $(seq 1 "$n"); do
+        run "$work/ref-$i.json" "" --reference "$@"
+        echo "reference run $i of $n done"
+    done
+    /usr/bin/python3 - "$n" "$work" <<'EOF'
+import json, math, statistics, sys
+n, work = int(sys.argv[1]), sys.argv[2]
+rows, refs = {}, {"compute": [], "read": []}
+for i in range(1, n + 1):
+    seen = False
+    for b in json.load(open(f"{work}/ref-{i}.json"))["benchmarks"]:
+        if b.get("aggregate_name") != "median" or "reference_compute_time" not in b:
+            continue
+        rows.setdefault(b["run_name"], []).append(
+            (b["real_time"], b["real_time_per_compute_reference"], b["real_time_per_read_reference"]))
+        if not seen:   # the process's first group of rounds stands for its references
+            refs["compute"].append(b["reference_compute_time"])
+            refs["read"].append(b["reference_read_time"])
+            seen = True
+
+def sd_log(xs):
+    return statistics.stdev(math.log(x) for x in xs)
+
+def kind(name):
+    return ("memory (decode, fp32 cache)" if "_Lq1_" in name else
+            "compute (encoder, L 128, D 768)" if "D768" in name else "small (smoke suite, in cache)")
+
+for what, xs in refs.items():
+    if len(xs) > 1:
+        print(f"the {what} reference across the {len(xs)} processes: sd of log {sd_log(xs):.3f}")
+classes = {}
+for name, v in sorted(rows.items()):
+    if len(v) < n:
+        continue
+    sd = [sd_log([x[k] for x in v]) for k in range(3)]
+    classes.setdefault(kind(name), []).append(sd)
+    print(f"{name:60s} sd of log: time {sd[0]:.3f}, / compute ref {sd[1]:.3f}, / read ref {sd[2]:.3f}")
+for k, sds in sorted(classes.items()):
+    med = [statistics.median(s[i] for s in sds) for i in range(3)]
+    best = min((med[1], "compute"), (med[2], "read"))
+    verdict = "adopt" if best[0] <= 0.6 * med[0] else "do not adopt"
+    print(f"{k}: {len(sds)} rows, median sd of log(time) {med[0]:.3f}; divided by the compute "
+          f"reference {med[1]:.3f} ({med[1] / med[0]:.2f}x), by the read reference {med[2]:.3f} "
+          f"({med[2] / med[0]:.2f}x): {verdict} (adopt only at <= 0.6x)")
+EOF
+    ;;
 *)
-    echo "usage: tests/verdict_evidence.sh aa|inject|gross|rank|unstable|lib-aa|lib-inject|scaled|mde [N] [run args]" >&2
+    echo "usage: tests/verdict_evidence.sh aa|inject|gross|rank|unstable|lib-aa|lib-inject|scaled|mde|reference [N] [run args]" >&2
 
     exit 2
     ;;

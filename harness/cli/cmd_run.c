@@ -380,7 +380,7 @@ static int plan_of(int argc, char **argv, run_plan *p)
     const char *counters_text = NULL, *json = NULL, *json_dir = NULL, *csv = NULL;
     const char *threads_text = NULL, *params_text = NULL, *weights = NULL;
     int reps = AB_DEFAULT_REPETITIONS, max_reps = AB_MAX_REPS, refresh = 0, memory = 0;
-    int no_peaks = 0, iterations = 0, n_pos;
+    int no_peaks = 0, iterations = 0, reference = 0, n_pos;
     ab_strings libs = { { NULL }, 0 };
     char op_help[160];
     snprintf(op_help, sizeof op_help, "%s: filters the suite, default op of --shape", ab_op_list());
@@ -410,6 +410,7 @@ static int plan_of(int argc, char **argv, run_plan *p)
         { "no-peaks", AB_FLAG_BOOL, &no_peaks, NULL, "neither measure nor read the peaks (no % of peak; e.g. under valgrind)", 0, 0 },
         { "weights", AB_FLAG_STRING, &weights, "FILE", "op=bert: the weights of a BERT checkpoint (safetensors) instead of random ones; D, H, F and layers are the file's", 0, 0 },
         { "iterations", AB_FLAG_INT, &iterations, "N", "exactly N calls per repetition, not calibrated to --min-time (for counting instructions)", 1, 1000000000 },
+        { "reference", AB_FLAG_BOOL, &reference, NULL, "also time an FMA loop and a read of twice the last-level cache in every round; the JSON gives each row's time in those units too", 0, 0 },
         { "lib", AB_FLAG_STRINGS, &libs, "NAME=PATH", "also time each kernel of another build's libattn.so, as K@NAME beside K@self, in the same rounds (repeatable)", 0, 0 },
     };
     int rc = ab_cli_command(
@@ -522,6 +523,10 @@ static int plan_of(int argc, char **argv, run_plan *p)
                             .max_repetitions = max_reps, .precision = precision,
                             .unstable_above = unstable_above, .max_time = max_time,
                             .counters = p->counters, .max_call_time = max_call };
+    if (reference) {   /* twice the last-level cache, at least 64 MiB: a read from memory */
+        size_t llc = p->plan.have_topology ? ab_topology_cache_size(&p->plan.topo, 3) : 0;
+        p->o.reference_bytes = 2 * llc > ((size_t)64 << 20) ? 2 * llc : (size_t)64 << 20;
+    }
     return -1;
 }
 

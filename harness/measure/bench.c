@@ -281,14 +281,64 @@ void ab_bench_finish(ab_result *r, const ab_bench_opts *o)
  * them.) */
 #define RELAYOUT_SPAN ((size_t)64 << 10)
 
+/* The reference loops of run --reference (ab_bench_opts.reference_bytes):
+ * the widest FMA loop this machine runs, calibrated once to about 1 ms, and
+ * a sum over a buffer of ones. */
+typedef struct reference {
+    ab_isa isa;
+    long iters;
+    float *buf;
+    size_t len;
+} reference;
+
+static int reference_init(reference *ref, size_t bytes)
+{
+    ref->isa = AB_ISA_BASELINE;
+    for (int i = 0; i <= AB_ISA_AVX512; i++)
+        if (ab_isa_available((ab_isa)i))
+            ref->isa = (ab_isa)i;
+    ref->len = bytes / sizeof(float);
+    ref->buf = ab_alloc_floats(ref->len, 0);
+    if (!ref->buf)
+        return -1;
+    for (size_t i = 0; i < ref->len; i++)
+        ref->buf[i] = 1.0f;
+    ref->iters = 1000;
+    for (int k = 0; k < 8; k++) {   /* grow to about 1 ms */
+        double t0 = ab_now();
+        ab_fma_loop(ref->isa, ref->iters);
+        double t = ab_now() - t0;
+        if (t >= 1e-3)
+            break;
+        ref->iters = t > 1e-4 ? (long)(ref->iters * 1.2e-3 / t) : ref->iters * 10;
+    }
+    return 0;
+}
+
+/* Times both loops once: *compute and *read in seconds. */
+static void reference_time(const reference *ref, double *compute, double *read)
+{
+    double t0 = ab_now();
+    volatile double sink = ab_fma_loop(ref->isa, ref->iters);
+    double t1 = ab_now();
+    sink = ab_read_sum(ref->buf, ref->len);
+    double t2 = ab_now();
+    (void)sink;
+    *compute = t1 - t0;
+    *read = t2 - t1;
+}
+
 int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_bench_opts *o,
                     uint64_t *rng, ab_bench_progress progress, void *progress_arg)
 {
     int *order = malloc(sizeof *order * (size_t)(n > 0 ? n : 1));
     ab_workload copy;
     int have_copy = 0;
-    if (!order)
+    reference ref = { .buf = NULL };
+    if (!order || (o->reference_bytes > 0 && reference_init(&ref, o->reference_bytes) != 0)) {
+        free(order);
         return -1;
+    }
     for (int i = 0; i < n; i++)
         m[i].live = !m[i].r->error[0];
     for (int round = 0;; round++) {
@@ -310,10 +360,14 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
             copy = next;
         if (!out) {
             free(order);
+            ab_free(ref.buf);
             return -1;
         }
         memset(out, 0, w->out_len * sizeof *out);   /* its pages faulted in, not timed */
         const ab_workload *inputs = cloned ? &copy : w;
+        double ref_compute = 0.0, ref_read = 0.0;
+        if (ref.buf)
+            reference_time(&ref, &ref_compute, &ref_read);
         /* Fisher–Yates: a new order every round. */
         for (int i = live - 1; i > 0; i--) {
             int j = (int)(ab_rng_next(rng) % (uint64_t)(i + 1)), t = order[i];
@@ -342,7 +396,12 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
                     continue;
                 }
             }
+            int before = x->r->reps;
             ab_bench_repeat(x->ctx, inputs, o, x->r, out, round);
+            if (x->r->reps > before) {
+                x->r->ref_compute[before] = ref_compute;
+                x->r->ref_read[before] = ref_read;
+            }
             if (progress)
                 progress(progress_arg, order[k], round);
         }
@@ -357,6 +416,7 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
         if (!m[i].r->error[0])
             ab_bench_finish(m[i].r, o);
     free(order);
+    ab_free(ref.buf);
     return 0;
 }
 

@@ -45,6 +45,12 @@ typedef struct ab_bench_opts {
      * benchmark is not timed (ab_bench_prepare returns 1); keeps `--kernel
      * all` from spending minutes on the deliberately slow kernels. */
     double max_call_time;
+    /* > 0 (run --reference): every round first times two reference loops on
+     * the calling thread, an FMA loop in registers (~1 ms) and a read of a
+     * buffer of this many bytes, and each repetition keeps its round's two
+     * times — the "calibrated units" a row's time can be divided by
+     * (docs/verdicts.md says what they did to the spread). */
+    size_t reference_bytes;
 } ab_bench_opts;
 
 typedef struct ab_result {
@@ -57,6 +63,9 @@ typedef struct ab_result {
     double real[AB_MAX_REPS]; /* seconds per iteration, wall clock */
     double cpu[AB_MAX_REPS];  /* CPU seconds per iteration, all threads */
     int round[AB_MAX_REPS];   /* the round each repetition was timed in (pairs side by side) */
+    /* Seconds of the reference loops timed in that round (ab_bench_opts'
+     * reference_bytes); 0: not timed. */
+    double ref_compute[AB_MAX_REPS], ref_read[AB_MAX_REPS];
     double timed;             /* seconds spent in timed repetitions */
     int n_events;             /* = ab_counters_count(counters) */
     double events[AB_MAX_EVENTS][AB_MAX_REPS];   /* per iteration; NaN if not counted */

@@ -311,6 +311,26 @@ static void json_entry_head(ab_json *j, const ab_result *r, int family, const ch
     ab_json_int(j, "threads", r->threads);
 }
 
+/* run --reference: the medians of the reference loops' times in the rounds
+ * of r's repetitions (ns), and r's time in those units — the median over
+ * its repetitions of real / the round's reference (docs/verdicts.md). */
+static void json_reference(ab_json *j, const ab_result *r)
+{
+    if (r->reps < 1 || !(r->ref_compute[0] > 0.0) || !(r->ref_read[0] > 0.0))
+        return;
+    double c[AB_MAX_REPS], d[AB_MAX_REPS], per_c[AB_MAX_REPS], per_d[AB_MAX_REPS];
+    for (int i = 0; i < r->reps; i++) {
+        c[i] = r->ref_compute[i];
+        d[i] = r->ref_read[i];
+        per_c[i] = r->real[i] / c[i];
+        per_d[i] = r->real[i] / d[i];
+    }
+    ab_json_number(j, "reference_compute_time", ab_median_inplace(c, r->reps) * 1e9);
+    ab_json_number(j, "reference_read_time", ab_median_inplace(d, r->reps) * 1e9);
+    ab_json_number(j, "real_time_per_compute_reference", ab_median_inplace(per_c, r->reps));
+    ab_json_number(j, "real_time_per_read_reference", ab_median_inplace(per_d, r->reps));
+}
+
 static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r, int family)
 {
     char shape[256];
@@ -391,6 +411,8 @@ static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r,
         ab_json_number(j, "median_ci_low", r->median_lo * 1e9);
         ab_json_number(j, "median_ci_high", r->median_hi * 1e9);
         ab_json_number(j, "median_precision", r->precision);
+        if (a == 1)
+            json_reference(j, r);
         ab_json_string(j, "kernel", r->kernel);
         ab_json_string(j, "chosen_by", r->chosen_by);
         ab_json_string(j, "shape", shape);
