@@ -5,7 +5,7 @@
 # coverage and the corpus size. Exit 1 when a target crashed, leaked or
 # hung (the input is saved as build/fuzz/crash-*, to be added to the
 # corpus with its fix).
-# usage: fuzz/run.sh BUILD_DIR SECONDS TARGET...
+# usage: fuzz/run.sh BUILD_DIR SECONDS TARGET...   (FUZZ_JOBS=N: N at a time)
 set -u
 dir=$1 seconds=$2
 shift 2
@@ -13,8 +13,10 @@ status=0
 # Broken calls ask for absurd sizes and expect ATTN_ERR_NO_MEMORY.
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
 export ATTN_WISDOM=/nonexistent/attnbench-fuzz/wisdom
-printf '%-8s %8s %12s %8s %8s %8s %8s  %s\n' target seconds executions exec/s cov ft corpus result
-for t in "$@"; do
+# One target: its run, then its line of the table into $dir/fuzz-NAME.line
+# and its exit status into $dir/fuzz-NAME.rc.
+run_target() {
+    t=$1
     work=$dir/corpus-$t
     rm -rf "$work"
     mkdir -p "$work"
@@ -32,11 +34,30 @@ for t in "$@"; do
     ft=$(grep -o 'ft: [0-9]*' "$dir/fuzz-$t.log" | tail -n 1 | cut -d' ' -f2)
     corpus=$(ls "$work" | wc -l)
     result=ok
-    if [ $rc -ne 0 ]; then
-        result="FAILED (exit $rc; see $dir/fuzz-$t.log)"
-        status=1
-    fi
+    [ $rc -eq 0 ] || result="FAILED (exit $rc; see $dir/fuzz-$t.log)"
     printf '%-8s %8s %12s %8s %8s %8s %8s  %s\n' "$t" "$seconds" "${execs:-?}" "${rate:-?}" \
-        "${cov:-?}" "${ft:-?}" "$corpus" "$result"
+        "${cov:-?}" "${ft:-?}" "$corpus" "$result" >"$dir/fuzz-$t.line"
+    echo $rc >"$dir/fuzz-$t.rc"
+}
+
+# The targets run FUZZ_JOBS at a time (default: the CPUs, at most 4), each
+# on one core, so that every target still gets its SECONDS of fuzzing.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 4 ] && jobs=4
+[ "$jobs" -ge 1 ] || jobs=1
+running=0
+for t in "$@"; do
+    run_target "$t" &
+    running=$((running + 1))
+    if [ $running -ge "$jobs" ]; then
+        wait
+        running=0
+    fi
+done
+wait
+printf '%-8s %8s %12s %8s %8s %8s %8s  %s\n' target seconds executions exec/s cov ft corpus result
+for t in "$@"; do
+    cat "$dir/fuzz-$t.line"
+    [ "$(cat "$dir/fuzz-$t.rc")" = 0 ] || status=1
 done
 exit $status
