@@ -28,6 +28,17 @@
 #define DECODE_KS 2
 #define DECODE_KV 2
 #endif
+/* Keys per step for fewer than DECODE_RB rows of a narrow type: one row's
+ * accumulators leave room for four keys even in AVX2's 16 registers (Lk
+ * 16384, H 32, Dh 128, 1 thread, a 2-vCPU Zen 4, with the prefetch distance
+ * of sdpa_kv_ahead: f16 14.8 -> 12.2 ms, i8 10.4 -> 9.8-9.9 ms). Not on
+ * the portable target, whose exact binary16 widening needs the registers
+ * (f16 65.8 -> 71.9 ms with four keys). */
+#if defined(SIMD_REGISTERS)
+#define DECODE_K1 4
+#else
+#define DECODE_K1 DECODE_KS
+#endif
 #define DECODE_ROW_VECS SDPA_DECODE_ROW_VECS
 #define DECODE_PAGE_LINES 8
 
