@@ -111,11 +111,13 @@ kernels = {b["kernel"] for b in d["benchmarks"]}
 assert kernels == {"blocked@self", "blocked@copy", "naive@self", "naive@copy"}, kernels
 pairs = d["builds"]
 assert len(pairs) == 4 and all(p["build"] == "copy" and p["paired_rounds"] >= 8 for p in pairs), pairs
+injected = [p["ratio"] for p in pairs if p["kernel"] == "blocked"]
 for p in pairs:
     if p["kernel"] == "blocked":   # 50% injected, spin only
         assert p["verdict"] == "REGRESSION" and 1.3 < p["ratio"] < 1.8, p
-    else:   # untouched: nowhere near the injected 1.5 (its verdict is left to the noise)
-        assert 0.75 < p["ratio"] < 1.25, p
+    else:   # untouched: below every injected row, and nowhere near 1.5 (its verdict is
+        # left to the noise: this 2-vCPU VM once put naive's tiny encoder at 1.27)
+        assert 0.65 < p["ratio"] < 1.35 and p["ratio"] < min(injected), p
 # The answer ranks this build's kernels only.
 assert all("@self" in x["best"] and "@self" in x["runner_up"] for x in d["summary"]), d["summary"]
 PY
