@@ -61,22 +61,51 @@ static inline __m512i pairs_of(const float *src, int n, float alpha)
     return (__m512i)_mm512_cvtne2ps_pbh(x1, x0);
 }
 
-/* Row src (depth kb from it) as pairs, each written at dst + q·stride. */
-static void row_to_pairs(const float *src, int kb, float alpha, uint32_t *dst, size_t stride)
+/* r[0..16): 16 rows of 16 32-bit elements, transposed in place (r[q] =
+ * element q of every row): unpacks within 128-bit blocks, then whole
+ * blocks, 64 shuffles for 256 elements. */
+static inline void transpose16(__m512i *r)
 {
-    uint32_t tmp[16] __attribute__((aligned(64)));
-    for (int p = 0; p < kb; p += 32) {
-        _mm512_store_si512(tmp, pairs_of(src + p, min_int(32, kb - p), alpha));
-        int q0 = p / 2, nq = (min_int(32, kb - p) + 1) / 2;
-        for (int q = 0; q < nq; q++)
-            dst[(size_t)(q0 + q) * stride] = tmp[q];
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {   /* u[4i+e]: rows 4i..4i+3, element e of each block */
+        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int e = 0; e < 4; e++) {
+        __m512i v0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0x88);
+        __m512i w0 = _mm512_shuffle_i32x4(u[e], u[4 + e], 0xDD);
+        __m512i v1 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0x88);
+        __m512i w1 = _mm512_shuffle_i32x4(u[8 + e], u[12 + e], 0xDD);
+        r[e] = _mm512_shuffle_i32x4(v0, v1, 0x88);
+        r[8 + e] = _mm512_shuffle_i32x4(v0, v1, 0xDD);
+        r[4 + e] = _mm512_shuffle_i32x4(w0, w1, 0x88);
+        r[12 + e] = _mm512_shuffle_i32x4(w0, w1, 0xDD);
     }
 }
 
-static void zero_pairs(int kb, uint32_t *dst, size_t stride)
+/* Columns col.. of op(B) = [n][k] rows (K in Q·Kᵀ), n of them valid (the
+ * rest 0, n ≤ 16 may be ≤ 0), depth [p0, p0+kb), as pairs: pair q of
+ * column j at dst[q·BF_NR + j]. 16 rows are converted 32 values at a time
+ * and transposed in registers, each pair row stored as one vector (one
+ * scalar store per pair before: K's packing was 0.9% of an encoder layer). */
+static void columns_to_pairs(const blk_gemm *g, int col, int n, int p0, int kb, uint32_t *dst)
 {
-    for (int q = 0; q < (kb + 1) / 2; q++)
-        dst[(size_t)q * stride] = 0;
+    for (int p = 0; p < kb; p += 32) {
+        const int depth = min_int(32, kb - p), nq = (depth + 1) / 2;
+        __m512i r[16];
+        for (int j = 0; j < 16; j++)
+            r[j] = j < n ? pairs_of(blk_b_row(g, col + j) + p0 + p, depth, 1.0f)
+                         : _mm512_setzero_si512();
+        transpose16(r);
+        for (int q = 0; q < nq; q++)
+            _mm512_storeu_si512(dst + (size_t)(p / 2 + q) * BF_NR, r[q]);
+    }
 }
 
 /* Rows [i0, i0+mb) × depth [p0, p0+kb) of A, times alpha: panel r (rows
@@ -114,12 +143,8 @@ static void pack_b(const blk_gemm *g, int j0, int nb, int p0, int kb, float *dst
         uint32_t *panel = (uint32_t *)(dst + (size_t)c * kb);
         int cols = min_int(BF_NR, nb - c);
         if (g->b_is_nk) {
-            for (int j = 0; j < BF_NR; j++) {
-                if (j < cols)
-                    row_to_pairs(blk_b_row(g, j0 + c + j) + p0, kb, 1.0f, panel + j, BF_NR);
-                else
-                    zero_pairs(kb, panel + j, BF_NR);
-            }
+            for (int j = 0; j < BF_NR; j += 16)
+                columns_to_pairs(g, j0 + c + j, cols - j, p0, kb, panel + j);
             continue;
         }
         for (int q = 0; q < (kb + 1) / 2; q++) {
