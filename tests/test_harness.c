@@ -865,6 +865,22 @@ static void test_read_ceiling(void)
           "no bandwidth measured: a ceiling given");
 }
 
+/* ab_report_json's text for r[0..n) in context c, parsed (NULL with err). */
+static jv *report_json_doc(const ab_run_context *c, const ab_result *r, int n, char *err,
+                           size_t err_len)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    ab_report_json(f, c, r, n);
+    fclose(f);
+    jv *doc = jv_parse(buf, err, err_len);
+    free(buf);
+    return doc;
+}
+
 static void test_report(void)
 {
     ab_machine m;
@@ -880,14 +896,10 @@ static void test_report(void)
     snprintf(r[1].error, sizeof r[1].error, "out of memory");
     ab_run_context c = { .machine = &m, .topology = &t, .executable = "attnbench", .threads = 1,
                          .min_time = 0.2, .repetitions = 2 };
-    char *buf = NULL, err[256];
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    ab_report_json(f, &c, r, 2);
-    fclose(f);
+    char err[256];
 
     t_case("report json: Google Benchmark schema, every field present");
-    jv *doc = jv_parse(buf, err, sizeof err);
+    jv *doc = report_json_doc(&c, r, 2, err, sizeof err);
     CHECK(doc != NULL, "%s", err);
     const jv *ctx = jv_get(doc, "context"), *b = jv_get(doc, "benchmarks");
     CHECK(ctx && ctx->type == JV_OBJECT && b && b->type == JV_ARRAY, "top level");
@@ -959,7 +971,6 @@ static void test_report(void)
     }
     CHECK(iterations == 2 && aggregates == 5, "%d iterations, %d aggregates", iterations, aggregates);
     jv_free(doc);
-    free(buf);
 
     t_case("report json: --reference's times, and the median time in their units");
     /* Times 2 and 4 us against compute references of 1 and 2 ms and read
@@ -967,11 +978,7 @@ static void test_report(void)
      * per read reference 0.0005 and 0.002 (median 0.00125). */
     r[0].ref_compute[0] = 1e-3, r[0].ref_compute[1] = 2e-3;
     r[0].ref_read[0] = 4e-3, r[0].ref_read[1] = 2e-3;
-    buf = NULL;
-    f = open_memstream(&buf, &size);
-    ab_report_json(f, &c, r, 1);
-    fclose(f);
-    doc = jv_parse(buf, err, sizeof err);
+    doc = report_json_doc(&c, r, 1, err, sizeof err);
     b = doc ? jv_get(doc, "benchmarks") : NULL;
     const jv *median = NULL;
     for (int i = 0; b && i < b->n; i++) {
@@ -991,7 +998,6 @@ static void test_report(void)
               median && jv_get(median, ref_keys[k]) ? jv_get(median, ref_keys[k])->number : NAN,
               ref_want[k]);
     jv_free(doc);
-    free(buf);
     memset(r[0].ref_compute, 0, sizeof r[0].ref_compute);
     memset(r[0].ref_read, 0, sizeof r[0].ref_read);
 
@@ -1012,11 +1018,7 @@ static void test_report(void)
     c.peaks = &peaks;
     c.summary = &answer;
     c.n_summary = 1;
-    buf = NULL;
-    f = open_memstream(&buf, &size);
-    ab_report_json(f, &c, r, 1);
-    fclose(f);
-    doc = jv_parse(buf, err, sizeof err);
+    doc = report_json_doc(&c, r, 1, err, sizeof err);
     ctx = doc ? jv_get(doc, "context") : NULL;
     summary = doc ? jv_get(doc, "summary") : NULL;
     CHECK(ctx && jv_get(ctx, "mhz_per_cpu") && jv_get(ctx, "mhz_per_cpu")->number == 3012
@@ -1040,11 +1042,11 @@ static void test_report(void)
           && jv_get(&bs->items[0], "peak_gflops")->number == 10.0
           && jv_get(&bs->items[0], "peak_error"), "ceiling fields");
     jv_free(doc);
-    free(buf);
 
     t_case("report csv: header, quoted shape, one row per result");
-    buf = NULL;
-    f = open_memstream(&buf, &size);
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
     ab_report_csv(f, &c, r, 2);
     fclose(f);
     int lines = 0;

@@ -49,9 +49,12 @@ work=build/verdict-evidence
 mkdir -p "$work"
 part=${1:-}
 shift || true
+suite_shapes() {   # suite_shapes NAME: the suite's shapes, one a line
+    "$AB" list --suites | sed -n "/^suite $1/,/^\$/p" | awk 'NR > 1 && NF { print $1 }'
+}
 # The smoke suite but its ops that hold this build's KV caches (decoder,
 # generate), which run --lib cannot give another build.
-SMOKE_NO_CACHES=$("$AB" list --suites | sed -n '/^suite smoke/,/^$/p' | awk 'NR > 1 && NF { print $1 }' \
+SMOKE_NO_CACHES=$(suite_shapes smoke \
     | grep -v 'op=decoder\|op=generate' | paste -sd ';' -)
 
 run() {   # run FILE ENV args...: one attnbench run, JSON into FILE, table into FILE.txt
@@ -282,7 +285,7 @@ reference)
     # Three classes of row: the smoke suite (small, in cache), one encoder
     # layer (compute), one decoding step from an fp32 cache (memory).
     [ $# -gt 0 ] || set -- --kernel avx512,blocked --threads 1 --max-time 0.5 --shape \
-        "$("$AB" list --suites | sed -n '/^suite smoke/,/^$/p' | awk 'NR > 1 && NF { print $1 }' | paste -sd ';' -);op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=post,act=gelu,mask=none;op=sdpa,B=1,H=32,Lq=1,Lk=16384,Dh=128,mask=causal-br"
+        "$(suite_shapes smoke | paste -sd ';' -);op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=post,act=gelu,mask=none;op=sdpa,B=1,H=32,Lq=1,Lk=16384,Dh=128,mask=causal-br"
     for i in $(seq 1 "$n"); do
         run "$work/ref-$i.json" "" --reference "$@"
         echo "reference run $i of $n done"

@@ -293,10 +293,7 @@ typedef struct reference {
 
 static int reference_init(reference *ref, size_t bytes)
 {
-    ref->isa = AB_ISA_BASELINE;
-    for (int i = 0; i <= AB_ISA_AVX512; i++)
-        if (ab_isa_available((ab_isa)i))
-            ref->isa = (ab_isa)i;
+    ref->isa = ab_widest_isa();
     ref->len = bytes / sizeof(float);
     ref->buf = ab_alloc_floats(ref->len, 0);
     if (!ref->buf)

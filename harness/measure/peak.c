@@ -487,9 +487,7 @@ void ab_peaks_measure(ab_peaks *p, const ab_topology *t, const ab_machine *m)
     strftime(p->measured_at, sizeof p->measured_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
-/* The widest fp32 ISA this machine runs (its peak is the one most kernels
- * use). */
-static ab_isa widest_isa(void)
+ab_isa ab_widest_isa(void)
 {
     ab_isa w = AB_ISA_BASELINE;
     for (int i = 0; i <= AB_ISA_AVX512; i++)
@@ -546,7 +544,7 @@ static double cache_spread(const ab_topology *t)
  * ceiling: the check reads too, not only the FMA loop. */
 int ab_peaks_check(ab_peaks *p, const ab_topology *t, char *note, size_t note_len)
 {
-    ab_isa isa = widest_isa();
+    ab_isa isa = ab_widest_isa();
     int counts[2] = { 1, p->max_threads }, stale = 0;
     double worst = INFINITY;
     for (int k = 0; k < 2; k++) {

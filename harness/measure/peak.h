@@ -25,6 +25,9 @@ typedef enum ab_isa {
 const char *ab_isa_name(ab_isa isa);
 /* 1 when this build has the ISA's micro-benchmark and the machine can run it. */
 int ab_isa_available(ab_isa isa);
+/* The widest fp32 ISA this machine runs (its peak is the one most kernels
+ * use; run --reference's FMA loop). */
+ab_isa ab_widest_isa(void);
 /* The widest ISA among ATTN_CPU_* requirement bits (a kernel's ISA). */
 ab_isa ab_isa_of_requirements(unsigned requires);
 /* The ISA whose peak kernel k is held to: its requirements', or, for a

@@ -39,6 +39,9 @@
 #else
 #define DECODE_K1 DECODE_KS
 #endif
+/* The most keys a step of the K and of the V pass takes (array bounds). */
+#define DECODE_KS_MOST (DECODE_K1 > DECODE_KS ? DECODE_K1 : DECODE_KS)
+#define DECODE_KV_MOST (DECODE_K1 > DECODE_KV ? DECODE_K1 : DECODE_KV)
 #define DECODE_ROW_VECS SDPA_DECODE_ROW_VECS
 #define DECODE_PAGE_LINES 8
 

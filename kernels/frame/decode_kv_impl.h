@@ -61,7 +61,7 @@ static inline void KV_FN(sdpa_kv_axpy)(float *o, const char *x, float f, int n)
 static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
                                                 const char *const *krow, int nk, float *s)
 {
-    vf acc[DECODE_RB][DECODE_K1 > DECODE_KS ? DECODE_K1 : DECODE_KS];
+    vf acc[DECODE_RB][DECODE_KS_MOST];
 #pragma GCC unroll 4
     for (int r = 0; r < rb; r++)
 #pragma GCC unroll 4
@@ -69,7 +69,7 @@ static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
             acc[r][k] = vf_zero();
     int c = 0;
     for (; c + SIMD_LANES <= dh; c += SIMD_LANES) {
-        vf kv[DECODE_K1 > DECODE_KS ? DECODE_K1 : DECODE_KS];
+        vf kv[DECODE_KS_MOST];
 #pragma GCC unroll 4
         for (int k = 0; k < nk; k++)
             kv[k] = KV_LOAD(KV_AT(krow[k], c));
@@ -103,7 +103,7 @@ static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
 static DECODE_INLINE void KV_FN(sdpa_kv_values)(float *o, int dh, int rb, const float *p,
                                                 const char *const *vrow, int nk)
 {
-    vf pr[DECODE_RB][DECODE_K1 > DECODE_KV ? DECODE_K1 : DECODE_KV];
+    vf pr[DECODE_RB][DECODE_KV_MOST];
 #pragma GCC unroll 4
     for (int r = 0; r < rb; r++)
 #pragma GCC unroll 4
@@ -111,7 +111,7 @@ static DECODE_INLINE void KV_FN(sdpa_kv_values)(float *o, int dh, int rb, const 
             pr[r][k] = vf_set1(p[(size_t)r * SDPA_DECODE_KEYS + k]);
     int c = 0;
     for (; c + SIMD_LANES <= dh; c += SIMD_LANES) {
-        vf v[DECODE_K1 > DECODE_KV ? DECODE_K1 : DECODE_KV];
+        vf v[DECODE_KV_MOST];
 #pragma GCC unroll 4
         for (int k = 0; k < nk; k++)
             v[k] = KV_LOAD(KV_AT(vrow[k], c));
@@ -183,7 +183,7 @@ static void KV_FN(sdpa_kv_block_scores)(const float *qs, int dh, int rows, const
     const int step = rows >= DECODE_RB ? DECODE_KS : KV_WIDENS ? DECODE_K1 : 1;
     for (int jj = 0; jj < kb; jj += step) {
         const int nk = kb - jj < step ? kb - jj : step;
-        const char *krow[DECODE_K1 > DECODE_KS ? DECODE_K1 : DECODE_KS];
+        const char *krow[DECODE_KS_MOST];
         KV_FN(sdpa_kv_rows_at)(K, kst, jj, nk, dh, KV_FN(sdpa_kv_ahead)(ahead, rows), ahead_ok,
                                krow);
         float *sj = s + jj;
@@ -235,7 +235,7 @@ static void KV_FN(sdpa_kv_block_values)(float *o, int dh, int rows, const char *
     const int step = rows >= DECODE_RB ? DECODE_KV : KV_WIDENS ? DECODE_K1 : 1;
     for (int jj = 0; jj < kb; jj += step) {
         const int nk = kb - jj < step ? kb - jj : step;
-        const char *vrow[DECODE_K1 > DECODE_KV ? DECODE_K1 : DECODE_KV];
+        const char *vrow[DECODE_KV_MOST];
         KV_FN(sdpa_kv_rows_at)(V, vst, jj, nk, dh, KV_FN(sdpa_kv_ahead)(ahead, rows), ahead_ok,
                                vrow);
         /* No skip of P = 0: 0·NaN and 0·Inf must give NaN as in the
