@@ -188,6 +188,18 @@ typedef struct attn_gemm_problem {
     const float *residual;
     float *y;
     size_t ldy;
+    /* The hidden activations in bf16, only for a kernel with
+     * bf16_hidden_bytes (non-zero for this m and width): y_bf16, when not
+     * NULL, receives the finished C rounded to bf16 (nearest even) in the
+     * kernel's hidden layout, and y then holds only partial sums (its
+     * contents afterwards unspecified); x_bf16, when not NULL, is A in
+     * that layout (x and ldx unused), as a gemm of the same m rows and
+     * params stored it. A bf16 row rounds every operand of its products to
+     * bf16 anyway: a hidden so stored by its producer is the operand the
+     * next product would have rounded, in half the bytes and laid out as
+     * that product reads it. */
+    const uint16_t *x_bf16;
+    uint16_t *y_bf16;
 } attn_gemm_problem;
 
 /* What a primitive may use while it runs: the thread budget of the context,
@@ -306,6 +318,10 @@ typedef struct attn_kernel {
      * fills from naive gets naive's kv_types with it. */
     unsigned kv_types;                 /* e.g. ATTN_KV_NARROW: every type */
     attn_layernorm_fn layernorm;
+    /* The bytes of an m × n hidden in bf16 (attn_gemm_problem y_bf16,
+     * x_bf16) with ex's params, or 0 when its gemm takes none for that
+     * shape. NULL: never (the hidden stays fp32). */
+    size_t (*bf16_hidden_bytes)(const attn_exec *ex, size_t m, int n);
     /* Weights packed once (attn_weights_pack_encoder): the floats W (n × k)
      * takes packed with ex's params, and its packing into dst (described
      * in *out), which the kernel's gemm then reads through p->packed.

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "internal.h"
 #include "verify.h"
 #include "wisdom.h"
 #include "workload.h"
@@ -113,6 +114,132 @@ static void test_wisdom_maths(void)
           other ? other->kernel : "(none)");
 }
 
+/* bf16 of x, nearest even, from its bits (x finite): the rounding the
+ * contract fixes, written independently of the kernels' instructions. */
+static uint16_t bf16_rne(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static int param_index(const attn_kernel *k, const char *name)
+{
+    for (int i = 0; i < k->n_params; i++)
+        if (strcmp(k->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* The FFN's two products on row k with the hidden passed in bf16 (kernel.h
+ * y_bf16, x_bf16) and in fp32: the stored hidden is each fp32 value
+ * rounded to nearest even, where kernel.h's layout puts it (element (i, j)
+ * at (j/kc)·kc·R + i·kb + j%kc, R = m rounded up to MR), and the second
+ * product's output is the fp32 path's bit for bit (it rounded the same
+ * values as it packed them). Both buffers start as NaN patterns: a value
+ * read that was never written shows. */
+static void check_hidden16_case(const attn_kernel *k, int threads, int kc, int m, int d, int f)
+{
+    t_case("bf16 hidden [%s]: m %d, D %d, F %d, kc %d, %d threads: stored rounded in its layout, "
+           "the second product bit for bit the fp32 path's", k->name, m, d, f, kc, threads);
+    int params[ATTN_MAX_PARAMS];
+    k->default_params(params);
+    params[param_index(k, "kc")] = kc;
+    attn_exec ex = { .n_threads = threads, .params = params, .data = k->data };
+    size_t bytes16 = k->bf16_hidden_bytes(&ex, (size_t)m, f);
+    const size_t rows16 = ((size_t)m + (size_t)k->geometry.mr - 1) / (size_t)k->geometry.mr
+                        * (size_t)k->geometry.mr;
+    CHECK(bytes16 == rows16 * (size_t)f * 2, "%zu bytes, not %zu", bytes16, rows16 * (size_t)f * 2);
+    size_t s1 = k->gemm_scratch(&ex, (size_t)m, f, d), s2 = k->gemm_scratch(&ex, (size_t)m, d, f);
+    ex.scratch_bytes = s1 > s2 ? s1 : s2;
+    uint64_t seed = 5;
+    float *x = t_alloc((size_t)m * d, sizeof(float), 0), *w1 = t_alloc((size_t)f * d, sizeof(float), 0);
+    float *b1 = t_alloc((size_t)f, sizeof(float), 0), *w2 = t_alloc((size_t)d * f, sizeof(float), 0);
+    float *b2 = t_alloc((size_t)d, sizeof(float), 0), *res = t_alloc((size_t)m * d, sizeof(float), 0);
+    float *h = t_alloc((size_t)m * f, sizeof(float), 0), *part = t_alloc((size_t)m * f, sizeof(float), 0);
+    float *y32 = t_alloc((size_t)m * d, sizeof(float), 0), *y16 = t_alloc((size_t)m * d, sizeof(float), 0);
+    uint16_t *h16 = t_alloc(rows16 * (size_t)f, sizeof(uint16_t), 0);
+    ex.scratch = t_alloc(ex.scratch_bytes, 1, 0);
+    if (!x || !w1 || !b1 || !w2 || !b2 || !res || !h || !part || !y32 || !y16 || !h16 || !ex.scratch
+        || bytes16 == 0)
+        goto out;
+    t_fill(x, (size_t)m * d, 1.0f, &seed);
+    t_fill(w1, (size_t)f * d, 0.2f, &seed);
+    t_fill(b1, (size_t)f, 0.2f, &seed);
+    t_fill(w2, (size_t)d * f, 0.2f, &seed);
+    t_fill(b2, (size_t)d, 0.2f, &seed);
+    t_fill(res, (size_t)m * d, 1.0f, &seed);
+    memset(h16, 0xff, rows16 * (size_t)f * sizeof(uint16_t));
+    memset(part, 0xff, (size_t)m * f * sizeof(float));
+    attn_gemm_problem first = { .m = (size_t)m, .n = f, .k = d, .x = x, .ldx = (size_t)d, .w = w1,
+                                .bias = b1, .act = ATTN_ACT_GELU_ERF, .y = h, .ldy = (size_t)f };
+    attn_gemm_problem second = { .m = (size_t)m, .n = d, .k = f, .x = h, .ldx = (size_t)f, .w = w2,
+                                 .bias = b2, .act = ATTN_ACT_NONE, .residual = res, .y = y32,
+                                 .ldy = (size_t)d };
+    k->gemm(&ex, &first);
+    k->gemm(&ex, &second);
+    first.y = part;
+    first.y_bf16 = h16;
+    second.x = NULL;
+    second.x_bf16 = h16;
+    second.y = y16;
+    k->gemm(&ex, &first);
+    k->gemm(&ex, &second);
+    size_t wrong = 0, at_i = 0;
+    int at_j = 0;
+    for (size_t i = 0; i < (size_t)m; i++)
+        for (int j = 0; j < f; j++) {
+            int block = j / kc * kc, kb = f - block < kc ? f - block : kc;
+            uint16_t got = h16[(size_t)block * rows16 + i * (size_t)kb + (size_t)(j - block)];
+            if (got != bf16_rne(h[i * (size_t)f + (size_t)j]) && wrong++ == 0)
+                at_i = i, at_j = j;
+        }
+    CHECK(wrong == 0, "%zu stored values differ from the fp32 hidden rounded, first (%zu, %d)",
+          wrong, at_i, at_j);
+    CHECK(memcmp(y16, y32, (size_t)m * d * sizeof(float)) == 0,
+          "the second product differs from the fp32 path's: max %g",
+          t_max_diff(y16, y32, (size_t)m * d));
+out:
+    t_free(x), t_free(w1), t_free(b1), t_free(w2), t_free(b2), t_free(res);
+    t_free(h), t_free(part), t_free(y32), t_free(y16), t_free(h16), t_free(ex.scratch);
+}
+
+static void test_hidden16(void)
+{
+    int rows = 0;
+    for (int i = 0; i < attn_registry_count(); i++) {
+        const attn_kernel *k = attn_registry_get(i);
+        if (!k->bf16_hidden_bytes)
+            continue;
+        rows++;
+        if (!attn_registry_runnable(k)) {
+            t_skip("bf16 hidden [%s]: this CPU cannot run it", k->name);
+            continue;
+        }
+        t_case("bf16 hidden [%s]: none where it cannot be laid out", k->name);
+        int params[ATTN_MAX_PARAMS];
+        k->default_params(params);
+        attn_exec ex = { .n_threads = 1, .params = params, .data = k->data };
+        CHECK(k->bf16_hidden_bytes(&ex, 64, 17) == 0, "an odd width laid out");
+        CHECK(k->bf16_hidden_bytes(&ex, (size_t)k->geometry.skinny_rows, 64) == 0,
+              "a decoding step's rows (its fp32 path) laid out");
+        params[param_index(k, "kc")] = 40;
+        CHECK(k->bf16_hidden_bytes(&ex, 64, 64) == 0, "kc 40 (not a multiple of 16) laid out");
+        /* Past the skinny rows; partial tiles, one and several depth blocks
+         * of either product (the first's depth past kc: its partial sums),
+         * a last depth block of another size, 1 and 2 threads. */
+        const int m_min = k->geometry.skinny_rows + 1;
+        check_hidden16_case(k, 1, 384, m_min, 5, 2);
+        check_hidden16_case(k, 2, 384, 13, 390, 34);
+        check_hidden16_case(k, 2, 384, 40, 64, 770);
+        check_hidden16_case(k, 2, 32, 30, 40, 98);
+        check_hidden16_case(k, 1, 16, 25, 48, 50);
+    }
+    t_case("bf16 hidden: avx512-bf16 takes it");
+    CHECK(attn_registry_find("avx512-bf16") && attn_registry_find("avx512-bf16")->bf16_hidden_bytes,
+          "no bf16 hidden on avx512-bf16 (%d rows have one)", rows);
+}
+
 void test_bf16(void)
 {
     test_math_and_choice();
@@ -123,4 +250,5 @@ void test_bf16(void)
     check_rounding("op=encoder,B=2,L=33,D=96,H=4,F=160,norm=post,act=gelu,mask=padding", 2e-3);
     check_rounding("op=mha,B=1,Lq=40,Lk=70,D=64,H=2,mask=none", 2e-3);
     test_wisdom_maths();
+    test_hidden16();
 }

@@ -19,6 +19,10 @@
  * into pairs, P packed into pairs before P·V, the online softmax in fp32.
  * Its parameters are the SIMD kernels' (simd_kernel.h), stream_rows unused.
  *
+ * The FFN's hidden (compose.c) goes from one product to the next in bf16:
+ * the first's epilogue stores it in the layout of the second's packed A
+ * panels (frame/gemm.h blk_hidden16_at), which the second reads in place.
+ *
  * Two paths stay fp32, memory-bound where bf16 buys nothing: a GEMM of at
  * most AVX512_SKINNY_ROWS rows (a decoding step: the weights read once,
  * where they are, by avx512's skinny path; converting them would cost more
@@ -219,6 +223,11 @@ tile(int kb, const float *a_, const float *b_, float *c, size_t ldc, int mr, int
                 if (g->residual)
                     x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(
                                              m, g->residual + (i0 + (size_t)i) * g->ldc + j));
+                if (g->c16) {   /* the finished values in bf16 only (nearest even) */
+                    _mm256_mask_storeu_epi16(blk_hidden16_at(g, i0 + (size_t)i, j), m,
+                                             (__m256i)_mm512_cvtneps_pbh(x));
+                    continue;
+                }
             }
             _mm512_mask_storeu_ps(dst, m, x);
         }
@@ -250,4 +259,5 @@ static const blk_arch SIMD_NAME(blk_arch) = {
 #define BF_DESCRIPTION "AVX512_BF16: products in bf16 (VDPBF16PS, 12x32 tile, fp32 accumulation), " \
                        "streaming attention; decoding steps fp32 (avx512's paths), OpenMP"
 #define BF_REQUIRES ATTN_REQUIRES_AVX512_BF16
+#define BF_HIDDEN16 1
 #include "../simd/bf16_row_impl.h"

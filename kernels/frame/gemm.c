@@ -112,16 +112,19 @@ static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_
     const size_t a_rows = a_rows_of(arch, params, m1 - m0, min_int(kc, g->k));
     size_t a_floats = a_rows * (size_t)arch->a_bcast * (size_t)min_int(kc, g->k);
     float *apack = share ? share->apack : pack, *bpack = pack + (a_floats + 15) / 16 * 16;
-    const int has_epilogue = g->bias || g->act != ATTN_ACT_NONE || g->residual;
+    /* A bf16 C is stored by the epilogue kernel, at the last depth block. */
+    const int has_epilogue = g->bias || g->act != ATTN_ACT_NONE || g->residual || g->c16;
     /* Rows of whole tiles read in place, unless they crowd L1: only a last
-     * short tile is packed. */
-    const int in_place = arch->kernel_unpacked && g->alpha == 1.0f && !a_rows_crowd_l1(g->lda, MR);
+     * short tile is packed. A bf16 hidden is all packed panels already. */
+    const int in_place = arch->kernel_unpacked && g->alpha == 1.0f && !g->a16
+                      && !a_rows_crowd_l1(g->lda, MR);
+    const int a_given = g->a16 != NULL;
     /* This thread packs every nt-th tile (all of them when not shared). */
     const size_t t = share ? (size_t)share->t : 0, nt = share ? (size_t)share->nt : 1;
 
     for (size_t ia = m0; ia < m1; ia += a_rows) {
         size_t ma = m1 - ia < a_rows ? m1 - ia : a_rows;
-        size_t unpacked = in_place ? ma / (size_t)MR * (size_t)MR : 0;
+        size_t unpacked = in_place ? ma / (size_t)MR * (size_t)MR : a_given ? ma : 0;
         for (int pc = 0; pc < g->k; pc += kc) {
             int kb = min_int(kc, g->k - pc), first = pc == 0, last = pc + kb == g->k;
             for (size_t r = unpacked + t * (size_t)MR; r < ma; r += nt * (size_t)MR)
@@ -145,12 +148,15 @@ static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_
                             size_t r = ic + (size_t)ir, i = ia + r;
                             int j = jc + jr, mr = min_int(MR, mb - ir), nr = min_int(NR, nb - jr);
                             const float *bp = bpanels + (size_t)jr * kb;
-                            if (r < unpacked) {
+                            if (r < unpacked && !a_given) {
                                 arch->kernel_unpacked(kb, g->a + i * g->lda + pc, g->lda, bp, g, i,
                                                       j, nr, first, last && has_epilogue);
                                 continue;
                             }
-                            const float *ap = apack + (r - unpacked) * (size_t)kb * arch->a_bcast;
+                            /* packed here, or depth block pc of the hidden from row i on */
+                            const float *ap =
+                                a_given ? (const float *)(g->a16 + (size_t)pc * g->rows16 + i * (size_t)kb)
+                                        : apack + (r - unpacked) * (size_t)kb * arch->a_bcast;
                             if (last && has_epilogue && arch->kernel_epilogue) {
                                 arch->kernel_epilogue(kb, ap, bp, g, i, j, mr, nr, first);
                                 continue;
@@ -172,6 +178,18 @@ void blk_gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_t m
                     const int *params, float *pack)
 {
     gemm_range(arch, g, m0, m1, n0, n1, params, pack, NULL);
+}
+
+/* ---- The hidden in bf16 --------------------------------------------------------------- */
+
+size_t blk_hidden16_bytes(const blk_arch *arch, const int *params, size_t m, int n)
+{
+    if (n % 2 != 0 || params[BLK_KC] % 16 != 0)
+        return 0;
+    size_t bytes = (m + (size_t)arch->mr - 1) / (size_t)arch->mr * (size_t)arch->mr;
+    if (!attn_mul_checked(&bytes, (size_t)n, SIZE_MAX / sizeof(uint16_t)))
+        return SIZE_MAX;
+    return bytes * sizeof(uint16_t);
 }
 
 /* ---- Weights packed once ------------------------------------------------------------- */
@@ -305,6 +323,8 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
     if (p->packed && p->packed->kc == ex->params[BLK_KC] && p->packed->n == p->n
         && p->packed->k == p->k)
         g.b_packed = p->packed->data;
+    g.kc16 = ex->params[BLK_KC];
+    g.rows16 = (p->m + (size_t)MR - 1) / (size_t)MR * (size_t)MR;
     /* Sized for all m rows, what a thread of the column split packs. */
     size_t per_thread = blk_pack_floats(arch, ex->params, p->m, p->n, p->k);
 

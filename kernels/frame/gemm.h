@@ -49,6 +49,16 @@ typedef struct blk_gemm {
     const float *bias;       /* [n] or NULL */
     int act;                 /* ATTN_ACT_NONE or an attn_activation */
     const float *residual;   /* or NULL */
+    /* The hidden in bf16 (kernel.h x_bf16, y_bf16; blk_hidden16_at), for
+     * an arch whose kernel_epilogue stores c16 and whose micro-kernel
+     * reads a16's depth blocks in place as packed A panels (alpha 1): the
+     * finished C at c16 (c then holding only the partial sums of the
+     * depth blocks before the last), A at a16 (a unused); their layout's
+     * depth block (the call's kc) and rows (m rounded up to MR). */
+    const uint16_t *a16;
+    uint16_t *c16;
+    int kc16;
+    size_t rows16;
 } blk_gemm;
 
 /* The gemm primitive's problem as the blocking loops see it: C = X·Wᵀ with
@@ -60,6 +70,7 @@ static inline blk_gemm blk_gemm_of(const attn_gemm_problem *p)
         .b = p->w, .ldb = (size_t)p->k, .b_is_nk = 1, .b_parts = p->w_parts,
         .part_n = p->part_n, .c = p->y, .ldc = p->ldy,
         .bias = p->bias, .act = p->act, .residual = p->residual,
+        .a16 = p->x_bf16, .c16 = p->y_bf16,
     };
     return g;
 }
@@ -118,6 +129,23 @@ typedef struct blk_arch {
     void (*kernel_stream)(int k, const float *b, size_t ldb, const float *xt, const blk_gemm *g,
                           size_t t0, int mt, int j0, int nw);
 } blk_arch;
+
+/* The hidden in bf16: an m × n matrix laid out as the A panels of a gemm
+ * of depth n (avx512-bf16's: each row's bf16 values in a run, rows kb
+ * apart, one depth block after another) so that it is read in place:
+ * element (i, j) at (j/kc)·kc·R + i·kb + j%kc, R = m rounded up to MR
+ * (rows past m are read by the last tile and never stored), kb = min(kc,
+ * n − (j/kc)·kc). Taken only where n is even and kc a multiple of 16: a
+ * pair never straddles a block, nor a 16-column store. The bytes, or 0
+ * when not taken. */
+size_t blk_hidden16_bytes(const blk_arch *arch, const int *params, size_t m, int n);
+
+/* Where element (i, j) of g's bf16 C goes. */
+static inline uint16_t *blk_hidden16_at(const blk_gemm *g, size_t i, int j)
+{
+    int block = j / g->kc16 * g->kc16, kb = g->n - block < g->kc16 ? g->n - block : g->kc16;
+    return g->c16 + (size_t)block * g->rows16 + i * (size_t)kb + (size_t)(j - block);
+}
 
 /* The epilogue of g on the mr×nr tile of C at (i0, j0): bias, activation,
  * residual. Inline so that each arch compiles it for its own ISA (the

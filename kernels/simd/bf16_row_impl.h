@@ -11,8 +11,16 @@
  *                      LayerNorm; its parameters are this row's
  *                      (simd_kernel.h's list), so its primitives take ex;
  *   BF_SKINNY_ROWS, BF_KERNEL_SYMBOL, BF_KERNEL_NAME, BF_DESCRIPTION,
- *   BF_REQUIRES.
+ *   BF_REQUIRES;
+ *   BF_HIDDEN16        1 when its arch stores and reads the hidden in
+ *                      bf16 (frame/gemm.h blk_gemm c16, a16): its tile
+ *                      stores c16 and reads a16's panels as packed A's;
+ *                      0 when not defined.
  */
+
+#ifndef BF_HIDDEN16
+#define BF_HIDDEN16 0
+#endif
 
 /* ---- Attention: the streaming template over the pair arch ------------------------------- */
 
@@ -48,6 +56,15 @@ static void bf16_gemm(const attn_exec *ex, const attn_gemm_problem *p)
         BF_FP32_ROW.gemm(ex, p);
     else
         blk_gemm_threaded(&SIMD_NAME(blk_arch), ex, p);
+}
+
+/* The FFN's hidden in bf16 where the pair arch runs the gemm (not the
+ * fp32 rows of a decoding step). */
+static size_t bf16_hidden_bytes(const attn_exec *ex, size_t m, int n)
+{
+    if (!BF_HIDDEN16 || bf16_fp32_rows(m))
+        return 0;
+    return blk_hidden16_bytes(&SIMD_NAME(blk_arch), ex->params, m, n);
 }
 
 static size_t bf16_packed_floats(const attn_exec *ex, int n, int k)
@@ -94,6 +111,7 @@ const attn_kernel BF_KERNEL_SYMBOL = {
      * it packs it (sdpa_impl.h) */
     .kv_types = ATTN_KV_NARROW,
     .layernorm = bf16_layernorm,
+    .bf16_hidden_bytes = bf16_hidden_bytes,
     .packed_floats = bf16_packed_floats,
     .pack_weights = bf16_pack_weights,
     .geometry = { .mr = BF_MR, .nr = BF_NR, .skinny_rows = BF_SKINNY_ROWS,
