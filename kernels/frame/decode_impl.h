@@ -55,8 +55,15 @@ static inline size_t sdpa_round16(size_t n)
  * row's max m and sum l, and returns α, the factor the row's accumulated
  * output must be multiplied by (1 when nothing changes). Works on whole
  * vectors: s[n_vis..) up to the next multiple of the vector width (within
- * the row's bk floats) is set to −inf first, so those lanes give P = 0. */
-static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, float *l)
+ * the row's bk floats) is set to −inf first, so those lanes give P = 0.
+ * With p16 (only where the arch defines SDPA_P_STORE: avx512-bf16's
+ * SDPA_P_STORE(p16, j, e0, e1, n) stores the first n ≤ 2·SIMD_LANES
+ * lanes of e0 then e1 from element j on, rounded to bf16), P goes there
+ * instead of into s, straight from the registers, two vectors a store:
+ * kb values and a 0 to make the last pair, which are the row's bf16 pairs
+ * in order. */
+static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, float *l,
+                                        uint16_t *p16)
 {
     const int kv = (kb + SIMD_LANES - 1) / SIMD_LANES * SIMD_LANES;
     for (int j = n_vis; j < kv; j++)
@@ -71,7 +78,19 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
      * and m becomes NaN for good (NaN compares false: m_new = *m would
      * drop it, or take the "all masked" exit when *m is −inf). */
     float m_new = mx != mx ? mx : mx > *m ? mx : *m;
+#ifdef SDPA_P_STORE
+    const int kb_even = (kb + 1) / 2 * 2;
+#else
+    (void)p16;
+#endif
     if (m_new == -INFINITY) {           /* every key so far masked: P = 0 */
+#ifdef SDPA_P_STORE
+        if (p16) {
+            for (int j = 0; j < kb_even; j += 2 * SIMD_LANES)
+                SDPA_P_STORE(p16, j, vf_zero(), vf_zero(), kb_even - j);
+            return 1.0f;
+        }
+#endif
         for (int j = 0; j < kv; j += SIMD_LANES)
             vf_store(s + j, vf_zero());
         return 1.0f;
@@ -81,6 +100,20 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
     float alpha = m_new == *m ? 1.0f : attn_expf(*m - m_new);
     const vf vm = vf_set1(m_new);
     vf vsum = vf_zero();
+#ifdef SDPA_P_STORE
+    if (p16) {
+        for (int j = 0; j < kv; j += 2 * SIMD_LANES) {
+            vf e0 = vf_exp_nonpos(vf_sub(vf_load(s + j), vm));
+            vf e1 = j + SIMD_LANES < kv ? vf_exp_nonpos(vf_sub(vf_load(s + j + SIMD_LANES), vm))
+                                        : vf_zero();
+            SDPA_P_STORE(p16, j, e0, e1, kb_even - j);
+            vsum = vf_add(vf_add(vsum, e0), e1);   /* the order of the loop below */
+        }
+        *l = *l * alpha + vf_reduce_add(vsum);
+        *m = m_new;
+        return alpha;
+    }
+#endif
     for (int j = 0; j < kv; j += SIMD_LANES) {
         vf e = vf_exp_nonpos(vf_sub(vf_load(s + j), vm));   /* s ≤ max; −inf → 0 */
         vf_store(s + j, e);
@@ -358,7 +391,7 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
             n_vis = n_vis < 0 ? 0 : n_vis > kb ? kb : n_vis;
             if (p->mask)
                 attn_rows_mask(p->mask, b, r % lq, lq, p->kv_len, k0, row, n_vis);
-            float alpha = SIMD_NAME(sdpa_online_row)(row, kb, n_vis, &m[r], &l[r]);
+            float alpha = SIMD_NAME(sdpa_online_row)(row, kb, n_vis, &m[r], &l[r], NULL);
             if (alpha != 1.0f)
                 SIMD_NAME(sdpa_scale_row)(o + (size_t)r * dh, dh, alpha);
         }

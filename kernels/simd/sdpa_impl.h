@@ -28,7 +28,9 @@
 
 /* What an arch other than gemm_impl.h's may change (avx512-bf16's, whose
  * panels hold bf16 pairs): SDPA_PACKS_P, 1 to pack P with the arch's
- * pack_a before P·V instead of reading it in place; GEMM_DEPTH_SLOTS(k),
+ * pack_a before P·V instead of reading it in place; SDPA_P_STORE (see
+ * frame/decode_impl.h) and SDPA_P_ROW(ppack, kb, i), where row i of the
+ * packed P starts, to have the softmax write P packed; GEMM_DEPTH_SLOTS(k),
  * the slots of a B panel that depth k takes (k/2 for pairs). */
 #ifndef SDPA_PACKS_P
 #define SDPA_PACKS_P SIMD_A_BY_LANE
@@ -148,15 +150,27 @@ static void SIMD_NAME(sdpa_query_tile_run)(const attn_sdpa_problem *p, const int
             n_vis = n_vis < 0 ? 0 : n_vis > kb ? kb : n_vis;
             if (p->mask)
                 attn_rows_mask(p->mask, b, q0 + i, p->q_len, p->kv_len, k0, row, n_vis);
-            float alpha = SIMD_NAME(sdpa_online_row)(row, kb, n_vis, &m[i], &l[i]);
+#ifdef SDPA_P_STORE
+            uint16_t *p16 = SDPA_P_ROW(ppack, kb, i);
+#else
+            uint16_t *p16 = NULL;
+#endif
+            float alpha = SIMD_NAME(sdpa_online_row)(row, kb, n_vis, &m[i], &l[i], p16);
             if (k0 > 0 && alpha != 1.0f)
                 SIMD_NAME(sdpa_scale_row)(out + (size_t)i * ldo, dh, alpha);
         }
 #if SDPA_PACKS_P
         /* The micro-kernel takes A by lane from packed vectors, or in bf16
-         * pairs: P is packed. */
+         * pairs: P is packed — by the softmax itself where the arch says
+         * how (SDPA_P_STORE; the last panel's rows past the tile zeroed
+         * here), else here from s. */
+#ifdef SDPA_P_STORE
+        for (int i = rows; i % GEMM_MR != 0; i++)
+            memset(SDPA_P_ROW(ppack, kb, i), 0, (size_t)(kb + 1) / 2 * sizeof(uint32_t));
+#else
         blk_gemm pg = { .a = s, .lda = lds, .alpha = 1.0f };
         arch->pack_a(&pg, 0, rows, 0, kb, ppack);
+#endif
 #define SDPA_P(ir) ppack + (size_t)(ir) * kb
 #define SDPA_PV_KERNEL(ir, ...) arch->kernel(kb, SDPA_P(ir), __VA_ARGS__)
 #else
