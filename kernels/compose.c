@@ -69,28 +69,45 @@ static size_t max_size(size_t a, size_t b)
  * SIZE_MAX (overflow) propagates. */
 typedef struct gemm_region { size_t off, bytes; } gemm_region;
 
+/* The LayerNorm after a product (post-LN layers): out = LayerNorm(y) with
+ * gamma, beta and eps, y's rows contiguous. */
+typedef struct post_ln {
+    const float *gamma, *beta;
+    float eps;
+    float *out;
+} post_ln;
+
 /* y (row stride ldy) = act(x·wᵀ + bias) + residual (row stride ldy); x
  * given in bf16 instead when x16 is not NULL, y stored in bf16 when y16 is
- * not NULL (kernel.h: only where the kernel takes the hidden in bf16). */
+ * not NULL (kernel.h: only where the kernel takes the hidden in bf16);
+ * then, with ln, ln->out = LayerNorm(y) — in the gemm's own parallel
+ * region where the kernel's gemm takes it (gemm_layernorm: one fork and
+ * join fewer), else by a layernorm call. */
 static void gemm_io(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n,
                     int kk, const float *x, const uint16_t *x16, const float *w, const float *bias,
-                    int act, const float *residual, float *y, uint16_t *y16, size_t ldy)
+                    int act, const float *residual, float *y, uint16_t *y16, size_t ldy,
+                    const post_ln *ln)
 {
     attn_exec gex = sub_exec(ex, g.off, g.bytes);
+    const int fused = ln && k->gemm_layernorm;
     attn_gemm_problem p = {
         .m = m, .n = n, .k = kk, .x = x, .ldx = (size_t)kk, .w = w, .bias = bias,
         .act = act, .residual = residual, .y = y, .ldy = ldy,
         .packed = attn_packed_lookup(ex, k->name, w, NULL, NULL, n, kk),
         .x_bf16 = x16, .y_bf16 = y16,
+        .ln_gamma = fused ? ln->gamma : NULL, .ln_beta = fused ? ln->beta : NULL,
+        .ln_eps = fused ? ln->eps : 0.0f, .ln_out = fused ? ln->out : NULL,
     };
     k->gemm(&gex, &p);
+    if (ln && !fused)
+        layernorm(k, ex, m, n, y, ln->gamma, ln->beta, ln->eps, ln->out);
 }
 
 static void gemm_ld(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n,
                     int kk, const float *x, const float *w, const float *bias, int act,
                     const float *residual, float *y, size_t ldy)
 {
-    gemm_io(k, ex, g, m, n, kk, x, NULL, w, bias, act, residual, y, NULL, ldy);
+    gemm_io(k, ex, g, m, n, kk, x, NULL, w, bias, act, residual, y, NULL, ldy, NULL);
 }
 
 static void gemm(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n, int kk,
@@ -125,7 +142,7 @@ static size_t reserve_hidden(const attn_kernel *k, const attn_exec *ex, size_t *
 }
 
 /* y = act(x·W1ᵀ + b1)·W2ᵀ + b2 + residual, x and y [rows][D], the hidden
- * [rows][F] at ws + hidden (reserve_hidden). Where the kernel's gemm takes
+ * [rows][F] at ws + hidden (reserve_hidden), then ln (may be NULL). Where the kernel's gemm takes
  * the hidden in bf16, the first product stores it so only (the fp32 buffer
  * then holds its partial sums), laid out as the second's packed operand,
  * which the second reads in place: it would have rounded the fp32 hidden
@@ -134,13 +151,15 @@ static size_t reserve_hidden(const attn_kernel *k, const attn_exec *ex, size_t *
  * was 1.4% of a BERT-base layer on avx512-bf16). */
 static void ffn(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t rows,
                 const attn_encoder_config *c, char *ws, size_t hidden, size_t hidden16,
-                const float *x, ffn_weights w, const float *residual, float *y)
+                const float *x, ffn_weights w, const float *residual, float *y,
+                const post_ln *ln)
 {
     const int d = c->d_model, f = c->d_ff;
     float *h = (float *)(ws + hidden);
     uint16_t *h16 = hidden16_bytes(k, ex, rows, f) ? (uint16_t *)(ws + hidden16) : NULL;
-    gemm_io(k, ex, g, rows, f, d, x, NULL, w.w1, w.b1, (int)c->act, NULL, h, h16, (size_t)f);
-    gemm_io(k, ex, g, rows, d, f, h, h16, w.w2, w.b2, ATTN_ACT_NONE, residual, y, NULL, (size_t)d);
+    gemm_io(k, ex, g, rows, f, d, x, NULL, w.w1, w.b1, (int)c->act, NULL, h, h16, (size_t)f, NULL);
+    gemm_io(k, ex, g, rows, d, f, h, h16, w.w2, w.b2, ATTN_ACT_NONE, residual, y, NULL, (size_t)d,
+            ln);
 }
 
 /* The Q, K and V projections of self-attention as one gemm of width 3·D:
@@ -384,20 +403,22 @@ static void mha_plan(const attn_kernel *k, const attn_exec *ex, const attn_mha_a
 
 /* The end of every attention block: SDPA of p (its out set by the caller)
  * with the SDPA scratch at offset sdpa of the workspace, then
- * y = out·W_oᵀ + b_o + residual over rows rows of width d. */
+ * y = out·W_oᵀ + b_o + residual over rows rows of width d, then ln (may be
+ * NULL). */
 static void attend(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t sdpa,
                    size_t sdpa_bytes, const attn_sdpa_problem *p, const attn_mha_weights *w,
-                   size_t rows, int d, const float *residual, float *y)
+                   size_t rows, int d, const float *residual, float *y, const post_ln *ln)
 {
     attn_exec sub = sub_exec(ex, sdpa, sdpa_bytes);
     attn_sdpa_run(k, &sub, p);
-    gemm(k, ex, g, rows, d, d, p->out, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y);
+    gemm_io(k, ex, g, rows, d, d, p->out, NULL, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y, NULL,
+            (size_t)d, ln);
 }
 
-/* y = MHA(x_q, x_kv) + residual (residual may be NULL), using the workspace
- * from offset base on. */
+/* y = MHA(x_q, x_kv) + residual (residual may be NULL), then ln (may be
+ * NULL), using the workspace from offset base on. */
 static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a,
-                        size_t base, const float *residual, float *y)
+                        size_t base, const float *residual, float *y, const post_ln *ln)
 {
     mha_layout l;
     mha_plan(k, ex, a, base, &l);
@@ -422,7 +443,7 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     p.k = kp;
     p.v = v;
     p.out = o;
-    attend(k, ex, l.gemm, l.sdpa, l.sdpa_bytes, &p, w, rows_q, d, residual, y);
+    attend(k, ex, l.gemm, l.sdpa, l.sdpa_bytes, &p, w, rows_q, d, residual, y, ln);
 }
 
 size_t attn_mha_workspace(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a)
@@ -434,7 +455,7 @@ size_t attn_mha_workspace(const attn_kernel *k, const attn_exec *ex, const attn_
 
 void attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a)
 {
-    mha_compute(k, ex, a, 0, NULL, a->y);
+    mha_compute(k, ex, a, 0, NULL, a->y, NULL);
 }
 
 /* ---- Encoder layer ------------------------------------------------------------ */
@@ -503,16 +524,16 @@ static void encoder_compute(const attn_kernel *k, const attn_exec *ex, const att
         /* x1 = x + MHA(LN1(x));  y = x1 + FFN(LN2(x1)) */
         layernorm(k, ex, rows, d, a->x, w->ln1_gamma, w->ln1_beta, c->ln_eps, t);
         m.x_q = m.x_kv = t;
-        mha_compute(k, ex, &m, l.region, a->x, x1);
+        mha_compute(k, ex, &m, l.region, a->x, x1, NULL);
         layernorm(k, ex, rows, d, x1, w->ln2_gamma, w->ln2_beta, c->ln_eps, t);
-        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, t, FFN_WEIGHTS(w), x1, a->y);
+        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, t, FFN_WEIGHTS(w), x1, a->y, NULL);
     } else {
         /* x1 = LN1(x + MHA(x));  y = LN2(x1 + FFN(x1)) */
+        const post_ln ln1 = { w->ln1_gamma, w->ln1_beta, c->ln_eps, x1 };
+        const post_ln ln2 = { w->ln2_gamma, w->ln2_beta, c->ln_eps, a->y };
         m.x_q = m.x_kv = a->x;
-        mha_compute(k, ex, &m, l.region, a->x, t);
-        layernorm(k, ex, rows, d, t, w->ln1_gamma, w->ln1_beta, c->ln_eps, x1);
-        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, x1, FFN_WEIGHTS(w), x1, t);
-        layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, a->y);
+        mha_compute(k, ex, &m, l.region, a->x, t, &ln1);
+        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, x1, FFN_WEIGHTS(w), x1, t, &ln2);
     }
 }
 
@@ -821,7 +842,7 @@ static void decoder_append(attn_kv_cache *cache, int tgt_len, const float *qkv)
  * keys or values. */
 static attn_status decoder_self(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
                                 const attn_decoder_args *a, const float *in, const float *residual,
-                                float *out)
+                                float *out, const post_ln *ln)
 {
     size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
     int d = a->c->d_model;
@@ -843,7 +864,8 @@ static attn_status decoder_self(const attn_kernel *k, const attn_exec *ex, const
         p.v = qkv + 2 * d;
     }
     p.out = (float *)((char *)ex->scratch + l->o);
-    attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, &a->w->self_attn, rows, d, residual, out);
+    attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, &a->w->self_attn, rows, d, residual, out,
+           ln);
     return ATTN_OK;
 }
 
@@ -870,7 +892,8 @@ static attn_status decoder_store_memory(attn_kv_cache *c, size_t mem_rows, const
  * the cache after its first call. */
 static attn_status decoder_cross(const attn_kernel *k, const attn_exec *ex,
                                  const decoder_layout *l, const attn_decoder_args *a,
-                                 const float *in, const float *residual, float *out)
+                                 const float *in, const float *residual, float *out,
+                                 const post_ln *ln)
 {
     size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
     size_t mem_rows = (size_t)a->batch * (size_t)a->mem_len;
@@ -899,7 +922,7 @@ static attn_status decoder_cross(const attn_kernel *k, const attn_exec *ex,
         p.v = mv;
     }
     p.out = (float *)(ws + l->o);
-    attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, w, rows, d, residual, out);
+    attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, w, rows, d, residual, out, ln);
     return ATTN_OK;
 }
 
@@ -919,22 +942,22 @@ attn_status attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const at
 
     if (c->norm_first) {
         layernorm(k, ex, rows, d, a->x, w->ln1_gamma, w->ln1_beta, c->ln_eps, t);
-        if ((st = decoder_self(k, ex, &l, a, t, a->x, x1)) != ATTN_OK)
+        if ((st = decoder_self(k, ex, &l, a, t, a->x, x1, NULL)) != ATTN_OK)
             return st;
         layernorm(k, ex, rows, d, x1, w->ln2_gamma, w->ln2_beta, c->ln_eps, t);
-        if ((st = decoder_cross(k, ex, &l, a, t, x1, x2)) != ATTN_OK)
+        if ((st = decoder_cross(k, ex, &l, a, t, x1, x2, NULL)) != ATTN_OK)
             return st;
         layernorm(k, ex, rows, d, x2, w->ln3_gamma, w->ln3_beta, c->ln_eps, t);
-        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, t, FFN_WEIGHTS(w), x2, a->y);
+        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, t, FFN_WEIGHTS(w), x2, a->y, NULL);
     } else {
-        if ((st = decoder_self(k, ex, &l, a, a->x, a->x, t)) != ATTN_OK)
+        const post_ln ln1 = { w->ln1_gamma, w->ln1_beta, c->ln_eps, x1 };
+        const post_ln ln2 = { w->ln2_gamma, w->ln2_beta, c->ln_eps, x2 };
+        const post_ln ln3 = { w->ln3_gamma, w->ln3_beta, c->ln_eps, a->y };
+        if ((st = decoder_self(k, ex, &l, a, a->x, a->x, t, &ln1)) != ATTN_OK)
             return st;
-        layernorm(k, ex, rows, d, t, w->ln1_gamma, w->ln1_beta, c->ln_eps, x1);
-        if ((st = decoder_cross(k, ex, &l, a, x1, x1, t)) != ATTN_OK)
+        if ((st = decoder_cross(k, ex, &l, a, x1, x1, t, &ln2)) != ATTN_OK)
             return st;
-        layernorm(k, ex, rows, d, t, w->ln2_gamma, w->ln2_beta, c->ln_eps, x2);
-        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, x2, FFN_WEIGHTS(w), x2, t);
-        layernorm(k, ex, rows, d, t, w->ln3_gamma, w->ln3_beta, c->ln_eps, a->y);
+        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, x2, FFN_WEIGHTS(w), x2, t, &ln3);
     }
     if (a->cache) {
         a->cache->length += a->tgt_len;

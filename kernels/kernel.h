@@ -200,6 +200,15 @@ typedef struct attn_gemm_problem {
      * that product reads it. */
     const uint16_t *x_bf16;
     uint16_t *y_bf16;
+    /* LayerNorm of the finished rows in the gemm's own parallel region,
+     * after a barrier (one fork and join fewer than a layernorm call),
+     * only for a kernel whose row says gemm_layernorm: when ln_out is not
+     * NULL, ln_out = LayerNorm(y) row by row (rows of n, both row strides
+     * ldy) with ln_gamma, ln_beta ([n]) and ln_eps, as the row's layernorm
+     * computes it; ln_out does not overlap y. */
+    const float *ln_gamma, *ln_beta;
+    float ln_eps;
+    float *ln_out;
 } attn_gemm_problem;
 
 /* What a primitive may use while it runs: the thread budget of the context,
@@ -289,6 +298,7 @@ typedef struct attn_kernel {
     attn_dtype math;
     int parallel;                      /* 1: uses the context's threads; 0: one thread */
     int gemm_parts;                    /* 1: gemm takes w_parts (fused QKV projection) */
+    int gemm_layernorm;                /* 1: gemm takes ln_out (LayerNorm in its region) */
     /* 1: the kernel chooses its instruction set at run time itself (a
      * library such as OpenBLAS), whatever requires says: its % of peak is
      * held to the widest ISA this machine runs. */

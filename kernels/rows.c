@@ -67,8 +67,8 @@ float attn_rows_softmax(float *s, int n)
     return inv;
 }
 
-static void layernorm_row(int d, const float *xr, const float *gamma, const float *beta, float eps,
-                          float *yr)
+void attn_layernorm_row__portable(int d, const float *xr, const float *gamma, const float *beta,
+                                  float eps, float *yr)
 {
     double mean = 0.0, var = 0.0;
     for (int j = 0; j < d; j++)
@@ -101,5 +101,5 @@ void attn_layernorm_rows(const attn_exec *ex, size_t m, int d, const float *x,
 void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float *x,
                               const float *gamma, const float *beta, float eps, float *y)
 {
-    attn_layernorm_rows(ex, m, d, x, gamma, beta, eps, y, layernorm_row);
+    attn_layernorm_rows(ex, m, d, x, gamma, beta, eps, y, attn_layernorm_row__portable);
 }

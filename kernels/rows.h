@@ -49,8 +49,12 @@ void attn_layernorm_rows(const attn_exec *ex, size_t m, int d, const float *x,
                          const float *gamma, const float *beta, float eps, float *y,
                          attn_layernorm_row_fn row);
 
-/* LayerNorm over rows of width d, threaded over rows; mean and variance of
- * each row in double, two passes. Same contract as attn_layernorm_fn. */
+/* LayerNorm of one row, mean and variance in double, two passes. */
+void attn_layernorm_row__portable(int d, const float *xr, const float *gamma, const float *beta,
+                                  float eps, float *yr);
+
+/* LayerNorm over rows of width d, threaded over rows, row by row with
+ * attn_layernorm_row__portable. Same contract as attn_layernorm_fn. */
 void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float *x,
                               const float *gamma, const float *beta, float eps, float *y);
 

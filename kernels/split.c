@@ -22,7 +22,7 @@ static long units_share(const void *plan, int t)
 }
 
 static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), const void *plan,
-                         const char *unit, const char *name, va_list ap)
+                         int after_barrier, const char *unit, const char *name, va_list ap)
 {
     attn_trace *tr = ex->trace;
     if (!tr)
@@ -50,6 +50,7 @@ static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), 
     snprintf(r->unit, sizeof r->unit, "%s", unit);
     r->n_threads = nt;
     r->units_per_thread = units;
+    r->after_barrier = after_barrier;
     return 1;
 }
 
@@ -58,7 +59,7 @@ int attn_trace_region(const attn_exec *ex, long (*share)(const void *plan, int t
 {
     va_list ap;
     va_start(ap, name);
-    int traced = trace_vregion(ex, share, plan, unit, name, ap);
+    int traced = trace_vregion(ex, share, plan, 0, unit, name, ap);
     va_end(ap);
     return traced;
 }
@@ -68,7 +69,17 @@ int attn_trace_units(const attn_exec *ex, long n, const char *unit, const char *
     units_plan plan = { n, ex->n_threads > 0 ? ex->n_threads : 1 };
     va_list ap;
     va_start(ap, name);
-    int traced = trace_vregion(ex, units_share, &plan, unit, name, ap);
+    int traced = trace_vregion(ex, units_share, &plan, 0, unit, name, ap);
+    va_end(ap);
+    return traced;
+}
+
+int attn_trace_units_after(const attn_exec *ex, long n, const char *unit, const char *name, ...)
+{
+    units_plan plan = { n, ex->n_threads > 0 ? ex->n_threads : 1 };
+    va_list ap;
+    va_start(ap, name);
+    int traced = trace_vregion(ex, units_share, &plan, 1, unit, name, ap);
     va_end(ap);
     return traced;
 }

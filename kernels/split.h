@@ -95,6 +95,9 @@ typedef struct attn_region {
     char unit[96];          /* what one unit of work is */
     int n_threads;
     long *units_per_thread; /* n_threads of them */
+    /* 1: a phase of the region recorded before it, which runs after a
+     * barrier in the same team (no fork and join of its own). */
+    int after_barrier;
 } attn_region;
 
 /* The regions of one dry-run call, in the order they ran. */
@@ -117,6 +120,11 @@ int attn_trace_region(const struct attn_exec *ex, long (*share)(const void *plan
 /* attn_trace_region for a region of n units split by attn_split_static. */
 int attn_trace_units(const struct attn_exec *ex, long n, const char *unit, const char *name, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* attn_trace_units for the next phase of the region just offered: its
+ * threads go on to it after a barrier, in the same team. */
+int attn_trace_units_after(const struct attn_exec *ex, long n, const char *unit,
+                           const char *name, ...) __attribute__((format(printf, 4, 5)));
 
 /* The largest share over the mean (1 when every thread gets as many;
  * n_threads when one gets all); 0 for a region with no units. */

@@ -134,6 +134,32 @@ static void test_totals(void)
         }
     }
 
+    /* Post-LN: each LayerNorm is a phase of the product before it (after
+     * a barrier in its team), not a region of its own: 5 forks and joins
+     * where a pre-LN layer, whose LayerNorms come first, has 7. */
+    t_case("explain [%s]: a post-LN layer's LayerNorms run in its products' regions", row->name);
+    static const struct { const char *shape; int regions, phases; } layers[] = {
+        { "op=encoder,B=1,L=300,D=96,H=2,F=192,norm=post,act=gelu,mask=none", 5, 7 },
+        { "op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none", 7, 7 },
+    };
+    for (size_t c = 0; c < sizeof layers / sizeof *layers; c++) {
+        if (parse(layers[c].shape, &s) != 0)
+            continue;
+        CHECK(ab_explain_shape(&s, row->name, 8, &t, ran, sizeof ran, err, sizeof err) == 0, "%s",
+              err);
+        int regions = 0, ln_phases = 0;
+        for (int i = 0; i < t.n; i++) {
+            regions += !t.regions[i].after_barrier;
+            ln_phases += t.regions[i].after_barrier
+                      && strncmp(t.regions[i].name, "layernorm 300x96", 16) == 0
+                      && attn_region_units(&t.regions[i]) == 300;
+        }
+        CHECK(regions == layers[c].regions && t.n == layers[c].phases
+                  && ln_phases == (layers[c].regions == 5 ? 2 : 0),
+              "%s: %d regions, %d phases, %d LayerNorm phases", layers[c].shape, regions, t.n,
+              ln_phases);
+    }
+
     t_case("explain [%s]: a decoding step splits keys then merges heads", row->name);
     if (parse("op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br", &s) == 0) {
         CHECK(ab_explain_shape(&s, row->name, 7, &t, ran, sizeof ran, err, sizeof err) == 0, "%s",

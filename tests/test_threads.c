@@ -27,12 +27,80 @@ static const char *const shapes[] = {
     /* 300 rows (past the streamed gemm's 256) of 96 to 288 columns: 2-D
      * splits of the packed gemm at 16 threads */
     "op=encoder,B=3,L=100,D=96,H=2,F=192,norm=pre,act=gelu,mask=none",
+    /* post-LN: the LayerNorms in the products' regions (packed, streamed
+     * and, for a decoding step's 6 rows, skinny gemms) */
+    "op=encoder,B=3,L=100,D=96,H=2,F=192,norm=post,act=gelu,mask=none",
+    "op=decoder,B=2,L=3,M=40,D=64,H=4,F=96,norm=post",
 };
 
 static const int thread_counts[] = { 2, 3, 16 };
 
+/* gemm with ln_out (kernel.h: the LayerNorm in the gemm's own region,
+ * after a barrier) gives bit for bit the gemm followed by the row's
+ * layernorm call, on each gemm path (skinny, streamed, packed; for the
+ * bf16 rows also their fp32 skinny path) and at 1, 3 and 16 threads; the
+ * gemm's own output is unchanged by it. */
+static void test_gemm_layernorm(const attn_kernel *k)
+{
+    static const int rows[] = { 3, 100, 300 };
+    const int n = 96, kk = 80;
+    int params[ATTN_MAX_PARAMS];
+    if (k->n_params)
+        k->default_params(params);
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        const size_t m = (size_t)rows[r];
+        t_case("threads [%s]: gemm of %zu rows with its LayerNorm in its region equals gemm then "
+               "layernorm, at 1, 3, 16 threads", k->name, m);
+        uint64_t seed = 3 + r;
+        float *x = t_alloc(m * kk, sizeof(float), 0), *w = t_alloc((size_t)n * kk, sizeof(float), 0);
+        float *bias = t_alloc((size_t)n, sizeof(float), 0), *res = t_alloc(m * n, sizeof(float), 0);
+        float *gamma = t_alloc((size_t)n, sizeof(float), 0), *beta = t_alloc((size_t)n, sizeof(float), 0);
+        float *y0 = t_alloc(m * n, sizeof(float), 0), *ln0 = t_alloc(m * n, sizeof(float), 0);
+        float *y1 = t_alloc(m * n, sizeof(float), 0), *ln1 = t_alloc(m * n, sizeof(float), 0);
+        if (!x || !w || !bias || !res || !gamma || !beta || !y0 || !ln0 || !y1 || !ln1)
+            goto next;
+        t_fill(x, m * kk, 1.0f, &seed);
+        t_fill(w, (size_t)n * kk, 0.3f, &seed);
+        t_fill(bias, (size_t)n, 0.3f, &seed);
+        t_fill(res, m * n, 2.0f, &seed);
+        t_fill(gamma, (size_t)n, 1.0f, &seed);
+        t_fill(beta, (size_t)n, 0.5f, &seed);
+        for (int threads = 1; threads <= 16; threads = threads == 1 ? 3 : threads == 3 ? 16 : 17) {
+            attn_exec ex = { .n_threads = threads, .params = params, .data = k->data };
+            ex.scratch_bytes = k->gemm_scratch ? k->gemm_scratch(&ex, m, n, kk) : 0;
+            ex.scratch = ex.scratch_bytes ? t_alloc(ex.scratch_bytes, 1, 0) : NULL;
+            if (ex.scratch_bytes && !ex.scratch)
+                continue;
+            attn_gemm_problem p = { .m = m, .n = n, .k = kk, .x = x, .ldx = (size_t)kk, .w = w,
+                                    .bias = bias, .act = ATTN_ACT_NONE, .residual = res, .y = y0,
+                                    .ldy = (size_t)n };
+            k->gemm(&ex, &p);
+            attn_exec lex = { .n_threads = threads, .params = params, .data = k->data };
+            k->layernorm(&lex, m, n, y0, gamma, beta, 1e-5f, ln0);
+            p.y = y1;
+            p.ln_gamma = gamma, p.ln_beta = beta, p.ln_eps = 1e-5f, p.ln_out = ln1;
+            memset(ln1, 0xff, m * n * sizeof(float));
+            k->gemm(&ex, &p);
+            CHECK(memcmp(y0, y1, m * n * sizeof(float)) == 0, "%d threads: the gemm's output "
+                  "changed (max %g)", threads, t_max_diff(y0, y1, m * n));
+            CHECK(memcmp(ln0, ln1, m * n * sizeof(float)) == 0, "%d threads: the LayerNorm "
+                  "differs (max %g)", threads, t_max_diff(ln0, ln1, m * n));
+            t_free(ex.scratch);
+        }
+    next:
+        t_free(x), t_free(w), t_free(bias), t_free(res), t_free(gamma), t_free(beta);
+        t_free(y0), t_free(ln0), t_free(y1), t_free(ln1);
+    }
+}
+
 void test_threads(void)
 {
+    for (int i = 0; i < attn_registry_count(); i++) {
+        const attn_kernel *k = attn_registry_get(i);
+        if (k->gemm_layernorm && attn_registry_runnable(k))
+            test_gemm_layernorm(k);
+    }
+
     for (int i = 0; i < attn_registry_count(); i++) {
         const attn_kernel *k = attn_registry_get(i);
         if (!k->parallel || !attn_registry_runnable(k))

@@ -1,8 +1,10 @@
 /*
  * cmd_explain.c — `attnbench explain`: how one call of each shape shares
  * its work among N threads (explain.h). The table shows each distinct
- * region once, in the order it first ran, with how often it ran; the JSON
- * has every region of the call, in order, with every thread's units.
+ * region (or phase of one: a part its threads start after a barrier, in
+ * the same team, marked +) once, in the order it first ran, with how often
+ * it ran; the JSON has every region and phase of the call, in order, with
+ * every thread's units.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,18 +21,23 @@
 
 static int same_region(const attn_region *a, const attn_region *b)
 {
-    return a->n_threads == b->n_threads && strcmp(a->name, b->name) == 0
-        && strcmp(a->unit, b->unit) == 0
+    return a->n_threads == b->n_threads && a->after_barrier == b->after_barrier
+        && strcmp(a->name, b->name) == 0 && strcmp(a->unit, b->unit) == 0
         && memcmp(a->units_per_thread, b->units_per_thread,
                   (size_t)a->n_threads * sizeof *a->units_per_thread) == 0;
 }
 
 static void print_call(const char *shape, const char *kernel, int n_threads, const attn_trace *t)
 {
-    int counted;
+    int counted, regions = 0;
     double worst = ab_explain_worst(t, &counted);
-    printf("%s on %s, %d thread%s: %d parallel region%s\n", shape, kernel, n_threads,
-           n_threads == 1 ? "" : "s", t->n, t->n == 1 ? "" : "s");
+    for (int i = 0; i < t->n; i++)
+        regions += !t->regions[i].after_barrier;
+    printf("%s on %s, %d thread%s: %d parallel region%s", shape, kernel, n_threads,
+           n_threads == 1 ? "" : "s", regions, regions == 1 ? "" : "s");
+    if (regions < t->n)
+        printf(", %d phases (+: after a barrier, in the region before it)", t->n);
+    printf("\n");
     if (t->n == 0)
         return;
     printf("  %5s %9s %7s %7s %9s  %s  [unit]\n", "calls", "units", "min", "max", "imbalance",
@@ -50,14 +57,16 @@ static void print_call(const char *shape, const char *kernel, int n_threads, con
             hi = r->units_per_thread[k] > hi ? r->units_per_thread[k] : hi;
         }
         long units = attn_region_units(r);
-        printf("  %5d %9ld %7ld %7ld %8.3f%s  %s  [%s]\n", calls, units, lo, hi,
-               attn_region_imbalance(r), units < r->n_threads ? "*" : " ", r->name, r->unit);
+        printf("  %5d %9ld %7ld %7ld %8.3f%s  %s%s  [%s]\n", calls, units, lo, hi,
+               attn_region_imbalance(r), units < r->n_threads ? "*" : " ",
+               r->after_barrier ? "+ " : "", r->name, r->unit);
     }
+    const char *what = regions < t->n ? "phase" : "region";
     if (counted)
-        printf("  worst imbalance %.3f over the %d region%s with at least %d units", worst, counted,
-               counted == 1 ? "" : "s", n_threads);
+        printf("  worst imbalance %.3f over the %d %s%s with at least %d units", worst, counted,
+               what, counted == 1 ? "" : "s", n_threads);
     else
-        printf("  no region has %d units or more", n_threads);
+        printf("  no %s has %d units or more", what, n_threads);
     printf("%s\n", counted < t->n ? " (* fewer units than threads: some threads idle)" : "");
 }
 
@@ -75,6 +84,8 @@ static void json_call(ab_json *j, const char *shape, const char *kernel, int n_t
         ab_json_string(j, "name", r->name);
         ab_json_string(j, "unit", r->unit);
         ab_json_number(j, "imbalance", attn_region_imbalance(r));
+        if (r->after_barrier)   /* a phase of the region before it: no fork and join */
+            ab_json_bool(j, "after_barrier", 1);
         ab_json_begin_array(j, "units_per_thread");
         for (int k = 0; k < r->n_threads; k++)
             ab_json_int(j, NULL, r->units_per_thread[k]);

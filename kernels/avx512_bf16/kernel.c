@@ -266,8 +266,10 @@ static void micro_kernel_epilogue(int kb, const float *a, const float *b, const 
     tile(kb, a, b, g->c + i0 * g->ldc + j0, g->ldc, mr, nr, first, g, i0, j0);
 }
 
+#include "../simd/layernorm_impl.h"
+
 static const blk_arch SIMD_NAME(blk_arch) = {
-    .mr = BF_MR, .nr = BF_NR, .a_bcast = 1,
+    .mr = BF_MR, .nr = BF_NR, .a_bcast = 1, .layernorm_row = SIMD_NAME(layernorm_row),
     .pack_a = pack_a, .pack_b = pack_b, .kernel = micro_kernel,
     .kernel_epilogue = micro_kernel_epilogue,
 };

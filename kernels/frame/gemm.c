@@ -292,6 +292,31 @@ static long gemm_split_share(const void *plan, int t)
     return (t1 - t0) * (c1 - c0);
 }
 
+/* ---- LayerNorm in the gemm's region ------------------------------------------------ */
+
+/* The LayerNorm phase of a gemm with g->ln_out offered to a dry run's
+ * trace (1: traced, skip the work); 0 when g has none. */
+static int ln_traced(const attn_exec *ex, const blk_gemm *g)
+{
+    return g->ln_out && attn_trace_units_after(ex, (long)g->m, "row", "layernorm %zux%d, in the gemm's region",
+                                               g->m, g->n);
+}
+
+/* With g->ln_out, once every thread of the team is past its part of C:
+ * thread t of nt normalizes its static share of C's rows. Called by every
+ * thread of the region. */
+static void ln_phase(const blk_arch *arch, const blk_gemm *g, int t, int nt)
+{
+    if (!g->ln_out)
+        return;
+#pragma omp barrier
+    long lo, hi;
+    attn_split_static((long)g->m, nt, t, &lo, &hi);
+    for (long i = lo; i < hi; i++)
+        arch->layernorm_row(g->n, g->c + (size_t)i * g->ldc, g->ln_gamma, g->ln_beta, g->ln_eps,
+                            g->ln_out + (size_t)i * g->ldc);
+}
+
 /* Threads share C as gemm_split_of says; each element of C is computed by
  * one thread in the same order whatever the split. */
 void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
@@ -301,23 +326,28 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
     if (arch->skinny && p->m <= (size_t)arch->skinny_rows) {
         /* Threads take runs of B's rows (C's columns), four at a time. */
         const long groups = (p->n + 3) / 4;
-        if (attn_trace_units(ex, groups, "4 columns of C", "gemm %zux%dx%d, skinny", p->m, p->n,
-                             p->k))
+        int traced = attn_trace_units(ex, groups, "4 columns of C", "gemm %zux%dx%d, skinny",
+                                      p->m, p->n, p->k);
+        if (traced | ln_traced(ex, &g))
             return;
 #pragma omp parallel num_threads(ex->n_threads)
         {
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
             long g0, g1;
-            attn_split_static(groups, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
+            attn_split_static(groups, nt, t, &g0, &g1);
             int n0 = (int)g0 * 4, n1 = min_int((int)g1 * 4, p->n);
             if (n0 < n1)
                 arch->skinny(&g, n0, n1);
+            ln_phase(arch, &g, t, nt);
         }
         return;
     }
     const gemm_split sp = gemm_split_of(arch, ex->params, p, ex->n_threads);
-    if (attn_trace_region(ex, gemm_split_share, &sp, "register tile of C",
-                          "gemm %zux%dx%d, %dx%d tiles of %dx%d, threads %d rows x %d columns", p->m,
-                          p->n, p->k, (int)sp.tiles, sp.panels, MR, NR, sp.ways_m, sp.ways_n))
+    int traced = attn_trace_region(ex, gemm_split_share, &sp, "register tile of C",
+                                   "gemm %zux%dx%d, %dx%d tiles of %dx%d, threads %d rows x %d "
+                                   "columns", p->m, p->n, p->k, (int)sp.tiles, sp.panels, MR, NR,
+                                   sp.ways_m, sp.ways_n);
+    if (traced | ln_traced(ex, &g))
         return;
     /* W packed once, when it was cut at this call's kc. */
     if (p->packed && p->packed->kc == ex->params[BLK_KC] && p->packed->n == p->n
@@ -347,6 +377,7 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         } else if (r0 < r1 && n0 < n1) {
             gemm_range(arch, &g, r0, r1, n0, n1, ex->params, pack, NULL);
         }
+        ln_phase(arch, &g, t, nt);
     }
 }
 
@@ -421,12 +452,13 @@ void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gem
     const int blocks = (p->n + MR - 1) / MR;
     float *xt = (float *)ex->scratch, *copies = xt + stream_xt_floats(arch, p->m, k);
     const size_t panel_floats = (size_t)NR * (size_t)k;
-    /* One region in two phases (a barrier between): both are shown. */
+    /* One region in two phases (a barrier between), three with a
+     * LayerNorm: all are shown. */
     int traced = attn_trace_units(ex, panels, "NR-row panel of A packed",
                                   "gemm %zux%dx%d, streamed: A packed", p->m, p->n, p->k);
-    traced |= attn_trace_units(ex, blocks, "MR rows of B against all of A",
-                               "gemm %zux%dx%d, streamed", p->m, p->n, p->k);
-    if (traced)
+    traced |= attn_trace_units_after(ex, blocks, "MR rows of B against all of A",
+                                     "gemm %zux%dx%d, streamed", p->m, p->n, p->k);
+    if (traced | ln_traced(ex, &g))
         return;
 
 #pragma omp parallel num_threads(ex->n_threads)
@@ -452,5 +484,6 @@ void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gem
                 arch->kernel_stream(k, w, ld, xt + (size_t)c * panel_floats, &g, t0, mt, j0, nw);
             }
         }
+        ln_phase(arch, &g, t, nt);
     }
 }

@@ -59,6 +59,11 @@ typedef struct blk_gemm {
     uint16_t *c16;
     int kc16;
     size_t rows16;
+    /* LayerNorm of C's finished rows into ln_out (kernel.h), by the arch's
+     * layernorm_row, in the gemm's region after a barrier. */
+    const float *ln_gamma, *ln_beta;
+    float ln_eps;
+    float *ln_out;
 } blk_gemm;
 
 /* The gemm primitive's problem as the blocking loops see it: C = X·Wᵀ with
@@ -71,6 +76,7 @@ static inline blk_gemm blk_gemm_of(const attn_gemm_problem *p)
         .part_n = p->part_n, .c = p->y, .ldc = p->ldy,
         .bias = p->bias, .act = p->act, .residual = p->residual,
         .a16 = p->x_bf16, .c16 = p->y_bf16,
+        .ln_gamma = p->ln_gamma, .ln_beta = p->ln_beta, .ln_eps = p->ln_eps, .ln_out = p->ln_out,
     };
     return g;
 }
@@ -128,6 +134,9 @@ typedef struct blk_arch {
      * transposed at rows t0.., columns j0.. of g->c. */
     void (*kernel_stream)(int k, const float *b, size_t ldb, const float *xt, const blk_gemm *g,
                           size_t t0, int mt, int j0, int nw);
+    /* The row's LayerNorm of one row (rows.h), for g->ln_out; NULL: the
+     * row's gemm does not take one (gemm_layernorm 0). */
+    attn_layernorm_row_fn layernorm_row;
 } blk_arch;
 
 /* The hidden in bf16: an m × n matrix laid out as the A panels of a gemm

@@ -120,8 +120,10 @@ static void epilogue(const blk_gemm *g, size_t i0, int j0, int mr, int nr)
     blk_epilogue_tile(g, i0, j0, mr, nr);
 }
 
+#include "../simd/layernorm_impl.h"
+
 static const blk_arch SIMD_NAME(blk_arch) = {
-    .mr = BF_MR, .nr = BF_NR, .a_bcast = 1,
+    .mr = BF_MR, .nr = BF_NR, .a_bcast = 1, .layernorm_row = SIMD_NAME(layernorm_row),
     .pack_a = pack_a, .pack_b = pack_b, .kernel = micro_kernel, .epilogue = epilogue,
 };
 

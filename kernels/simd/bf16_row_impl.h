@@ -16,6 +16,8 @@
  *                      bf16 (frame/gemm.h blk_gemm c16, a16): its tile
  *                      stores c16 and reads a16's panels as packed A's;
  *                      0 when not defined.
+ * Its arch's layernorm_row is simd/layernorm_impl.h's (the row's
+ * LayerNorm, in a layernorm call or in its gemm's region).
  */
 
 #ifndef BF_HIDDEN16
@@ -81,10 +83,12 @@ static void bf16_pack_weights(const attn_exec *ex, const attn_gemm_problem *p, f
     blk_pack_weights(&SIMD_NAME(blk_arch), ex->params, p, dst, out);
 }
 
+/* The ISA's LayerNorm row (simd/layernorm_impl.h), compiled here too: the
+ * same function whether a layernorm call or the gemm's region runs it. */
 static void bf16_layernorm(const attn_exec *ex, size_t m, int d, const float *x,
                            const float *gamma, const float *beta, float eps, float *y)
 {
-    BF_FP32_ROW.layernorm(ex, m, d, x, gamma, beta, eps, y);
+    attn_layernorm_rows(ex, m, d, x, gamma, beta, eps, y, SIMD_NAME(layernorm_row));
 }
 
 static void bf16_default_params(int *values)
@@ -100,6 +104,7 @@ const attn_kernel BF_KERNEL_SYMBOL = {
     .parallel = 1,
     .explains = 1,
     .gemm_parts = 1,
+    .gemm_layernorm = 1,
     .params = attn_simd_params,
     .n_params = SK_N_PARAMS,
     .default_params = bf16_default_params,

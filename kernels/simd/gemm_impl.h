@@ -485,8 +485,11 @@ static void SIMD_NAME(gemm_skinny)(const blk_gemm *g, int n0, int n1)
     }
 }
 
+#include "layernorm_impl.h"
+
 static const blk_arch SIMD_NAME(blk_arch) = {
     .mr = GEMM_MR, .nr = GEMM_NR, .a_bcast = 1,
+    .layernorm_row = SIMD_NAME(layernorm_row),
     .pack_a = SIMD_NAME(gemm_pack_a), .pack_b = SIMD_NAME(gemm_pack_b),
     .kernel = SIMD_NAME(gemm_kernel), .kernel_epilogue = SIMD_NAME(gemm_kernel_epilogue),
     .skinny = SIMD_NAME(gemm_skinny), .skinny_rows = SKINNY_MI,
