@@ -62,12 +62,14 @@ static void bf16_gemm(const attn_exec *ex, const attn_gemm_problem *p)
 
 /* The FFN's hidden in bf16 where the pair arch runs the gemm (not the
  * fp32 rows of a decoding step). */
+#if BF_HIDDEN16
 static size_t bf16_hidden_bytes(const attn_exec *ex, size_t m, int n)
 {
-    if (!BF_HIDDEN16 || bf16_fp32_rows(m))
+    if (bf16_fp32_rows(m))
         return 0;
     return blk_hidden16_bytes(&SIMD_NAME(blk_arch), ex->params, m, n);
 }
+#endif
 
 static size_t bf16_packed_floats(const attn_exec *ex, int n, int k)
 {
@@ -116,7 +118,9 @@ const attn_kernel BF_KERNEL_SYMBOL = {
      * it packs it (sdpa_impl.h) */
     .kv_types = ATTN_KV_NARROW,
     .layernorm = bf16_layernorm,
+#if BF_HIDDEN16
     .bf16_hidden_bytes = bf16_hidden_bytes,
+#endif
     .packed_floats = bf16_packed_floats,
     .pack_weights = bf16_pack_weights,
     .geometry = { .mr = BF_MR, .nr = BF_NR, .skinny_rows = BF_SKINNY_ROWS,
