@@ -142,13 +142,14 @@ static size_t reserve_hidden(const attn_kernel *k, const attn_exec *ex, size_t *
 }
 
 /* y = act(x·W1ᵀ + b1)·W2ᵀ + b2 + residual, x and y [rows][D], the hidden
- * [rows][F] at ws + hidden (reserve_hidden), then ln (may be NULL). Where the kernel's gemm takes
- * the hidden in bf16, the first product stores it so only (the fp32 buffer
- * then holds its partial sums), laid out as the second's packed operand,
- * which the second reads in place: it would have rounded the fp32 hidden
- * to bf16 as it packed it, so the values are the same bit for bit, in half
- * the bytes, with no pass of their own (the packing of the fp32 hidden
- * was 1.4% of a BERT-base layer on avx512-bf16). */
+ * [rows][F] at ws + hidden (reserve_hidden), then ln (may be NULL). Where
+ * the kernel's gemm takes the hidden in bf16, the first product stores it
+ * so only (the fp32 buffer then holds its partial sums), laid out as the
+ * second's packed operand, which the second reads in place: it would have
+ * rounded the fp32 hidden to bf16 as it packed it, so the values are the
+ * same bit for bit, in half the bytes, with no pass of their own (the
+ * packing of the fp32 hidden was 1.4% of a BERT-base layer on
+ * avx512-bf16). */
 static void ffn(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t rows,
                 const attn_encoder_config *c, char *ws, size_t hidden, size_t hidden16,
                 const float *x, ffn_weights w, const float *residual, float *y,

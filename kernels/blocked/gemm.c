@@ -193,7 +193,8 @@ static void skinny(const blk_gemm *g, int n0, int n1)
 static const blk_arch portable = {
     .mr = BLK_MR, .nr = BLK_NR, .a_bcast = BLK_BCAST,
     .pack_a = pack_a, .pack_b = pack_b, .kernel = micro_kernel, .epilogue = epilogue,
-    .skinny = skinny, .skinny_rows = BLK_SKINNY_ROWS,    .layernorm_row = attn_layernorm_row__portable,
+    .skinny = skinny, .skinny_rows = BLK_SKINNY_ROWS,
+    .layernorm_row = attn_layernorm_row__portable,
 };
 
 /* ---- blocked-bf16: the same loops, operands rounded to bf16 ----------------------- */
@@ -230,7 +231,8 @@ static void pack_b_bf16(const blk_gemm *g, int j0, int nb, int p0, int kb, float
  * so every one is rounded. */
 static const blk_arch portable_bf16 = {
     .mr = BLK_MR, .nr = BLK_NR, .a_bcast = BLK_BCAST,
-    .pack_a = pack_a_bf16, .pack_b = pack_b_bf16, .kernel = micro_kernel, .epilogue = epilogue,    .layernorm_row = attn_layernorm_row__portable,
+    .pack_a = pack_a_bf16, .pack_b = pack_b_bf16, .kernel = micro_kernel, .epilogue = epilogue,
+    .layernorm_row = attn_layernorm_row__portable,
 };
 
 const blk_arch *blk_arch_portable_bf16(void)

@@ -155,8 +155,10 @@ static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_
                             }
                             /* packed here, or depth block pc of the hidden from row i on */
                             const float *ap =
-                                a_given ? (const float *)(g->a16 + (size_t)pc * g->rows16 + i * (size_t)kb)
-                                        : apack + (r - unpacked) * (size_t)kb * arch->a_bcast;
+                                a_given
+                                    ? (const float *)(g->a16 + (size_t)pc * g->rows16
+                                                      + i * (size_t)kb)
+                                    : apack + (r - unpacked) * (size_t)kb * arch->a_bcast;
                             if (last && has_epilogue && arch->kernel_epilogue) {
                                 arch->kernel_epilogue(kb, ap, bp, g, i, j, mr, nr, first);
                                 continue;
@@ -298,8 +300,9 @@ static long gemm_split_share(const void *plan, int t)
  * trace (1: traced, skip the work); 0 when g has none. */
 static int ln_traced(const attn_exec *ex, const blk_gemm *g)
 {
-    return g->ln_out && attn_trace_units_after(ex, (long)g->m, "row", "layernorm %zux%d, in the gemm's region",
-                                               g->m, g->n);
+    return g->ln_out && attn_trace_units_after(ex, (long)g->m, "row",
+                                               "layernorm %zux%d, in the gemm's region", g->m,
+                                               g->n);
 }
 
 /* With g->ln_out, once every thread of the team is past its part of C:
