@@ -69,6 +69,15 @@ static size_t max_size(size_t a, size_t b)
  * SIZE_MAX (overflow) propagates. */
 typedef struct gemm_region { size_t off, bytes; } gemm_region;
 
+/* The LayerNorm before a product (pre-LN layers): dst = LayerNorm(src),
+ * dst then the product's x. */
+typedef struct pre_ln {
+    const float *gamma, *beta;
+    float eps;
+    const float *src;
+    float *dst;
+} pre_ln;
+
 /* The LayerNorm after a product (post-LN layers): out = LayerNorm(y) with
  * gamma, beta and eps, y's rows contiguous. */
 typedef struct post_ln {
@@ -77,37 +86,53 @@ typedef struct post_ln {
     float *out;
 } post_ln;
 
+/* The kernel's gemm of p (its scratch in gex) with the LayerNorm before it
+ * (pre, p's rows of k; p->x is pre->dst) or after it (post, not both): in
+ * the gemm's own parallel region where the kernel's gemm takes them
+ * (gemm_layernorm: one fork and join fewer), else by a layernorm call. */
+static void gemm_with_ln(const attn_kernel *k, const attn_exec *ex, const attn_exec *gex,
+                         attn_gemm_problem *p, const pre_ln *pre, const post_ln *post)
+{
+    if (pre && k->gemm_layernorm) {
+        p->ln_gamma = pre->gamma, p->ln_beta = pre->beta, p->ln_eps = pre->eps;
+        p->ln_in = pre->src, p->x_ln = pre->dst;
+    } else if (pre) {
+        layernorm(k, ex, p->m, p->k, pre->src, pre->gamma, pre->beta, pre->eps, pre->dst);
+    }
+    if (post && k->gemm_layernorm) {
+        p->ln_gamma = post->gamma, p->ln_beta = post->beta, p->ln_eps = post->eps;
+        p->ln_out = post->out;
+    }
+    k->gemm(gex, p);
+    if (post && !k->gemm_layernorm)
+        layernorm(k, ex, p->m, p->n, p->y, post->gamma, post->beta, post->eps, post->out);
+}
+
 /* y (row stride ldy) = act(x·wᵀ + bias) + residual (row stride ldy); x
  * given in bf16 instead when x16 is not NULL, y stored in bf16 when y16 is
  * not NULL (kernel.h: only where the kernel takes the hidden in bf16);
- * then, with ln, ln->out = LayerNorm(y) — in the gemm's own parallel
- * region where the kernel's gemm takes it (gemm_layernorm: one fork and
- * join fewer), else by a layernorm call. */
+ * with pre, x = LayerNorm(pre->src) first; with post, post->out =
+ * LayerNorm(y) after (gemm_with_ln). */
 static void gemm_io(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n,
                     int kk, const float *x, const uint16_t *x16, const float *w, const float *bias,
                     int act, const float *residual, float *y, uint16_t *y16, size_t ldy,
-                    const post_ln *ln)
+                    const pre_ln *pre, const post_ln *post)
 {
     attn_exec gex = sub_exec(ex, g.off, g.bytes);
-    const int fused = ln && k->gemm_layernorm;
     attn_gemm_problem p = {
         .m = m, .n = n, .k = kk, .x = x, .ldx = (size_t)kk, .w = w, .bias = bias,
         .act = act, .residual = residual, .y = y, .ldy = ldy,
         .packed = attn_packed_lookup(ex, k->name, w, NULL, NULL, n, kk),
         .x_bf16 = x16, .y_bf16 = y16,
-        .ln_gamma = fused ? ln->gamma : NULL, .ln_beta = fused ? ln->beta : NULL,
-        .ln_eps = fused ? ln->eps : 0.0f, .ln_out = fused ? ln->out : NULL,
     };
-    k->gemm(&gex, &p);
-    if (ln && !fused)
-        layernorm(k, ex, m, n, y, ln->gamma, ln->beta, ln->eps, ln->out);
+    gemm_with_ln(k, ex, &gex, &p, pre, post);
 }
 
 static void gemm_ld(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n,
                     int kk, const float *x, const float *w, const float *bias, int act,
                     const float *residual, float *y, size_t ldy)
 {
-    gemm_io(k, ex, g, m, n, kk, x, NULL, w, bias, act, residual, y, NULL, ldy, NULL);
+    gemm_io(k, ex, g, m, n, kk, x, NULL, w, bias, act, residual, y, NULL, ldy, NULL, NULL);
 }
 
 static void gemm(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int n, int kk,
@@ -142,7 +167,8 @@ static size_t reserve_hidden(const attn_kernel *k, const attn_exec *ex, size_t *
 }
 
 /* y = act(x·W1ᵀ + b1)·W2ᵀ + b2 + residual, x and y [rows][D], the hidden
- * [rows][F] at ws + hidden (reserve_hidden), then ln (may be NULL). Where
+ * [rows][F] at ws + hidden (reserve_hidden); x = LayerNorm first with pre,
+ * y normalized after with post (either may be NULL). Where
  * the kernel's gemm takes the hidden in bf16, the first product stores it
  * so only (the fp32 buffer then holds its partial sums), laid out as the
  * second's packed operand, which the second reads in place: it would have
@@ -153,14 +179,15 @@ static size_t reserve_hidden(const attn_kernel *k, const attn_exec *ex, size_t *
 static void ffn(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t rows,
                 const attn_encoder_config *c, char *ws, size_t hidden, size_t hidden16,
                 const float *x, ffn_weights w, const float *residual, float *y,
-                const post_ln *ln)
+                const pre_ln *pre, const post_ln *post)
 {
     const int d = c->d_model, f = c->d_ff;
     float *h = (float *)(ws + hidden);
     uint16_t *h16 = hidden16_bytes(k, ex, rows, f) ? (uint16_t *)(ws + hidden16) : NULL;
-    gemm_io(k, ex, g, rows, f, d, x, NULL, w.w1, w.b1, (int)c->act, NULL, h, h16, (size_t)f, NULL);
+    gemm_io(k, ex, g, rows, f, d, x, NULL, w.w1, w.b1, (int)c->act, NULL, h, h16, (size_t)f, pre,
+            NULL);
     gemm_io(k, ex, g, rows, d, f, h, h16, w.w2, w.b2, ATTN_ACT_NONE, residual, y, NULL, (size_t)d,
-            ln);
+            NULL, post);
 }
 
 /* The Q, K and V projections of self-attention as one gemm of width 3·D:
@@ -168,7 +195,8 @@ static void ffn(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t
  * qkv is [m][3D]; bias3 holds the three biases side by side (zeros for a
  * NULL one). */
 static void gemm_qkv(const attn_kernel *k, const attn_exec *ex, gemm_region g, size_t m, int d,
-                     const float *x, const attn_mha_weights *w, float *bias3, float *qkv)
+                     const float *x, const attn_mha_weights *w, float *bias3, float *qkv,
+                     const pre_ln *pre)
 {
     const float *const parts[3] = { w->w_q, w->w_k, w->w_v };
     const float *const biases[3] = { w->b_q, w->b_k, w->b_v };
@@ -181,7 +209,7 @@ static void gemm_qkv(const attn_kernel *k, const attn_exec *ex, gemm_region g, s
         .bias = bias3, .act = ATTN_ACT_NONE, .y = qkv, .ldy = 3 * (size_t)d,
         .packed = attn_packed_lookup(ex, k->name, w->w_q, w->w_k, w->w_v, 3 * d, d),
     };
-    k->gemm(&gex, &p);
+    gemm_with_ln(k, ex, &gex, &p, pre, NULL);
 }
 
 /* ---- SDPA ------------------------------------------------------------------ */
@@ -413,13 +441,15 @@ static void attend(const attn_kernel *k, const attn_exec *ex, gemm_region g, siz
     attn_exec sub = sub_exec(ex, sdpa, sdpa_bytes);
     attn_sdpa_run(k, &sub, p);
     gemm_io(k, ex, g, rows, d, d, p->out, NULL, w->w_o, w->b_o, ATTN_ACT_NONE, residual, y, NULL,
-            (size_t)d, ln);
+            (size_t)d, NULL, ln);
 }
 
-/* y = MHA(x_q, x_kv) + residual (residual may be NULL), then ln (may be
- * NULL), using the workspace from offset base on. */
+/* y = MHA(x_q, x_kv) + residual (residual may be NULL), using the
+ * workspace from offset base on; with pre, x_q = x_kv = pre->dst =
+ * LayerNorm(pre->src) first; with post, post->out = LayerNorm(y) after. */
 static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a,
-                        size_t base, const float *residual, float *y, const post_ln *ln)
+                        size_t base, const float *residual, float *y, const pre_ln *pre,
+                        const post_ln *post)
 {
     mha_layout l;
     mha_plan(k, ex, a, base, &l);
@@ -432,8 +462,10 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     size_t rows_kv = (size_t)a->batch * (size_t)a->kv_len;
 
     if (l.fused) {
-        gemm_qkv(k, ex, l.gemm, rows_q, d, a->x_q, w, (float *)(ws + l.bias3), q);
+        gemm_qkv(k, ex, l.gemm, rows_q, d, a->x_q, w, (float *)(ws + l.bias3), q, pre);
     } else {
+        if (pre)
+            layernorm(k, ex, rows_q, d, pre->src, pre->gamma, pre->beta, pre->eps, pre->dst);
         gemm(k, ex, l.gemm, rows_q, d, d, a->x_q, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
         gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, kp);
         gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, v);
@@ -444,7 +476,7 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     p.k = kp;
     p.v = v;
     p.out = o;
-    attend(k, ex, l.gemm, l.sdpa, l.sdpa_bytes, &p, w, rows_q, d, residual, y, ln);
+    attend(k, ex, l.gemm, l.sdpa, l.sdpa_bytes, &p, w, rows_q, d, residual, y, post);
 }
 
 size_t attn_mha_workspace(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a)
@@ -456,7 +488,7 @@ size_t attn_mha_workspace(const attn_kernel *k, const attn_exec *ex, const attn_
 
 void attn_mha_run(const attn_kernel *k, const attn_exec *ex, const attn_mha_args *a)
 {
-    mha_compute(k, ex, a, 0, NULL, a->y, NULL);
+    mha_compute(k, ex, a, 0, NULL, a->y, NULL, NULL);
 }
 
 /* ---- Encoder layer ------------------------------------------------------------ */
@@ -518,23 +550,24 @@ static void encoder_compute(const attn_kernel *k, const attn_exec *ex, const att
     const attn_encoder_config *c = a->c;
     const attn_encoder_weights *w = a->w;
     size_t rows = (size_t)a->batch * (size_t)a->seq_len;
-    int d = c->d_model;
     attn_mha_args m = encoder_mha_args(a);
 
     if (c->norm_first) {
         /* x1 = x + MHA(LN1(x));  y = x1 + FFN(LN2(x1)) */
-        layernorm(k, ex, rows, d, a->x, w->ln1_gamma, w->ln1_beta, c->ln_eps, t);
+        const pre_ln ln1 = { w->ln1_gamma, w->ln1_beta, c->ln_eps, a->x, t };
+        const pre_ln ln2 = { w->ln2_gamma, w->ln2_beta, c->ln_eps, x1, t };
         m.x_q = m.x_kv = t;
-        mha_compute(k, ex, &m, l.region, a->x, x1, NULL);
-        layernorm(k, ex, rows, d, x1, w->ln2_gamma, w->ln2_beta, c->ln_eps, t);
-        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, t, FFN_WEIGHTS(w), x1, a->y, NULL);
+        mha_compute(k, ex, &m, l.region, a->x, x1, &ln1, NULL);
+        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, t, FFN_WEIGHTS(w), x1, a->y, &ln2,
+            NULL);
     } else {
         /* x1 = LN1(x + MHA(x));  y = LN2(x1 + FFN(x1)) */
         const post_ln ln1 = { w->ln1_gamma, w->ln1_beta, c->ln_eps, x1 };
         const post_ln ln2 = { w->ln2_gamma, w->ln2_beta, c->ln_eps, a->y };
         m.x_q = m.x_kv = a->x;
-        mha_compute(k, ex, &m, l.region, a->x, t, &ln1);
-        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, x1, FFN_WEIGHTS(w), x1, t, &ln2);
+        mha_compute(k, ex, &m, l.region, a->x, t, NULL, &ln1);
+        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, x1, FFN_WEIGHTS(w), x1, t, NULL,
+            &ln2);
     }
 }
 
@@ -789,12 +822,15 @@ size_t attn_decoder_workspace(const attn_kernel *k, const attn_exec *ex, const a
  * weights where the kernel takes them, else three into column blocks. */
 static void decoder_project_qkv(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
                                 size_t rows, int d, const float *x, const attn_mha_weights *w,
-                                float *qkv)
+                                float *qkv, const pre_ln *pre)
 {
     if (k->gemm_parts) {
-        gemm_qkv(k, ex, l->gemm, rows, d, x, w, (float *)((char *)ex->scratch + l->bias3), qkv);
+        gemm_qkv(k, ex, l->gemm, rows, d, x, w, (float *)((char *)ex->scratch + l->bias3), qkv,
+                 pre);
         return;
     }
+    if (pre)
+        layernorm(k, ex, rows, d, pre->src, pre->gamma, pre->beta, pre->eps, pre->dst);
     const float *const ws[3] = { w->w_q, w->w_k, w->w_v };
     const float *const bs[3] = { w->b_q, w->b_k, w->b_v };
     for (int i = 0; i < 3; i++)
@@ -843,12 +879,12 @@ static void decoder_append(attn_kv_cache *cache, int tgt_len, const float *qkv)
  * keys or values. */
 static attn_status decoder_self(const attn_kernel *k, const attn_exec *ex, const decoder_layout *l,
                                 const attn_decoder_args *a, const float *in, const float *residual,
-                                float *out, const post_ln *ln)
+                                float *out, const pre_ln *pre, const post_ln *ln)
 {
     size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
     int d = a->c->d_model;
     float *qkv = (float *)((char *)ex->scratch + l->qkv);
-    decoder_project_qkv(k, ex, l, rows, d, in, &a->w->self_attn, qkv);
+    decoder_project_qkv(k, ex, l, rows, d, in, &a->w->self_attn, qkv, pre);
     attn_sdpa_problem p = decoder_self_problem(a);
     p.q = qkv;
     if (a->cache) {
@@ -894,7 +930,7 @@ static attn_status decoder_store_memory(attn_kv_cache *c, size_t mem_rows, const
 static attn_status decoder_cross(const attn_kernel *k, const attn_exec *ex,
                                  const decoder_layout *l, const attn_decoder_args *a,
                                  const float *in, const float *residual, float *out,
-                                 const post_ln *ln)
+                                 const pre_ln *pre, const post_ln *ln)
 {
     size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
     size_t mem_rows = (size_t)a->batch * (size_t)a->mem_len;
@@ -914,7 +950,8 @@ static attn_status decoder_cross(const attn_kernel *k, const attn_exec *ex,
             return st;
     }
     float *q = (float *)(ws + l->q);
-    gemm(k, ex, l->gemm, rows, d, d, in, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
+    gemm_io(k, ex, l->gemm, rows, d, d, in, NULL, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q, NULL,
+            (size_t)d, pre, NULL);
     attn_mask m = decoder_cross_mask(a);
     attn_sdpa_problem p = decoder_cross_problem(a, &m);
     p.q = q;
@@ -938,27 +975,28 @@ attn_status attn_decoder_run(const attn_kernel *k, const attn_exec *ex, const at
     const attn_encoder_config *c = a->c;
     const attn_decoder_weights *w = a->w;
     size_t rows = (size_t)a->batch * (size_t)a->tgt_len;
-    int d = c->d_model;
     attn_status st;
 
     if (c->norm_first) {
-        layernorm(k, ex, rows, d, a->x, w->ln1_gamma, w->ln1_beta, c->ln_eps, t);
-        if ((st = decoder_self(k, ex, &l, a, t, a->x, x1, NULL)) != ATTN_OK)
+        const pre_ln ln1 = { w->ln1_gamma, w->ln1_beta, c->ln_eps, a->x, t };
+        const pre_ln ln2 = { w->ln2_gamma, w->ln2_beta, c->ln_eps, x1, t };
+        const pre_ln ln3 = { w->ln3_gamma, w->ln3_beta, c->ln_eps, x2, t };
+        if ((st = decoder_self(k, ex, &l, a, t, a->x, x1, &ln1, NULL)) != ATTN_OK)
             return st;
-        layernorm(k, ex, rows, d, x1, w->ln2_gamma, w->ln2_beta, c->ln_eps, t);
-        if ((st = decoder_cross(k, ex, &l, a, t, x1, x2, NULL)) != ATTN_OK)
+        if ((st = decoder_cross(k, ex, &l, a, t, x1, x2, &ln2, NULL)) != ATTN_OK)
             return st;
-        layernorm(k, ex, rows, d, x2, w->ln3_gamma, w->ln3_beta, c->ln_eps, t);
-        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, t, FFN_WEIGHTS(w), x2, a->y, NULL);
+        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, t, FFN_WEIGHTS(w), x2, a->y, &ln3,
+            NULL);
     } else {
         const post_ln ln1 = { w->ln1_gamma, w->ln1_beta, c->ln_eps, x1 };
         const post_ln ln2 = { w->ln2_gamma, w->ln2_beta, c->ln_eps, x2 };
         const post_ln ln3 = { w->ln3_gamma, w->ln3_beta, c->ln_eps, a->y };
-        if ((st = decoder_self(k, ex, &l, a, a->x, a->x, t, &ln1)) != ATTN_OK)
+        if ((st = decoder_self(k, ex, &l, a, a->x, a->x, t, NULL, &ln1)) != ATTN_OK)
             return st;
-        if ((st = decoder_cross(k, ex, &l, a, x1, x1, t, &ln2)) != ATTN_OK)
+        if ((st = decoder_cross(k, ex, &l, a, x1, x1, t, NULL, &ln2)) != ATTN_OK)
             return st;
-        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, x2, FFN_WEIGHTS(w), x2, t, &ln3);
+        ffn(k, ex, l.gemm, rows, c, ws, l.hidden, l.hidden16, x2, FFN_WEIGHTS(w), x2, t, NULL,
+            &ln3);
     }
     if (a->cache) {
         a->cache->length += a->tgt_len;

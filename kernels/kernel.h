@@ -209,6 +209,13 @@ typedef struct attn_gemm_problem {
     const float *ln_gamma, *ln_beta;
     float ln_eps;
     float *ln_out;
+    /* And before it (pre-LN layers), as gemm_layernorm rows take it: when
+     * ln_in is not NULL, the gemm's region first writes x_ln =
+     * LayerNorm(ln_in) row by row (rows of k, both row strides ldx; the
+     * same ln_gamma, ln_beta, ln_eps) and, after a barrier, multiplies x_ln
+     * (x unused). ln_in and ln_out are not both set. */
+    const float *ln_in;
+    float *x_ln;
 } attn_gemm_problem;
 
 /* What a primitive may use while it runs: the thread budget of the context,

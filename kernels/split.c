@@ -50,7 +50,8 @@ static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), 
     snprintf(r->unit, sizeof r->unit, "%s", unit);
     r->n_threads = nt;
     r->units_per_thread = units;
-    r->after_barrier = after_barrier;
+    r->after_barrier = after_barrier || tr->next_after;
+    tr->next_after = 0;
     return 1;
 }
 
@@ -84,6 +85,12 @@ int attn_trace_units_after(const attn_exec *ex, long n, const char *unit, const 
     return traced;
 }
 
+void attn_trace_next_after(const attn_exec *ex)
+{
+    if (ex->trace)
+        ex->trace->next_after = 1;
+}
+
 long attn_region_units(const attn_region *r)
 {
     long sum = 0;
@@ -108,4 +115,5 @@ void attn_trace_clear(attn_trace *t)
     t->regions = NULL;
     t->n = t->cap = 0;
     t->failed = 0;
+    t->next_after = 0;
 }

@@ -105,6 +105,7 @@ typedef struct attn_trace {
     attn_region *regions;
     int n, cap;
     int failed;             /* 1: out of memory; regions may be missing */
+    int next_after;         /* attn_trace_next_after: the next one is a phase */
 } attn_trace;
 
 struct attn_exec;
@@ -125,6 +126,10 @@ int attn_trace_units(const struct attn_exec *ex, long n, const char *unit, const
  * threads go on to it after a barrier, in the same team. */
 int attn_trace_units_after(const struct attn_exec *ex, long n, const char *unit,
                            const char *name, ...) __attribute__((format(printf, 4, 5)));
+
+/* The next region ex's trace records, however offered, is such a phase of
+ * the one before it (no-op without a trace). */
+void attn_trace_next_after(const struct attn_exec *ex);
 
 /* The largest share over the mean (1 when every thread gets as many;
  * n_threads when one gets all); 0 for a region with no units. */

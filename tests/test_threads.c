@@ -37,9 +37,10 @@ static const int thread_counts[] = { 2, 3, 16 };
 
 /* gemm with ln_out (kernel.h: the LayerNorm in the gemm's own region,
  * after a barrier) gives bit for bit the gemm followed by the row's
- * layernorm call, on each gemm path (skinny, streamed, packed; for the
- * bf16 rows also their fp32 skinny path) and at 1, 3 and 16 threads; the
- * gemm's own output is unchanged by it. */
+ * layernorm call, and with ln_in the layernorm call followed by the gemm,
+ * on each gemm path (skinny, streamed, packed; for the bf16 rows also
+ * their fp32 skinny path) and at 1, 3 and 16 threads; the gemm's own
+ * output is unchanged by ln_out. */
 static void test_gemm_layernorm(const attn_kernel *k)
 {
     static const int rows[] = { 3, 100, 300 };
@@ -49,8 +50,8 @@ static void test_gemm_layernorm(const attn_kernel *k)
         k->default_params(params);
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         const size_t m = (size_t)rows[r];
-        t_case("threads [%s]: gemm of %zu rows with its LayerNorm in its region equals gemm then "
-               "layernorm, at 1, 3, 16 threads", k->name, m);
+        t_case("threads [%s]: gemm of %zu rows with a LayerNorm in its region (after, before) "
+               "equals the gemm and a layernorm call, at 1, 3, 16 threads", k->name, m);
         uint64_t seed = 3 + r;
         float *x = t_alloc(m * kk, sizeof(float), 0), *w = t_alloc((size_t)n * kk, sizeof(float), 0);
         float *bias = t_alloc((size_t)n, sizeof(float), 0), *res = t_alloc(m * n, sizeof(float), 0);
@@ -85,6 +86,24 @@ static void test_gemm_layernorm(const attn_kernel *k)
                   "changed (max %g)", threads, t_max_diff(y0, y1, m * n));
             CHECK(memcmp(ln0, ln1, m * n * sizeof(float)) == 0, "%d threads: the LayerNorm "
                   "differs (max %g)", threads, t_max_diff(ln0, ln1, m * n));
+            /* before: x0 = LayerNorm(x), y0 = x0·Wᵀ…, against both in one call */
+            float *x0 = t_alloc(m * kk, sizeof(float), 0), *x1 = t_alloc(m * kk, sizeof(float), 0);
+            if (x0 && x1) {
+                k->layernorm(&lex, m, kk, x, gamma, beta, 1e-5f, x0);
+                attn_gemm_problem q = { .m = m, .n = n, .k = kk, .x = x0, .ldx = (size_t)kk, .w = w,
+                                        .bias = bias, .act = ATTN_ACT_NONE, .residual = res,
+                                        .y = y0, .ldy = (size_t)n };
+                k->gemm(&ex, &q);
+                memset(x1, 0xff, m * kk * sizeof(float));
+                q.x = NULL, q.y = y1;
+                q.ln_gamma = gamma, q.ln_beta = beta, q.ln_eps = 1e-5f, q.ln_in = x, q.x_ln = x1;
+                k->gemm(&ex, &q);
+                CHECK(memcmp(x0, x1, m * kk * sizeof(float)) == 0
+                          && memcmp(y0, y1, m * n * sizeof(float)) == 0,
+                      "%d threads: LayerNorm before the product differs (x max %g, y max %g)",
+                      threads, t_max_diff(x0, x1, m * kk), t_max_diff(y0, y1, m * n));
+            }
+            t_free(x0), t_free(x1);
             t_free(ex.scratch);
         }
     next:

@@ -305,6 +305,33 @@ static int ln_traced(const attn_exec *ex, const blk_gemm *g)
                                                g->n);
 }
 
+/* The same for g->ln_in's phase, the region's first: the product's phases
+ * offered next are recorded as coming after it. */
+static int ln_in_traced(const attn_exec *ex, const blk_gemm *g)
+{
+    if (!g->ln_in)
+        return 0;
+    int traced = attn_trace_units(ex, (long)g->m, "row", "layernorm %zux%d, in the gemm's region",
+                                  g->m, g->k);
+    attn_trace_next_after(ex);
+    return traced;
+}
+
+/* With g->ln_in, before the product: thread t of nt normalizes its static
+ * share of the input's rows into the product's A, then waits for the
+ * team. Called by every thread of the region. */
+static void ln_in_phase(const blk_arch *arch, const blk_gemm *g, int t, int nt)
+{
+    if (!g->ln_in)
+        return;
+    long lo, hi;
+    attn_split_static((long)g->m, nt, t, &lo, &hi);
+    for (long i = lo; i < hi; i++)
+        arch->layernorm_row(g->k, g->ln_in + (size_t)i * g->lda, g->ln_gamma, g->ln_beta,
+                            g->ln_eps, g->ln_a + (size_t)i * g->lda);
+#pragma omp barrier
+}
+
 /* With g->ln_out, once every thread of the team is past its part of C:
  * thread t of nt normalizes its static share of C's rows. Called by every
  * thread of the region. */
@@ -329,13 +356,15 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
     if (arch->skinny && p->m <= (size_t)arch->skinny_rows) {
         /* Threads take runs of B's rows (C's columns), four at a time. */
         const long groups = (p->n + 3) / 4;
-        int traced = attn_trace_units(ex, groups, "4 columns of C", "gemm %zux%dx%d, skinny",
-                                      p->m, p->n, p->k);
+        int traced = ln_in_traced(ex, &g);
+        traced |= attn_trace_units(ex, groups, "4 columns of C", "gemm %zux%dx%d, skinny", p->m,
+                                   p->n, p->k);
         if (traced | ln_traced(ex, &g))
             return;
 #pragma omp parallel num_threads(ex->n_threads)
         {
             int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            ln_in_phase(arch, &g, t, nt);
             long g0, g1;
             attn_split_static(groups, nt, t, &g0, &g1);
             int n0 = (int)g0 * 4, n1 = min_int((int)g1 * 4, p->n);
@@ -346,7 +375,8 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         return;
     }
     const gemm_split sp = gemm_split_of(arch, ex->params, p, ex->n_threads);
-    int traced = attn_trace_region(ex, gemm_split_share, &sp, "register tile of C",
+    int traced = ln_in_traced(ex, &g);
+    traced |= attn_trace_region(ex, gemm_split_share, &sp, "register tile of C",
                                    "gemm %zux%dx%d, %dx%d tiles of %dx%d, threads %d rows x %d "
                                    "columns", p->m, p->n, p->k, (int)sp.tiles, sp.panels, MR, NR,
                                    sp.ways_m, sp.ways_n);
@@ -364,6 +394,7 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
 #pragma omp parallel num_threads(ex->n_threads)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        ln_in_phase(arch, &g, t, nt);
         float *pack = (float *)ex->scratch + (size_t)t * per_thread;
         /* A team smaller than asked (OMP_THREAD_LIMIT) splits for its size. */
         const gemm_split mine = nt == sp.ways_m * sp.ways_n ? sp
@@ -447,8 +478,8 @@ static const float *stream_rows(const blk_arch *arch, const blk_gemm *g, int j0,
 void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gemm_problem *p)
 {
     blk_gemm g = blk_gemm_of(p);
-    /* A as pack_b sees a B of [n][k] rows. */
-    const blk_gemm ga = { .m = p->m, .n = (int)p->m, .k = p->k, .b = p->x, .ldb = p->ldx,
+    /* A (x, or the LayerNorm of ln_in) as pack_b sees a B of [n][k] rows. */
+    const blk_gemm ga = { .m = p->m, .n = (int)p->m, .k = p->k, .b = g.a, .ldb = p->ldx,
                           .b_is_nk = 1, .alpha = 1.0f };
     const int MR = arch->mr, NR = arch->nr, k = p->k;
     const int panels = (int)((p->m + (size_t)NR - 1) / (size_t)NR);
@@ -457,7 +488,8 @@ void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gem
     const size_t panel_floats = (size_t)NR * (size_t)k;
     /* One region in two phases (a barrier between), three with a
      * LayerNorm: all are shown. */
-    int traced = attn_trace_units(ex, panels, "NR-row panel of A packed",
+    int traced = ln_in_traced(ex, &g);
+    traced |= attn_trace_units(ex, panels, "NR-row panel of A packed",
                                   "gemm %zux%dx%d, streamed: A packed", p->m, p->n, p->k);
     traced |= attn_trace_units_after(ex, blocks, "MR rows of B against all of A",
                                      "gemm %zux%dx%d, streamed", p->m, p->n, p->k);
@@ -467,6 +499,7 @@ void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gem
 #pragma omp parallel num_threads(ex->n_threads)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        ln_in_phase(arch, &g, t, nt);
         long lo, hi;
         attn_split_static(panels, nt, t, &lo, &hi);
         for (int c = (int)lo; c < (int)hi; c++) {

@@ -60,10 +60,13 @@ typedef struct blk_gemm {
     int kc16;
     size_t rows16;
     /* LayerNorm of C's finished rows into ln_out (kernel.h), by the arch's
-     * layernorm_row, in the gemm's region after a barrier. */
+     * layernorm_row, in the gemm's region after a barrier; or of ln_in's
+     * rows into ln_a, the A the product then reads (a = ln_a), before it. */
     const float *ln_gamma, *ln_beta;
     float ln_eps;
     float *ln_out;
+    const float *ln_in;
+    float *ln_a;
 } blk_gemm;
 
 /* The gemm primitive's problem as the blocking loops see it: C = X·Wᵀ with
@@ -77,7 +80,10 @@ static inline blk_gemm blk_gemm_of(const attn_gemm_problem *p)
         .bias = p->bias, .act = p->act, .residual = p->residual,
         .a16 = p->x_bf16, .c16 = p->y_bf16,
         .ln_gamma = p->ln_gamma, .ln_beta = p->ln_beta, .ln_eps = p->ln_eps, .ln_out = p->ln_out,
+        .ln_in = p->ln_in, .ln_a = p->ln_in ? p->x_ln : NULL,
     };
+    if (p->ln_in)
+        g.a = p->x_ln;
     return g;
 }
 
@@ -134,8 +140,8 @@ typedef struct blk_arch {
      * transposed at rows t0.., columns j0.. of g->c. */
     void (*kernel_stream)(int k, const float *b, size_t ldb, const float *xt, const blk_gemm *g,
                           size_t t0, int mt, int j0, int nw);
-    /* The row's LayerNorm of one row (rows.h), for g->ln_out; NULL: the
-     * row's gemm does not take one (gemm_layernorm 0). */
+    /* The row's LayerNorm of one row (rows.h), for g->ln_out and
+     * g->ln_in; NULL: the row's gemm takes neither (gemm_layernorm 0). */
     attn_layernorm_row_fn layernorm_row;
 } blk_arch;
 
