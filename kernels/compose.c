@@ -78,6 +78,15 @@ typedef struct pre_ln {
     float *dst;
 } pre_ln;
 
+/* pre's LayerNorm of m rows of width d as a call of its own, where the
+ * product cannot take it in its region (none: nothing). */
+static void pre_ln_call(const attn_kernel *k, const attn_exec *ex, size_t m, int d,
+                        const pre_ln *pre)
+{
+    if (pre)
+        layernorm(k, ex, m, d, pre->src, pre->gamma, pre->beta, pre->eps, pre->dst);
+}
+
 /* The LayerNorm after a product (post-LN layers): out = LayerNorm(y) with
  * gamma, beta and eps, y's rows contiguous. */
 typedef struct post_ln {
@@ -96,8 +105,8 @@ static void gemm_with_ln(const attn_kernel *k, const attn_exec *ex, const attn_e
     if (pre && k->gemm_layernorm) {
         p->ln_gamma = pre->gamma, p->ln_beta = pre->beta, p->ln_eps = pre->eps;
         p->ln_in = pre->src, p->x_ln = pre->dst;
-    } else if (pre) {
-        layernorm(k, ex, p->m, p->k, pre->src, pre->gamma, pre->beta, pre->eps, pre->dst);
+    } else {
+        pre_ln_call(k, ex, p->m, p->k, pre);
     }
     if (post && k->gemm_layernorm) {
         p->ln_gamma = post->gamma, p->ln_beta = post->beta, p->ln_eps = post->eps;
@@ -464,8 +473,7 @@ static void mha_compute(const attn_kernel *k, const attn_exec *ex, const attn_mh
     if (l.fused) {
         gemm_qkv(k, ex, l.gemm, rows_q, d, a->x_q, w, (float *)(ws + l.bias3), q, pre);
     } else {
-        if (pre)
-            layernorm(k, ex, rows_q, d, pre->src, pre->gamma, pre->beta, pre->eps, pre->dst);
+        pre_ln_call(k, ex, rows_q, d, pre);
         gemm(k, ex, l.gemm, rows_q, d, d, a->x_q, w->w_q, w->b_q, ATTN_ACT_NONE, NULL, q);
         gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, kp);
         gemm(k, ex, l.gemm, rows_kv, d, d, a->x_kv, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, v);
@@ -829,8 +837,7 @@ static void decoder_project_qkv(const attn_kernel *k, const attn_exec *ex, const
                  pre);
         return;
     }
-    if (pre)
-        layernorm(k, ex, rows, d, pre->src, pre->gamma, pre->beta, pre->eps, pre->dst);
+    pre_ln_call(k, ex, rows, d, pre);
     const float *const ws[3] = { w->w_q, w->w_k, w->w_v };
     const float *const bs[3] = { w->b_q, w->b_k, w->b_v };
     for (int i = 0; i < 3; i++)

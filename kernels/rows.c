@@ -86,16 +86,21 @@ void attn_layernorm_rows(const attn_exec *ex, size_t m, int d, const float *x,
                          const float *gamma, const float *beta, float eps, float *y,
                          attn_layernorm_row_fn row)
 {
-    const long rows = (long)m;
-    if (attn_trace_units(ex, rows, "row", "layernorm %zux%d", m, d))
+    if (attn_trace_units(ex, (long)m, "row", "layernorm %zux%d", m, d))
         return;
 #pragma omp parallel num_threads(ex->n_threads)
-    {
-        long lo, hi;
-        attn_split_static(rows, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
-        for (long i = lo; i < hi; i++)
-            row(d, x + (size_t)i * (size_t)d, gamma, beta, eps, y + (size_t)i * (size_t)d);
-    }
+    attn_layernorm_rows_part(m, d, (size_t)d, x, gamma, beta, eps, y, row, omp_get_thread_num(),
+                             omp_get_num_threads());
+}
+
+void attn_layernorm_rows_part(size_t m, int d, size_t ld, const float *x, const float *gamma,
+                              const float *beta, float eps, float *y, attn_layernorm_row_fn row,
+                              int t, int nt)
+{
+    long lo, hi;
+    attn_split_static((long)m, nt, t, &lo, &hi);
+    for (long i = lo; i < hi; i++)
+        row(d, x + (size_t)i * ld, gamma, beta, eps, y + (size_t)i * ld);
 }
 
 void attn_layernorm__portable(const attn_exec *ex, size_t m, int d, const float *x,

@@ -49,6 +49,13 @@ void attn_layernorm_rows(const attn_exec *ex, size_t m, int d, const float *x,
                          const float *gamma, const float *beta, float eps, float *y,
                          attn_layernorm_row_fn row);
 
+/* Thread t of nt's part of that: its static share of the m rows of width
+ * d (row stride ld in x and y). Also a gemm's LayerNorm phase, inside the
+ * gemm's region (frame/gemm.c). */
+void attn_layernorm_rows_part(size_t m, int d, size_t ld, const float *x, const float *gamma,
+                              const float *beta, float eps, float *y, attn_layernorm_row_fn row,
+                              int t, int nt);
+
 /* LayerNorm of one row, mean and variance in double, two passes. */
 void attn_layernorm_row__portable(int d, const float *xr, const float *gamma, const float *beta,
                                   float eps, float *yr);

@@ -22,11 +22,13 @@ static long units_share(const void *plan, int t)
 }
 
 static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), const void *plan,
-                         int after_barrier, const char *unit, const char *name, va_list ap)
+                         const char *unit, const char *name, va_list ap)
 {
     attn_trace *tr = ex->trace;
     if (!tr)
         return 0;
+    const int after_barrier = tr->next_after;   /* attn_trace_next_after: for this one only */
+    tr->next_after = 0;
     if (tr->n == tr->cap) {
         int cap = tr->cap ? 2 * tr->cap : 16;
         attn_region *grown = realloc(tr->regions, (size_t)cap * sizeof *grown);
@@ -50,8 +52,7 @@ static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), 
     snprintf(r->unit, sizeof r->unit, "%s", unit);
     r->n_threads = nt;
     r->units_per_thread = units;
-    r->after_barrier = after_barrier || tr->next_after;
-    tr->next_after = 0;
+    r->after_barrier = after_barrier;
     return 1;
 }
 
@@ -60,7 +61,7 @@ int attn_trace_region(const attn_exec *ex, long (*share)(const void *plan, int t
 {
     va_list ap;
     va_start(ap, name);
-    int traced = trace_vregion(ex, share, plan, 0, unit, name, ap);
+    int traced = trace_vregion(ex, share, plan, unit, name, ap);
     va_end(ap);
     return traced;
 }
@@ -70,17 +71,7 @@ int attn_trace_units(const attn_exec *ex, long n, const char *unit, const char *
     units_plan plan = { n, ex->n_threads > 0 ? ex->n_threads : 1 };
     va_list ap;
     va_start(ap, name);
-    int traced = trace_vregion(ex, units_share, &plan, 0, unit, name, ap);
-    va_end(ap);
-    return traced;
-}
-
-int attn_trace_units_after(const attn_exec *ex, long n, const char *unit, const char *name, ...)
-{
-    units_plan plan = { n, ex->n_threads > 0 ? ex->n_threads : 1 };
-    va_list ap;
-    va_start(ap, name);
-    int traced = trace_vregion(ex, units_share, &plan, 1, unit, name, ap);
+    int traced = trace_vregion(ex, units_share, &plan, unit, name, ap);
     va_end(ap);
     return traced;
 }

@@ -122,13 +122,9 @@ int attn_trace_region(const struct attn_exec *ex, long (*share)(const void *plan
 int attn_trace_units(const struct attn_exec *ex, long n, const char *unit, const char *name, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* attn_trace_units for the next phase of the region just offered: its
- * threads go on to it after a barrier, in the same team. */
-int attn_trace_units_after(const struct attn_exec *ex, long n, const char *unit,
-                           const char *name, ...) __attribute__((format(printf, 4, 5)));
-
-/* The next region ex's trace records, however offered, is such a phase of
- * the one before it (no-op without a trace). */
+/* The next region ex's trace records, however offered, is a phase of the
+ * one before it: its threads go on to it after a barrier, in the same team
+ * (no-op without a trace). */
 void attn_trace_next_after(const struct attn_exec *ex);
 
 /* The largest share over the mean (1 when every thread gets as many;

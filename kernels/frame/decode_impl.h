@@ -85,14 +85,13 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
 #endif
     if (m_new == -INFINITY) {           /* every key so far masked: P = 0 */
 #ifdef SDPA_P_STORE
-        if (p16) {
+        if (p16)
             for (int j = 0; j < kb_even; j += 2 * SIMD_LANES)
                 SDPA_P_STORE(p16, j, vf_zero(), vf_zero(), kb_even - j);
-            return 1.0f;
-        }
+        else
 #endif
-        for (int j = 0; j < kv; j += SIMD_LANES)
-            vf_store(s + j, vf_zero());
+            for (int j = 0; j < kv; j += SIMD_LANES)
+                vf_store(s + j, vf_zero());
         return 1.0f;
     }
     /* m = −inf (first visible tile) → 0; an unchanged max (most tiles after
@@ -109,10 +108,7 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
             SDPA_P_STORE(p16, j, e0, e1, kb_even - j);
             vsum = vf_add(vf_add(vsum, e0), e1);   /* the order of the loop below */
         }
-        *l = *l * alpha + vf_reduce_add(vsum);
-        *m = m_new;
-        return alpha;
-    }
+    } else
 #endif
     for (int j = 0; j < kv; j += SIMD_LANES) {
         vf e = vf_exp_nonpos(vf_sub(vf_load(s + j), vm));   /* s ≤ max; −inf → 0 */

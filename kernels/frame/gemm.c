@@ -300,9 +300,11 @@ static long gemm_split_share(const void *plan, int t)
  * trace (1: traced, skip the work); 0 when g has none. */
 static int ln_traced(const attn_exec *ex, const blk_gemm *g)
 {
-    return g->ln_out && attn_trace_units_after(ex, (long)g->m, "row",
-                                               "layernorm %zux%d, in the gemm's region", g->m,
-                                               g->n);
+    if (!g->ln_out)
+        return 0;
+    attn_trace_next_after(ex);
+    return attn_trace_units(ex, (long)g->m, "row", "layernorm %zux%d, in the gemm's region", g->m,
+                            g->n);
 }
 
 /* The same for g->ln_in's phase, the region's first: the product's phases
@@ -324,11 +326,8 @@ static void ln_in_phase(const blk_arch *arch, const blk_gemm *g, int t, int nt)
 {
     if (!g->ln_in)
         return;
-    long lo, hi;
-    attn_split_static((long)g->m, nt, t, &lo, &hi);
-    for (long i = lo; i < hi; i++)
-        arch->layernorm_row(g->k, g->ln_in + (size_t)i * g->lda, g->ln_gamma, g->ln_beta,
-                            g->ln_eps, g->ln_a + (size_t)i * g->lda);
+    attn_layernorm_rows_part(g->m, g->k, g->lda, g->ln_in, g->ln_gamma, g->ln_beta, g->ln_eps,
+                             g->ln_a, arch->layernorm_row, t, nt);
 #pragma omp barrier
 }
 
@@ -340,11 +339,8 @@ static void ln_phase(const blk_arch *arch, const blk_gemm *g, int t, int nt)
     if (!g->ln_out)
         return;
 #pragma omp barrier
-    long lo, hi;
-    attn_split_static((long)g->m, nt, t, &lo, &hi);
-    for (long i = lo; i < hi; i++)
-        arch->layernorm_row(g->n, g->c + (size_t)i * g->ldc, g->ln_gamma, g->ln_beta, g->ln_eps,
-                            g->ln_out + (size_t)i * g->ldc);
+    attn_layernorm_rows_part(g->m, g->n, g->ldc, g->c, g->ln_gamma, g->ln_beta, g->ln_eps,
+                             g->ln_out, arch->layernorm_row, t, nt);
 }
 
 /* Threads share C as gemm_split_of says; each element of C is computed by
@@ -491,8 +487,9 @@ void blk_gemm_streamed(const blk_arch *arch, const attn_exec *ex, const attn_gem
     int traced = ln_in_traced(ex, &g);
     traced |= attn_trace_units(ex, panels, "NR-row panel of A packed",
                                   "gemm %zux%dx%d, streamed: A packed", p->m, p->n, p->k);
-    traced |= attn_trace_units_after(ex, blocks, "MR rows of B against all of A",
-                                     "gemm %zux%dx%d, streamed", p->m, p->n, p->k);
+    attn_trace_next_after(ex);
+    traced |= attn_trace_units(ex, blocks, "MR rows of B against all of A",
+                               "gemm %zux%dx%d, streamed", p->m, p->n, p->k);
     if (traced | ln_traced(ex, &g))
         return;
 
