@@ -44,7 +44,7 @@ struct attn_ctx {
     /* The weights packed for this context (attn_weights_pack_encoder),
      * newest first; each is the caller's to destroy. */
     attn_packed_weights *packed;
-    attn_trace *trace;           /* attn_ctx_create_traced's: every call a dry run */
+    attn_trace *trace;           /* attn_ctx_create_traced's: every call traced */
 };
 
 /* One matrix of a packed set: the caller's weights it stands for (W, or the
@@ -375,7 +375,7 @@ static attn_status ctx_create(attn_ctx **ctx, const char *kernel, int n_threads,
 #ifdef _OPENMP
     /* Start the thread team now, with the caller's CPU affinity, so that no
      * call pays for thread creation (OpenMP keeps the team between calls). */
-    if (c->n_threads > 1 && !trace) {
+    if (c->n_threads > 1 && (!trace || trace->measure)) {
         /* A body the compiler cannot drop: an empty region is optimized away. */
         volatile int started = 0;
 #pragma omp parallel num_threads(c->n_threads)
@@ -416,8 +416,9 @@ const char *attn_ctx_kernel(const attn_ctx *ctx)
 /* Grows the workspace to at least bytes; on failure the old one is kept. */
 static attn_status reserve_workspace(attn_ctx *ctx, const attn_choice *c, size_t bytes)
 {
-    /* A dry run (attn_ctx_create_traced) runs only kernels that describe
-     * their split: any other would do the work, on the traced threads. */
+    /* A traced call (attn_ctx_create_traced) runs only kernels that
+     * describe their split: a dry run of any other would do the work, on
+     * the traced threads; a measured one would time regions it cannot see. */
     if (ctx->trace && !c->kernel.explains)
         return ATTN_ERR_UNSUPPORTED;
     if (bytes == SIZE_MAX)

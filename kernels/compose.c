@@ -354,7 +354,7 @@ void attn_sdpa_run(const attn_kernel *k, const attn_exec *ex, const attn_sdpa_pr
     /* A dry run (split.h) computes no values to scan: what it holds is
      * whatever the workspace held, so it takes the kernel's path, which is
      * what it shows. */
-    const int dry = ex->trace != NULL;
+    const int dry = attn_exec_dry(ex);
     if (k->sdpa != attn_kernel__naive.sdpa
         && (dry || rows_finite(p->q, p->batch, p->n_heads, p->q_len, p->head_dim, &p->q_st))) {
         sdpa_layout l;
@@ -897,8 +897,9 @@ static attn_status decoder_self(const attn_kernel *k, const attn_exec *ex, const
     if (a->cache) {
         /* A dry run (split.h) has no values to check, only what the
          * workspace held: it stores them unchecked. */
-        attn_status st = ex->trace ? ATTN_OK : decoder_check_new(a->cache, rows, qkv, 1);
-        if (st == ATTN_OK && !ex->trace)
+        const int dry = attn_exec_dry(ex);
+        attn_status st = dry ? ATTN_OK : decoder_check_new(a->cache, rows, qkv, 1);
+        if (st == ATTN_OK && !dry)
             st = decoder_check_new(a->cache, rows, qkv, 2);
         if (st != ATTN_OK)
             return st;
@@ -951,7 +952,7 @@ static attn_status decoder_cross(const attn_kernel *k, const attn_exec *ex,
     if (!c || c->length == 0) {
         gemm(k, ex, l->gemm, mem_rows, d, d, a->memory, w->w_k, w->b_k, ATTN_ACT_NONE, NULL, mk);
         gemm(k, ex, l->gemm, mem_rows, d, d, a->memory, w->w_v, w->b_v, ATTN_ACT_NONE, NULL, mv);
-        attn_status st = c && in_ws ? decoder_store_memory(c, mem_rows, mk, mv, ex->trace != NULL)
+        attn_status st = c && in_ws ? decoder_store_memory(c, mem_rows, mk, mv, attn_exec_dry(ex))
                                     : ATTN_OK;
         if (st != ATTN_OK)
             return st;

@@ -1,9 +1,10 @@
 /*
- * split.c — the trace of a dry-run call's parallel regions (split.h).
+ * split.c — the trace of a call's parallel regions, dry or measured (split.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "kernel.h"
 #include "split.h"
@@ -27,6 +28,7 @@ static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), 
     attn_trace *tr = ex->trace;
     if (!tr)
         return 0;
+    const int skip = !tr->measure;   /* a measured call runs the region */
     const int after_barrier = tr->next_after;   /* attn_trace_next_after: for this one only */
     tr->next_after = 0;
     if (tr->n == tr->cap) {
@@ -34,7 +36,7 @@ static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), 
         attn_region *grown = realloc(tr->regions, (size_t)cap * sizeof *grown);
         if (!grown) {
             tr->failed = 1;
-            return 1;
+            return skip;
         }
         tr->regions = grown;
         tr->cap = cap;
@@ -43,7 +45,7 @@ static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), 
     long *units = malloc((size_t)nt * sizeof *units);
     if (!units) {
         tr->failed = 1;
-        return 1;
+        return skip;
     }
     for (int t = 0; t < nt; t++)
         units[t] = share(plan, t);
@@ -53,7 +55,10 @@ static int trace_vregion(const attn_exec *ex, long (*share)(const void *, int), 
     r->n_threads = nt;
     r->units_per_thread = units;
     r->after_barrier = after_barrier;
-    return 1;
+    struct timespec now;   /* last: the bookkeeping above is not the region's */
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    r->offered_s = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+    return skip;
 }
 
 int attn_trace_region(const attn_exec *ex, long (*share)(const void *plan, int t),
@@ -80,6 +85,11 @@ void attn_trace_next_after(const attn_exec *ex)
 {
     if (ex->trace)
         ex->trace->next_after = 1;
+}
+
+int attn_exec_dry(const attn_exec *ex)
+{
+    return ex->trace && !ex->trace->measure;
 }
 
 long attn_region_units(const attn_region *r)

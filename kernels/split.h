@@ -98,22 +98,30 @@ typedef struct attn_region {
     /* 1: a phase of the region recorded before it, which runs after a
      * barrier in the same team (no fork and join of its own). */
     int after_barrier;
+    double offered_s;       /* a measured trace's: when it was offered (monotonic s) */
 } attn_region;
 
-/* The regions of one dry-run call, in the order they ran. */
+/* The regions of one traced call, in the order they ran. */
 typedef struct attn_trace {
     attn_region *regions;
     int n, cap;
     int failed;             /* 1: out of memory; regions may be missing */
     int next_after;         /* attn_trace_next_after: the next one is a phase */
+    /* Set by the caller (attn_trace_clear keeps it). 0: every call is a
+     * dry run. 1: the calls run, and each region records when it was
+     * offered, just before its fork, so the time from one region's offer
+     * to the next's is that region with the serial work after it. */
+    int measure;
 } attn_trace;
 
 struct attn_exec;
 
 /* Offers a region to ex's trace: with none, returns 0 (run the region).
  * With one, records it — thread t's units are share(plan, t) for t in
- * [0, ex->n_threads) — and returns 1: the caller skips the work. name and
- * unit are printf formats. */
+ * [0, ex->n_threads) — and returns 1: the caller skips the work; 0 with a
+ * measured trace (the region runs). A region offers itself right before
+ * its fork, not together with later ones, so that a measured trace times
+ * it. name and unit are printf formats. */
 int attn_trace_region(const struct attn_exec *ex, long (*share)(const void *plan, int t),
                       const void *plan, const char *unit, const char *name, ...)
     __attribute__((format(printf, 5, 6)));
@@ -127,14 +135,19 @@ int attn_trace_units(const struct attn_exec *ex, long n, const char *unit, const
  * (no-op without a trace). */
 void attn_trace_next_after(const struct attn_exec *ex);
 
+/* 1 when ex's calls are dry runs (a trace that does not measure): no
+ * values are computed, so none can be checked. */
+int attn_exec_dry(const struct attn_exec *ex);
+
 /* The largest share over the mean (1 when every thread gets as many;
  * n_threads when one gets all); 0 for a region with no units. */
 double attn_region_imbalance(const attn_region *r);
 long attn_region_units(const attn_region *r);
 
-/* A context whose every call is a dry run recorded into trace, with the
- * kernel (a row name, "auto", ...) at n_threads (> 0, any count: no thread
- * team is started). A call whose kernel does not describe its split (the
+/* A context whose every call is recorded into trace, with the kernel (a
+ * row name, "auto", ...) at n_threads (> 0): a dry run at any count (no
+ * thread team is started), or, when trace->measure is set, the call itself
+ * on a team of n_threads. A call whose kernel does not describe its split (the
  * row's `explains`) fails with ATTN_ERR_UNSUPPORTED; attn_ctx_last_choice
  * names it. Destroy with attn_ctx_destroy; the trace stays the caller's. */
 attn_status attn_ctx_create_traced(attn_ctx **ctx, const char *kernel, int n_threads,

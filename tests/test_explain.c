@@ -3,9 +3,11 @@
  * harness/measure/explain.h): what it records, that it computes nothing,
  * and the work split it shows — the anchor shapes balanced within 1.15 at
  * 16, 32 and 64 threads in every region with at least as many units as
- * threads, on the SIMD rows this machine runs.
+ * threads, on the SIMD rows this machine runs; and the measured trace
+ * (explain --measure): the calls run, and their regions' times add up.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -112,7 +114,7 @@ static void test_totals(void)
            row->name);
     if (parse("op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none", &s) == 0) {
         for (int n = 1; n <= 24; n += 23) {
-            CHECK(ab_explain_shape(&s, row->name, n, &t, ran, sizeof ran, err, sizeof err) == 0,
+            CHECK(ab_explain_shape(&s, row->name, n, &t, NULL, ran, sizeof ran, err, sizeof err) == 0,
                   "%s", err);
             /* Two LayerNorms of 300 rows, the QKV, output and FFN products,
              * the attention: 300 rows are more than the streamed gemm's. */
@@ -145,7 +147,7 @@ static void test_totals(void)
     for (size_t c = 0; c < sizeof layers / sizeof *layers; c++) {
         if (parse(layers[c], &s) != 0)
             continue;
-        CHECK(ab_explain_shape(&s, row->name, 8, &t, ran, sizeof ran, err, sizeof err) == 0, "%s",
+        CHECK(ab_explain_shape(&s, row->name, 8, &t, NULL, ran, sizeof ran, err, sizeof err) == 0, "%s",
               err);
         const int post = c == 0;
         int regions = 0, in_region = 0;
@@ -172,7 +174,7 @@ static void test_totals(void)
 
     t_case("explain [%s]: a decoding step splits keys then merges heads", row->name);
     if (parse("op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br", &s) == 0) {
-        CHECK(ab_explain_shape(&s, row->name, 7, &t, ran, sizeof ran, err, sizeof err) == 0, "%s",
+        CHECK(ab_explain_shape(&s, row->name, 7, &t, NULL, ran, sizeof ran, err, sizeof err) == 0, "%s",
               err);
         CHECK(t.n == 2 && strncmp(t.regions[0].name, "decode", 6) == 0
                   && attn_region_units(&t.regions[1]) == 2 * 2,
@@ -220,7 +222,7 @@ static void test_no_work(void)
     ab_shape s;
     char ran[64] = "";
     if (parse("op=sdpa,B=1,L=40,H=2,Dh=16,mask=none", &s) == 0) {
-        CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, &t, ran, sizeof ran, err, sizeof err) != 0
+        CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, &t, NULL, ran, sizeof ran, err, sizeof err) != 0
                   && strstr(err, "einsum-nqhd") && strcmp(ran, "einsum-nqhd") == 0,
               "einsum explained: '%s' (ran '%s')", err, ran);
     }
@@ -245,8 +247,92 @@ static void test_no_work(void)
     ab_workload_free(&w);
 }
 
+/* A measured trace: the calls compute what an untraced context computes,
+ * record the dry run's regions, and time them so that the regions (each
+ * from its offer to the next one's; a phase inside its region, 0) and the
+ * time before the first add up to the call. */
+static void test_measured(void)
+{
+    static const char *const shapes[] = {
+        "op=encoder,B=1,L=70,D=64,H=2,F=128,norm=post,act=gelu,mask=none",
+        "op=encoder,B=1,L=70,D=64,H=2,F=128,norm=pre,act=relu,mask=none",
+        /* two regions in one primitive, each offered before its own fork */
+        "op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br",
+    };
+    const char *rows[] = { "blocked", "avx512", "avx2", "neon" };
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+        const attn_kernel *row = attn_registry_find(rows[k]);
+        if (!row || !attn_registry_runnable(row))
+            continue;
+        for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+            t_case("explain --measure [%s]: %s", row->name, shapes[c]);
+            ab_workload w;
+            char err[256], ran[64];
+            if (t_workload(&w, shapes[c], 9, 0, err, sizeof err) != 0) {
+                CHECK(0, "setup: %s", err);
+                continue;
+            }
+            float *want = ab_alloc_floats(w.out_len, 0), *got = ab_alloc_floats(w.out_len, 0);
+            attn_ctx *ctx = NULL;
+            attn_trace dry = { 0 }, t = { .measure = 1 };
+            if (want && got && attn_ctx_create(&ctx, row->name, 1) == ATTN_OK) {
+                CHECK_STATUS(ab_workload_run(ctx, &w, want), ATTN_OK);
+                attn_ctx_destroy(ctx);
+                ctx = NULL;
+            }
+            /* the call, measured: the untraced call's values, bit for bit */
+            if (want && got && attn_ctx_create_traced(&ctx, row->name, 1, &t) == ATTN_OK) {
+                CHECK_STATUS(ab_workload_run(ctx, &w, got), ATTN_OK);
+                CHECK(memcmp(want, got, w.out_len * sizeof *got) == 0 && t.n > 0,
+                      "a measured call's output differs from the call's (%d regions)", t.n);
+            }
+            attn_ctx_destroy(ctx);
+            /* the timed calls: the dry run's regions, adding up to the call */
+            ab_explain_times tm = { .reps = 1 };
+            int rc = ab_explain_workload(&w, row->name, 1, &dry, ran, sizeof ran, err, sizeof err);
+            rc |= ab_explain_measure(&w, row->name, 1, &t, &tm, ran, sizeof ran, err, sizeof err);
+            CHECK(rc == 0 && t.n == dry.n && t.n > 0, "%s; %d regions measured, %d dry", err, t.n,
+                  dry.n);
+            if (rc == 0 && t.n == dry.n) {
+                double sum = tm.before_s;
+                int bad = -1;
+                for (int i = 0; i < t.n; i++) {
+                    const attn_region *r = &t.regions[i];
+                    sum += tm.region_s[i];
+                    if (strcmp(r->name, dry.regions[i].name) != 0
+                        || r->after_barrier != dry.regions[i].after_barrier
+                        || (r->after_barrier ? tm.region_s[i] != 0.0 : !(tm.region_s[i] > 0.0)))
+                        bad = i;
+                }
+                CHECK(bad < 0, "region %d: '%s', %g s", bad, bad < 0 ? "" : t.regions[bad].name,
+                      bad < 0 ? 0.0 : tm.region_s[bad]);
+                CHECK(fabs(sum - tm.call_s) <= 1e-9 * (1.0 + tm.call_s) && tm.before_s >= 0.0,
+                      "regions and the time before them %.9f s, the call %.9f s", sum, tm.call_s);
+            }
+            free(tm.region_s);
+            /* A decoding step offers its merge right before the merge's
+             * fork: offered with the split's, the merge would take the
+             * split's time (3 MB of keys and values against a merge of 16
+             * rows; medians of 5). */
+            ab_explain_times dec = { .reps = 5 };
+            if (c == 2 && ab_explain_measure(&w, row->name, 1, &t, &dec, ran, sizeof ran, err,
+                                             sizeof err) == 0)
+                CHECK(t.n == 2 && dec.region_s[0] > dec.region_s[1],
+                      "%d regions; the split %g s, the merge %g s", t.n, dec.region_s[0],
+                      t.n == 2 ? dec.region_s[1] : 0.0);
+            free(dec.region_s);
+            attn_trace_clear(&t);
+            attn_trace_clear(&dry);
+            ab_free(want);
+            ab_free(got);
+            ab_workload_free(&w);
+        }
+    }
+}
+
 void test_explain(void)
 {
+    test_measured();
     test_no_work();
     test_totals();
     test_anchors();

@@ -27,7 +27,9 @@ static int same_region(const attn_region *a, const attn_region *b)
                   (size_t)a->n_threads * sizeof *a->units_per_thread) == 0;
 }
 
-static void print_call(const char *shape, const char *kernel, int n_threads, const attn_trace *t)
+/* times: a measured call's (ab_explain_measure), or NULL for a dry run. */
+static void print_call(const char *shape, const char *kernel, int n_threads, const attn_trace *t,
+                       const ab_explain_times *times)
 {
     int counted, regions = 0;
     double worst = ab_explain_worst(t, &counted);
@@ -38,10 +40,16 @@ static void print_call(const char *shape, const char *kernel, int n_threads, con
     if (regions < t->n)
         printf(", %d phases (+: after a barrier, in the region before it)", t->n);
     printf("\n");
+    if (times)
+        printf("  measured: the call %.3f ms (median of %d after a warm-up), %.3f ms of it "
+               "before the first region; a region's ms run from its fork to the next one's "
+               "(serial work after it included), summed over its calls\n",
+               1e3 * times->call_s, times->reps, 1e3 * times->before_s);
     if (t->n == 0)
         return;
-    printf("  %5s %9s %7s %7s %9s  %s  [unit]\n", "calls", "units", "min", "max", "imbalance",
-           "region");
+    printf("  %5s %9s %7s %7s %9s  %s", "calls", "units", "min", "max", "imbalance",
+           times ? "       ms      %  " : "");
+    printf("%s  [unit]\n", "region");
     for (int i = 0; i < t->n; i++) {
         const attn_region *r = &t->regions[i];
         int seen = 0, calls = 0;
@@ -49,17 +57,26 @@ static void print_call(const char *shape, const char *kernel, int n_threads, con
             seen = same_region(&t->regions[j], r);
         if (seen)
             continue;
+        double seconds = 0.0;
         for (int j = i; j < t->n; j++)
-            calls += same_region(&t->regions[j], r);
+            if (same_region(&t->regions[j], r)) {
+                calls++;
+                seconds += times ? times->region_s[j] : 0.0;
+            }
         long lo = r->units_per_thread[0], hi = lo;
         for (int k = 1; k < r->n_threads; k++) {
             lo = r->units_per_thread[k] < lo ? r->units_per_thread[k] : lo;
             hi = r->units_per_thread[k] > hi ? r->units_per_thread[k] : hi;
         }
         long units = attn_region_units(r);
-        printf("  %5d %9ld %7ld %7ld %8.3f%s  %s%s  [%s]\n", calls, units, lo, hi,
-               attn_region_imbalance(r), units < r->n_threads ? "*" : " ",
-               r->after_barrier ? "+ " : "", r->name, r->unit);
+        printf("  %5d %9ld %7ld %7ld %8.3f%s", calls, units, lo, hi, attn_region_imbalance(r),
+               units < r->n_threads ? "*" : " ");
+        if (times && r->after_barrier)
+            printf(" %8s %6s  ", "-", "-");
+        else if (times)
+            printf(" %8.3f %5.1f%%  ", 1e3 * seconds,
+                   times->call_s > 0 ? 100.0 * seconds / times->call_s : 0.0);
+        printf("  %s%s  [%s]\n", r->after_barrier ? "+ " : "", r->name, r->unit);
     }
     const char *what = regions < t->n ? "phase" : "region";
     if (counted)
@@ -71,12 +88,17 @@ static void print_call(const char *shape, const char *kernel, int n_threads, con
 }
 
 static void json_call(ab_json *j, const char *shape, const char *kernel, int n_threads,
-                      const attn_trace *t)
+                      const attn_trace *t, const ab_explain_times *times)
 {
     ab_json_begin_object(j, NULL);
     ab_json_string(j, "shape", shape);
     ab_json_string(j, "kernel", kernel);
     ab_json_int(j, "threads", n_threads);
+    if (times) {
+        ab_json_int(j, "measured_calls", times->reps);
+        ab_json_number(j, "call_seconds", times->call_s);
+        ab_json_number(j, "before_first_region_seconds", times->before_s);
+    }
     ab_json_begin_array(j, "regions");
     for (int i = 0; i < t->n; i++) {
         const attn_region *r = &t->regions[i];
@@ -86,6 +108,8 @@ static void json_call(ab_json *j, const char *shape, const char *kernel, int n_t
         ab_json_number(j, "imbalance", attn_region_imbalance(r));
         if (r->after_barrier)   /* a phase of the region before it: no fork and join */
             ab_json_bool(j, "after_barrier", 1);
+        else if (times)
+            ab_json_number(j, "seconds", times->region_s[i]);
         ab_json_begin_array(j, "units_per_thread");
         for (int k = 0; k < r->n_threads; k++)
             ab_json_int(j, NULL, r->units_per_thread[k]);
@@ -99,15 +123,16 @@ static void json_call(ab_json *j, const char *shape, const char *kernel, int n_t
 int ab_cmd_explain(int argc, char **argv)
 {
     const char *shape_text = NULL, *kernel = NULL, *json_path = NULL;
-    int threads = 0, n_pos;
+    int threads = 0, measure = 0, n_pos;
     const ab_flag flags[] = {
         { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "the shapes, as for run (';' between)", 0, 0 },
         { "kernel", AB_FLAG_STRING, &kernel, "K", "a kernel name, auto or auto-bf16 (default: auto, or ATTN_KERNEL)", 0, 0 },
         { "threads", AB_FLAG_INT, &threads, "N", "threads to split for: any count, whatever this machine has", 1, 4096 },
         { "json", AB_FLAG_STRING, &json_path, "FILE", "also write the regions as JSON", 0, 0 },
+        { "measure", AB_FLAG_INT, &measure, "R", "run the call R times after a warm-up on N threads of this machine and give each region's median time", 1, 100000 },
     };
     int rc = ab_cli_command("explain",
-                            "attnbench explain --shape SHAPES --threads N [--kernel K] [--json FILE]",
+                            "attnbench explain --shape SHAPES --threads N [--kernel K] [--measure R] [--json FILE]",
                             "Shows how one call of each shape shares its work among N threads:\n"
                             "every parallel region the kernel runs, its unit of work, how many\n"
                             "units each thread gets, and the imbalance (largest share over the\n"
@@ -115,8 +140,12 @@ int ab_cmd_explain(int argc, char **argv)
                             "functions, no arithmetic), so any N can be read on any machine.\n"
                             "Regions handed out dynamically (attention tiles, decode splits) are\n"
                             "shown as equal units would be dealt. Exit 1 when a kernel cannot\n"
-                            "describe its split (a library's own threading).",
-                            argc, argv, flags, 4, NULL, 0, &n_pos);
+                            "describe its split (a library's own threading).\n"
+                            "With --measure R the call runs, R times after a warm-up, on N of\n"
+                            "this machine's cores, and each region's median time is shown:\n"
+                            "from its fork to the next region's, so the serial work after a\n"
+                            "region counts in it (where the time goes at N threads).",
+                            argc, argv, flags, 5, NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
     if (!shape_text || threads < 1) {
@@ -165,15 +194,17 @@ int ab_cmd_explain(int argc, char **argv)
     for (int i = 0; i < ns && !failed; i++) {
         char text[512], ran[64];
         ab_shape_format(&shapes[i], text, sizeof text);
-        if (ab_explain_shape(&shapes[i], kernel, threads, &trace, ran, sizeof ran, err,
+        ab_explain_times times = { .reps = measure }, *timed = measure ? &times : NULL;
+        if (ab_explain_shape(&shapes[i], kernel, threads, &trace, timed, ran, sizeof ran, err,
                              sizeof err) != 0) {
             fprintf(stderr, "attnbench explain: %s: %s\n", text, err);
             failed = 1;
             break;
         }
-        print_call(text, ran, threads, &trace);
+        print_call(text, ran, threads, &trace, timed);
         if (json_path)
-            json_call(&j, text, ran, threads, &trace);
+            json_call(&j, text, ran, threads, &trace, timed);
+        free(times.region_s);
     }
     attn_trace_clear(&trace);
     free(shapes);

@@ -2,34 +2,91 @@
  * explain.c — the dry run behind `attnbench explain` (explain.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "explain.h"
+#include "stats.h"
+#include "timer.h"
+#include "topology.h"
 #include "workload.h"
 
-int ab_explain_workload(const ab_workload *w, const char *kernel, int n_threads,
-                        attn_trace *trace, char *kernel_out, size_t kernel_len, char *err,
-                        size_t err_len)
+/* One explained call (or, with times, reps measured ones after a warm-up)
+ * on a traced context; 0, or -1 with err. */
+static int explain_calls(const ab_workload *w, const char *kernel, int n_threads,
+                         attn_trace *trace, ab_explain_times *times, char *kernel_out,
+                         size_t kernel_len, char *err, size_t err_len)
 {
     attn_trace_clear(trace);
+    trace->measure = times != NULL;
     if (kernel_out && kernel_len)
         kernel_out[0] = '\0';
     if (n_threads < 1) {
         snprintf(err, err_len, "threads %d: at least 1", n_threads);
         return -1;
     }
+    const int reps = times ? times->reps : 0;
+    ab_topology topo;
+    char terr[256];
+    const int pin = times && ab_topology_load(&topo, terr, sizeof terr) == 0;
+    if (pin && n_threads > topo.cores) {
+        /* More threads than cores would time the OS's sharing of them. */
+        snprintf(err, err_len, "a measured call runs: at most %d threads here", topo.cores);
+        return -1;
+    }
     attn_ctx *ctx = NULL;
+    attn_packed_weights *packed = NULL;
     float *out = NULL;
+    double *per_call = NULL;   /* reps rows: the call, before its first region, each region */
+    /* A measured call runs as `run` times it: its threads on the first
+     * n_threads cores (this one on core 0), the weights packed. */
+    if (pin)
+        (void)ab_bind_cores(&topo, n_threads, terr, sizeof terr);
     attn_status st = attn_ctx_create_traced(&ctx, kernel ? kernel : "auto", n_threads, trace);
+    if (pin)
+        (void)ab_pin_to_core(&topo, 0, terr, sizeof terr);
+    if (st == ATTN_OK && times)
+        st = ab_workload_pack(ctx, w, &packed);
     if (st == ATTN_OK && !(out = ab_alloc_floats(w->out_len, 0)))
         st = ATTN_ERR_NO_MEMORY;
     if (st == ATTN_OK)
+        st = ab_workload_run(ctx, w, out);   /* the dry run, or the warm-up */
+    const int n = trace->n;
+    if (st == ATTN_OK && reps > 0 && !trace->failed
+        && !(per_call = malloc((size_t)reps * (size_t)(n + 2) * sizeof *per_call)))
+        st = ATTN_ERR_NO_MEMORY;
+    int rc = 0;
+    for (int r = 0; st == ATTN_OK && r < reps && !trace->failed; r++) {
+        attn_trace_clear(trace);
+        double t0 = ab_now();
         st = ab_workload_run(ctx, w, out);
+        double t1 = ab_now();
+        if (st != ATTN_OK || trace->failed)
+            break;
+        if (trace->n != n) {   /* the same call must run the same regions */
+            snprintf(err, err_len, "calls ran %d and then %d parallel regions", n, trace->n);
+            rc = -1;
+            break;
+        }
+        /* A region lasts from its offer to the next region's (not a
+         * phase: that is inside it) or to the call's end. */
+        double *row = per_call + (size_t)r * (size_t)(n + 2);
+        row[0] = t1 - t0;
+        row[1] = n ? trace->regions[0].offered_s - t0 : row[0];
+        for (int i = n - 1, next = -1; i >= 0; i--) {
+            const attn_region *g = &trace->regions[i];
+            row[2 + i] = g->after_barrier ? 0.0
+                       : (next < 0 ? t1 : trace->regions[next].offered_s) - g->offered_s;
+            if (!g->after_barrier)
+                next = i;
+        }
+    }
     const char *ran = ctx ? attn_ctx_last_choice(ctx, NULL) : NULL;
     if (ran && kernel_out)
         snprintf(kernel_out, kernel_len, "%s", ran);
-    int rc = 0;
-    if (st == ATTN_ERR_UNSUPPORTED && ran) {
+    if (rc != 0)
+        ;   /* the calls disagreed: err says how */
+    else if (st == ATTN_ERR_UNSUPPORTED && ran) {
         snprintf(err, err_len, "kernel %s does not describe its thread split (a library's own "
                  "threading, or loops explain does not know)", ran);
         rc = -1;
@@ -39,14 +96,60 @@ int ab_explain_workload(const ab_workload *w, const char *kernel, int n_threads,
     } else if (trace->failed) {
         snprintf(err, err_len, "out of memory while recording the regions");
         rc = -1;
+    } else if (times) {
+        times->region_s = malloc((size_t)(n ? n : 1) * sizeof *times->region_s);
+        double *column = malloc((size_t)reps * sizeof *column);
+        if (!times->region_s || !column) {
+            free(times->region_s);
+            times->region_s = NULL;
+            snprintf(err, err_len, "out of memory");
+            rc = -1;
+        } else {
+            for (int c = 0; c < n + 2; c++) {
+                for (int r = 0; r < reps; r++)
+                    column[r] = per_call[(size_t)r * (size_t)(n + 2) + (size_t)c];
+                double m = ab_median_inplace(column, reps);
+                if (c == 0)
+                    times->call_s = m;
+                else if (c == 1)
+                    times->before_s = m;
+                else
+                    times->region_s[c - 2] = m;
+            }
+        }
+        free(column);
     }
+    free(per_call);
     ab_free(out);
+    attn_weights_destroy(packed);
     attn_ctx_destroy(ctx);
     return rc;
 }
 
+int ab_explain_workload(const ab_workload *w, const char *kernel, int n_threads,
+                        attn_trace *trace, char *kernel_out, size_t kernel_len, char *err,
+                        size_t err_len)
+{
+    return explain_calls(w, kernel, n_threads, trace, NULL, kernel_out, kernel_len, err,
+                         err_len);
+}
+
+int ab_explain_measure(const ab_workload *w, const char *kernel, int n_threads,
+                       attn_trace *trace, ab_explain_times *times, char *kernel_out,
+                       size_t kernel_len, char *err, size_t err_len)
+{
+    times->region_s = NULL;
+    if (times->reps < 1) {
+        snprintf(err, err_len, "measured calls %d: at least 1", times->reps);
+        return -1;
+    }
+    return explain_calls(w, kernel, n_threads, trace, times, kernel_out, kernel_len, err,
+                         err_len);
+}
+
 int ab_explain_shape(const ab_shape *s, const char *kernel, int n_threads, attn_trace *trace,
-                     char *kernel_out, size_t kernel_len, char *err, size_t err_len)
+                     ab_explain_times *times, char *kernel_out, size_t kernel_len, char *err,
+                     size_t err_len)
 {
     ab_workload w;
     if (ab_workload_init(&w, s, 1, 0) != 0) {
@@ -54,8 +157,10 @@ int ab_explain_shape(const ab_shape *s, const char *kernel, int n_threads, attn_
         snprintf(err, err_len, "out of memory for the shape's inputs");
         return -1;
     }
-    int rc = ab_explain_workload(&w, kernel, n_threads, trace, kernel_out, kernel_len, err,
-                                 err_len);
+    int rc = times ? ab_explain_measure(&w, kernel, n_threads, trace, times, kernel_out,
+                                        kernel_len, err, err_len)
+                   : ab_explain_workload(&w, kernel, n_threads, trace, kernel_out, kernel_len,
+                                         err, err_len);
     ab_workload_free(&w);
     return rc;
 }

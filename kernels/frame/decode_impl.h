@@ -431,6 +431,16 @@ static void SIMD_NAME(sdpa_decode_merge)(const attn_sdpa_problem *p, const sdpa_
     }
 }
 
+/* Offers the merge of the splits, `heads` key/value heads, to ex's trace
+ * (split.h); 1: skip it. */
+static int SIMD_NAME(decode_offer_merge)(const attn_exec *ex, const attn_sdpa_problem *p,
+                                         long heads)
+{
+    return attn_trace_units(ex, heads, "a key/value head's splits merged",
+                            "decode %dx%dx%dx%d: the splits merged", p->batch, p->n_heads,
+                            p->q_len, p->kv_len);
+}
+
 /* The decode path on rows (sdpa_decode_rows) query rows per key/value
  * head, prefetching ahead keys ahead (0: none); ex->scratch holds
  * sdpa_decode_plan_of's total floats. */
@@ -442,15 +452,15 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
     float *scratch = ex->scratch, *parts = scratch + d.parts;
     const int hkv = attn_kv_heads(p);
     const long heads = (long)p->batch * hkv;
-    int traced = attn_trace_units(ex, d.tasks, "a key/value head's run of keys",
-                                  "decode %dx%dx%dx%d (B, H, Lq, Lk), %d splits of %d keys per KV head",
-                                  p->batch, p->n_heads, p->q_len, p->kv_len, d.splits,
-                                  SDPA_DECODE_SPLIT);
-    traced |= attn_trace_units(ex, heads, "a key/value head's splits merged",
-                               "decode %dx%dx%dx%d: the splits merged", p->batch, p->n_heads,
-                               p->q_len, p->kv_len);
-    if (traced)
+    /* Each region is offered right before its fork (split.h): a dry run
+     * records both and returns. */
+    if (attn_trace_units(ex, d.tasks, "a key/value head's run of keys",
+                         "decode %dx%dx%dx%d (B, H, Lq, Lk), %d splits of %d keys per KV head",
+                         p->batch, p->n_heads, p->q_len, p->kv_len, d.splits,
+                         SDPA_DECODE_SPLIT)) {
+        (void)SIMD_NAME(decode_offer_merge)(ex, p, heads);
         return;
+    }
 
 #pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
     for (long t = 0; t < d.tasks; t++) {
@@ -461,6 +471,8 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
     }
 
     /* The exact merge of the splits, in split order. */
+    if (SIMD_NAME(decode_offer_merge)(ex, p, heads))
+        return;   /* not reached: the first offer returned for a dry run */
 #pragma omp parallel num_threads(ex->n_threads)
     {
         long lo, hi;
