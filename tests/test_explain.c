@@ -13,6 +13,7 @@
 #include "check.h"
 #include "explain.h"
 #include "kernel.h"
+#include "topology.h"
 #include "workload.h"
 
 /* The shapes of issue 32's table: BERT-base encoder layers at L 512 and at
@@ -321,6 +322,15 @@ static void test_measured(void)
                       "%d regions; the split %g s, the merge %g s", t.n, dec.region_s[0],
                       t.n == 2 ? dec.region_s[1] : 0.0);
             free(dec.region_s);
+            /* more threads than cores would time the OS's sharing of them */
+            ab_topology topo;
+            if (c == 0 && ab_topology_load(&topo, err, sizeof err) == 0) {
+                ab_explain_times over = { .reps = 1, .topo = &topo };
+                CHECK(ab_explain_measure(&w, row->name, topo.cores + 1, &t, &over, ran,
+                                         sizeof ran, err, sizeof err) != 0
+                          && strstr(err, "at most") && over.region_s == NULL,
+                      "%d threads on %d cores measured: '%s'", topo.cores + 1, topo.cores, err);
+            }
             attn_trace_clear(&t);
             attn_trace_clear(&dry);
             ab_free(want);

@@ -16,6 +16,7 @@
 #include "explain.h"
 #include "json.h"
 #include "suites.h"
+#include "topology.h"
 
 #define MAX_SHAPES 64
 
@@ -191,10 +192,13 @@ int ab_cmd_explain(int argc, char **argv)
     }
     int failed = 0;
     attn_trace trace = { 0 };
+    ab_topology topo;
+    const int have_topo = measure && ab_topology_load(&topo, err, sizeof err) == 0;
     for (int i = 0; i < ns && !failed; i++) {
         char text[512], ran[64];
         ab_shape_format(&shapes[i], text, sizeof text);
-        ab_explain_times times = { .reps = measure }, *timed = measure ? &times : NULL;
+        ab_explain_times times = { .reps = measure, .topo = have_topo ? &topo : NULL };
+        ab_explain_times *timed = measure ? &times : NULL;
         if (ab_explain_shape(&shapes[i], kernel, threads, &trace, timed, ran, sizeof ran, err,
                              sizeof err) != 0) {
             fprintf(stderr, "attnbench explain: %s: %s\n", text, err);

@@ -26,12 +26,11 @@ static int explain_calls(const ab_workload *w, const char *kernel, int n_threads
         return -1;
     }
     const int reps = times ? times->reps : 0;
-    ab_topology topo;
+    const ab_topology *topo = times ? times->topo : NULL;
     char terr[256];
-    const int pin = times && ab_topology_load(&topo, terr, sizeof terr) == 0;
-    if (pin && n_threads > topo.cores) {
+    if (topo && n_threads > topo->cores) {
         /* More threads than cores would time the OS's sharing of them. */
-        snprintf(err, err_len, "a measured call runs: at most %d threads here", topo.cores);
+        snprintf(err, err_len, "a measured call runs: at most %d threads here", topo->cores);
         return -1;
     }
     attn_ctx *ctx = NULL;
@@ -40,11 +39,11 @@ static int explain_calls(const ab_workload *w, const char *kernel, int n_threads
     double *per_call = NULL;   /* reps rows: the call, before its first region, each region */
     /* A measured call runs as `run` times it: its threads on the first
      * n_threads cores (this one on core 0), the weights packed. */
-    if (pin)
-        (void)ab_bind_cores(&topo, n_threads, terr, sizeof terr);
+    if (topo)
+        (void)ab_bind_cores(topo, n_threads, terr, sizeof terr);
     attn_status st = attn_ctx_create_traced(&ctx, kernel ? kernel : "auto", n_threads, trace);
-    if (pin)
-        (void)ab_pin_to_core(&topo, 0, terr, sizeof terr);
+    if (topo)
+        (void)ab_pin_to_core(topo, 0, terr, sizeof terr);
     if (st == ATTN_OK && times)
         st = ab_workload_pack(ctx, w, &packed);
     if (st == ATTN_OK && !(out = ab_alloc_floats(w->out_len, 0)))

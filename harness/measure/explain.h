@@ -35,12 +35,16 @@ int ab_explain_workload(const struct ab_workload *w, const char *kernel, int n_t
  * inside its region and gets 0). */
 typedef struct ab_explain_times {
     int reps;              /* set by the caller: calls timed after a warm-up */
+    /* Set by the caller: the threads go on its first n_threads cores, the
+     * calling thread on core 0, as `run` places them (loaded once, before
+     * any pinning narrows what a load sees); NULL: not pinned. */
+    const struct ab_topology *topo;
     double call_s, before_s;
     double *region_s;      /* trace->n of them; the caller frees */
 } ab_explain_times;
 
-/* The call itself, on a team of n_threads (the caller keeps it within the
- * cores it may use: more would time the OS's sharing), times->reps times
+/* The call itself, on a team of n_threads (at most times->topo's cores:
+ * more would time the OS's sharing), times->reps times
  * after a warm-up: its regions in trace (the last call's: every call must
  * run the same ones) and their times in *times. 0, or -1 with err. */
 int ab_explain_measure(const struct ab_workload *w, const char *kernel, int n_threads,
