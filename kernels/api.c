@@ -119,7 +119,8 @@ static int auto_may_run(const attn_kernel *k, int bf16)
 
 /* NULL/"auto" defers to ATTN_KERNEL, then to the first runnable fp32 row
  * of kernels.def (most capable first); "auto-bf16" likewise, to the first
- * runnable row of either math. A name, given or from the environment, must
+ * runnable row of either math; either passes over a row known to be slower
+ * on this CPU (auto_passes_over_on). A name, given or from the environment, must
  * exist and run here: never a silent fallback. *bf16: whether the context
  * is "auto-bf16" (its wisdom may then name bf16 rows). */
 static const attn_kernel *select_kernel(const char *name, const char **source, int *bf16)
@@ -136,9 +137,12 @@ static const attn_kernel *select_kernel(const char *name, const char **source, i
         const attn_kernel *k = attn_registry_find(name);
         return attn_registry_runnable(k) ? k : NULL;
     }
-    for (int i = 0; i < attn_registry_count(); i++)
-        if (attn_registry_runnable(attn_registry_get(i)) && auto_may_run(attn_registry_get(i), *bf16))
-            return attn_registry_get(i);
+    for (int i = 0; i < attn_registry_count(); i++) {
+        const attn_kernel *k = attn_registry_get(i);
+        if (attn_registry_runnable(k) && auto_may_run(k, *bf16)
+            && !attn_registry_passed_over(k, attn_cpu()->has))
+            return k;
+    }
     return NULL;
 }
 

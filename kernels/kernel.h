@@ -298,6 +298,11 @@ typedef struct attn_kernel {
      * primitives and is never runnable. */
     const char *unavailable;
     unsigned requires;                 /* ATTN_CPU_* bits that must be usable */
+    /* ATTN_CPU_* bits of CPUs on which this row, though it runs, is known
+     * to be slower than a row below it: where the CPU has any of them,
+     * "auto"/"auto-bf16" pass over it when choosing by features (named,
+     * or chosen by the tuner's wisdom, it still runs). 0: none. */
+    unsigned auto_passes_over_on;
     /* The math of its products (attn_kernel_math): ATTN_F32 (the zero
      * default), or ATTN_BF16: the operands of every matrix product
      * (projections, FFN, Q·Kᵀ, P·V) rounded to bf16, fp32 accumulation;
@@ -366,6 +371,9 @@ int attn_registry_index(const attn_kernel *k);
 int attn_registry_runnable(const attn_kernel *k);
 /* The bits of k->requires that are not usable here (0 when runnable). */
 unsigned attn_registry_missing(const attn_kernel *k);
+/* 1 when a choice by features passes over k on a CPU with the ATTN_CPU_*
+ * bits cpu_has (k->auto_passes_over_on). */
+int attn_registry_passed_over(const attn_kernel *k, unsigned cpu_has);
 /* Copies k and fills its empty slots from the naive kernel. */
 void attn_registry_resolve(const attn_kernel *k, attn_kernel *out);
 /* The oracle (naive/naive.c): the registry fills empty slots from it, and

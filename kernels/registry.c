@@ -61,6 +61,11 @@ unsigned attn_registry_missing(const attn_kernel *k)
     return k ? k->requires & ~attn_cpu()->usable : 0;
 }
 
+int attn_registry_passed_over(const attn_kernel *k, unsigned cpu_has)
+{
+    return k && (k->auto_passes_over_on & cpu_has) != 0;
+}
+
 int attn_registry_runnable(const attn_kernel *k)
 {
     return k && !k->unavailable && attn_registry_missing(k) == 0;

@@ -34,7 +34,8 @@ static void test_math_and_choice(void)
     const char *first_f32 = NULL, *first_any = NULL;
     for (int i = 0; i < attn_kernel_count(); i++) {
         const char *k = attn_kernel_name(i);
-        if (!attn_kernel_supported(k))
+        if (!attn_kernel_supported(k)
+            || attn_registry_passed_over(attn_registry_find(k), attn_cpu()->has))
             continue;
         if (!first_any)
             first_any = k;
@@ -51,6 +52,21 @@ static void test_math_and_choice(void)
           b ? attn_ctx_kernel(b) : "-", first_any);
     attn_ctx_destroy(a);
     attn_ctx_destroy(b);
+
+    /* Intel's AMX cores run VDPBF16PS at half FMA's rate: a choice by
+     * features passes over avx512-bf16 there, and over no fp32 row. */
+    t_case("bf16: a choice by features passes over avx512-bf16 on a CPU with AMX-BF16 only");
+    const attn_kernel *bf = attn_registry_find("avx512-bf16");
+    const unsigned zen4 = ATTN_REQUIRES_AVX512_BF16, spr = zen4 | ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16;
+    if (bf && !bf->unavailable)   /* built for this architecture */
+        CHECK(attn_registry_passed_over(bf, spr) && !attn_registry_passed_over(bf, zen4),
+              "avx512-bf16 passed over: with AMX %d, without %d",
+              attn_registry_passed_over(bf, spr), attn_registry_passed_over(bf, zen4));
+    for (int i = 0; i < attn_registry_count(); i++) {
+        const attn_kernel *r = attn_registry_get(i);
+        CHECK(r->math == ATTN_BF16 || !attn_registry_passed_over(r, ~0u),
+              "fp32 row %s passed over", r->name);
+    }
 }
 
 /* One op's output from naive, blocked-bf16 and (when it runs here)

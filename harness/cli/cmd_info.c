@@ -265,10 +265,17 @@ int ab_cmd_info(int argc, char **argv)
     else
         printf("%s", err);
     if (ab_select_kernels("auto-bf16", NULL, k, 1, err, sizeof err) == 1)
-        printf("; \"auto-bf16\" picks %s (%s)\n", k[0]->name,
+        printf("; \"auto-bf16\" picks %s (%s)", k[0]->name,
                k[0]->math == ATTN_BF16 ? "bf16" : "fp32");
     else
-        printf("; auto-bf16: %s\n", err);
+        printf("; auto-bf16: %s", err);
+    for (int i = 0; i < attn_registry_count(); i++) {
+        const attn_kernel *r = attn_registry_get(i);
+        if (attn_registry_runnable(r) && attn_registry_passed_over(r, attn_cpu()->has))
+            printf("; both pass over %s, which runs here but is slower on this CPU "
+                   "(docs/kernels.md)", r->name);
+    }
+    printf("\n");
     print_wisdom();
     return AB_EXIT_OK;
 }

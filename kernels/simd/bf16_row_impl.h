@@ -12,6 +12,9 @@
  *                      (simd_kernel.h's list), so its primitives take ex;
  *   BF_SKINNY_ROWS, BF_KERNEL_SYMBOL, BF_KERNEL_NAME, BF_DESCRIPTION,
  *   BF_REQUIRES;
+ *   BF_PASSED_OVER_ON  ATTN_CPU_* bits of CPUs where the row is slower than
+ *                      its ISA's fp32 row (kernel.h auto_passes_over_on);
+ *                      0 when not defined.
  *   BF_HIDDEN16        1 when its arch stores and reads the hidden in
  *                      bf16 (frame/gemm.h blk_gemm c16, a16): its tile
  *                      stores c16 and reads a16's panels as packed A's;
@@ -22,6 +25,9 @@
 
 #ifndef BF_HIDDEN16
 #define BF_HIDDEN16 0
+#endif
+#ifndef BF_PASSED_OVER_ON
+#define BF_PASSED_OVER_ON 0
 #endif
 
 /* ---- Attention: the streaming template over the pair arch ------------------------------- */
@@ -102,6 +108,7 @@ const attn_kernel BF_KERNEL_SYMBOL = {
     .name = BF_KERNEL_NAME,
     .description = BF_DESCRIPTION,
     .requires = BF_REQUIRES,
+    .auto_passes_over_on = BF_PASSED_OVER_ON,
     .math = ATTN_BF16,
     .parallel = 1,
     .explains = 1,
