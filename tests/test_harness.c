@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "json.h"
 #include "json_parse.h"
+#include "peak.h"
 #include "plan.h"
 #include "report.h"
 #include "select.h"
@@ -865,6 +866,58 @@ static void test_read_ceiling(void)
           "no bandwidth measured: a ceiling given");
 }
 
+/* The peaks' thread counts: measured on a ladder, interpolated between. */
+static void test_peak_ladder(void)
+{
+    t_case("peaks: the ladder of thread counts measured, and the figures between them");
+    int c[AB_PEAK_MAX_COUNTS], n;
+    n = ab_peak_ladder(1, c);
+    CHECK(n == 1 && c[0] == 1, "1 core: %d counts", n);
+    n = ab_peak_ladder(2, c);
+    CHECK(n == 2 && c[0] == 1 && c[1] == 2, "2 cores: %d counts", n);
+    static const int sixteen[] = { 1, 2, 3, 4, 6, 8, 12, 16 };
+    n = ab_peak_ladder(16, c);
+    CHECK(n == 8 && memcmp(c, sixteen, sizeof sixteen) == 0, "16 cores: %d counts", n);
+    n = ab_peak_ladder(100, c);
+    CHECK(n == 14 && c[12] == 96 && c[13] == 100, "100 cores: %d counts, last %d %d", n,
+          n > 1 ? c[n - 2] : -1, c[n - 1]);
+    n = ab_peak_ladder(1000, c);
+    CHECK(n <= AB_PEAK_MAX_COUNTS && c[n - 1] == AB_PEAK_MAX_THREADS && c[n - 2] < c[n - 1],
+          "1000 cores: %d counts, up to %d", n, c[n - 1]);
+    for (int i = 1; i < n; i++)
+        CHECK(c[i] > c[i - 1] && c[i] <= 2 * c[i - 1], "counts %d then %d", c[i - 1], c[i]);
+
+    /* 16 cores measured at the ladder: 100 GFLOP/s a thread, less from 8 on. */
+    static ab_peaks p;   /* large: not on the stack */
+    memset(&p, 0, sizeof p);
+    p.max_threads = 16;
+    n = ab_peak_ladder(16, c);
+    for (int i = 0; i < n; i++) {
+        int t = c[i];
+        p.gflops[AB_ISA_BASELINE][t] = t <= 8 ? 100.0 * t : 800.0 + 50.0 * (t - 8);
+        p.gflops_err[AB_ISA_BASELINE][t] = 0.001 * t;
+        p.read_gbs[t] = 10.0 * t;
+        p.triad_gbs[t] = 8.0 * t;
+    }
+    CHECK(ab_peak_measured(&p, 12) && !ab_peak_measured(&p, 10) && !ab_peak_measured(&p, 17),
+          "measured at 12 and not at 10 or 17");
+    CHECK(NEAR(ab_peak_gflops(&p, AB_ISA_BASELINE, 12), 1000.0, 1e-12)
+              && NEAR(ab_peak_gflops(&p, AB_ISA_BASELINE, 10), 900.0, 1e-12)
+              && NEAR(ab_peak_gflops(&p, AB_ISA_BASELINE, 5), 500.0, 1e-12)
+              && NEAR(ab_peak_gflops(&p, AB_ISA_BASELINE, 14), 1100.0, 1e-12)
+              && NEAR(ab_peak_gflops(&p, AB_ISA_BASELINE, 40), 1200.0, 1e-12),
+          "GFLOP/s at 12, 10, 5, 14, 40: %g %g %g %g %g", ab_peak_gflops(&p, AB_ISA_BASELINE, 12),
+          ab_peak_gflops(&p, AB_ISA_BASELINE, 10), ab_peak_gflops(&p, AB_ISA_BASELINE, 5),
+          ab_peak_gflops(&p, AB_ISA_BASELINE, 14), ab_peak_gflops(&p, AB_ISA_BASELINE, 40));
+    CHECK(NEAR(ab_peak_read_gbs(&p, 7), 70.0, 1e-12) && NEAR(ab_peak_triad_gbs(&p, 10), 80.0, 1e-12)
+              && NEAR(ab_peak_error(&p, AB_ISA_BASELINE, 10), 0.012, 1e-12),
+          "read at 7 %g, triad at 10 %g, error at 10 %g (the larger of 8's and 12's)",
+          ab_peak_read_gbs(&p, 7), ab_peak_triad_gbs(&p, 10),
+          ab_peak_error(&p, AB_ISA_BASELINE, 10));
+    memset(&p, 0, sizeof p);
+    CHECK(ab_peak_gflops(&p, AB_ISA_BASELINE, 4) == 0.0, "no peaks: 0");
+}
+
 /* ab_report_json's text for r[0..n) in context c, parsed (NULL with err). */
 static jv *report_json_doc(const ab_run_context *c, const ab_result *r, int n, char *err,
                            size_t err_len)
@@ -1247,5 +1300,6 @@ void test_harness(void)
     test_summary();
     test_json_writer();
     test_read_ceiling();
+    test_peak_ladder();
     test_report();
 }

@@ -133,9 +133,14 @@ static void print_peaks(const ab_topology *t, const ab_machine *m, int refresh)
         printf("  measurement failed\n");
         return;
     }
-    printf("  %-16s", "threads");
+    /* The counts measured (ab_peak_ladder's); the others interpolate. */
+    int counts[AB_PEAK_MAX_THREADS], nc = 0;
     for (int n = 1; n <= p.max_threads; n++)
-        printf(" %9d", n);
+        if (ab_peak_measured(&p, n))
+            counts[nc++] = n;
+    printf("  %-16s", "threads");
+    for (int c = 0; c < nc; c++)
+        printf(" %9d", counts[c]);
     printf("\n");
     for (int i = 0; i < AB_ISA_COUNT; i++) {
         if (!ab_isa_available((ab_isa)i))
@@ -143,20 +148,23 @@ static void print_peaks(const ab_topology *t, const ab_machine *m, int refresh)
         char label[32];
         snprintf(label, sizeof label, "%s GFLOP/s", ab_isa_name((ab_isa)i));
         printf("  %-16s", label);
-        for (int n = 1; n <= p.max_threads; n++)
-            printf(" %9.1f", p.gflops[i][n]);
+        for (int c = 0; c < nc; c++)
+            printf(" %9.1f", p.gflops[i][counts[c]]);
         printf("   (within");
-        for (int n = 1; n <= p.max_threads; n++)
-            printf(" %.1f%%", 100.0 * p.gflops_err[i][n]);
+        for (int c = 0; c < nc; c++)
+            printf(" %.1f%%", 100.0 * p.gflops_err[i][counts[c]]);
         printf(")\n");
     }
     printf("  %-16s", "triad GB/s");
-    for (int n = 1; n <= p.max_threads; n++)
-        printf(" %9.1f", p.triad_gbs[n]);
+    for (int c = 0; c < nc; c++)
+        printf(" %9.1f", p.triad_gbs[counts[c]]);
     printf("\n  %-16s", "read GB/s");
-    for (int n = 1; n <= p.max_threads; n++)
-        printf(" %9.1f", p.read_gbs[n]);
+    for (int c = 0; c < nc; c++)
+        printf(" %9.1f", p.read_gbs[counts[c]]);
     printf("\n");
+    if (nc < p.max_threads)
+        printf("  (measured at these counts; a count between two takes their linear "
+               "interpolation)\n");
     if (p.check_ratio[0] > 0)
         printf("  checked now: the FMA peak runs at %.3fx / %.3fx of the cached figure at 1 / %d "
                "threads\n", p.check_ratio[0], p.check_ratio[1], p.max_threads);

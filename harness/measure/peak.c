@@ -464,16 +464,20 @@ void ab_peaks_measure(ab_peaks *p, const ab_topology *t, const ab_machine *m)
     p->max_threads = t->cores < AB_PEAK_MAX_THREADS ? t->cores : AB_PEAK_MAX_THREADS;
     if (p->max_threads < 1)
         p->max_threads = 1;
+    int counts[AB_PEAK_MAX_COUNTS];
+    const int nc = ab_peak_ladder(p->max_threads, counts);
     for (int i = 0; i < AB_ISA_COUNT; i++)
-        for (int n = 1; n <= p->max_threads; n++)
-            p->gflops[i][n] = ab_measure_fma((ab_isa)i, t, n, 0.1, 5, &p->gflops_err[i][n]);
+        for (int c = 0; c < nc; c++)
+            p->gflops[i][counts[c]] = ab_measure_fma((ab_isa)i, t, counts[c], 0.1, 5,
+                                                     &p->gflops_err[i][counts[c]]);
     /* Arrays far larger than the last-level cache (at least 64 MiB each for
      * the triad's three, 512 MiB for the read), so both measure memory. */
     size_t l3 = ab_topology_cache_size(t, 3), bytes = 4 * l3;
     if (bytes < ((size_t)64 << 20))
         bytes = (size_t)64 << 20;
     size_t read_bytes = 16 * l3 > ((size_t)512 << 20) ? 16 * l3 : (size_t)512 << 20;
-    for (int n = 1; n <= p->max_threads; n++) {
+    for (int c = 0; c < nc; c++) {
+        const int n = counts[c];
         p->triad_gbs[n] = ab_measure_triad(t, n, bytes);
         p->read_gbs[n] = ab_measure_read(t, n, read_bytes, &p->read_err[n]);
     }
@@ -592,37 +596,88 @@ int ab_peaks_check(ab_peaks *p, const ab_topology *t, char *note, size_t note_le
     return stale;
 }
 
-/* The nearest measured thread count to n. */
-static int nearest(const ab_peaks *p, int n)
+int ab_peak_ladder(int cores, int *counts)
 {
-    return n < 1 ? 1 : (n > p->max_threads ? p->max_threads : n);
+    static const int steps[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192 };
+    cores = cores < 1 ? 1 : cores > AB_PEAK_MAX_THREADS ? AB_PEAK_MAX_THREADS : cores;
+    int n = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof *steps && steps[i] < cores; i++)
+        counts[n++] = steps[i];
+    counts[n++] = cores;
+    return n;
+}
+
+int ab_peak_measured(const ab_peaks *p, int n)
+{
+    return n >= 1 && n <= p->max_threads && n <= AB_PEAK_MAX_THREADS && p->read_gbs[n] > 0;
+}
+
+/* The measured counts either side of n (lo <= n <= hi; the same count
+ * when n was measured, or is past the last); 0 when p has none. */
+static int bracket(const ab_peaks *p, int n, int *lo, int *hi)
+{
+    if (p->max_threads < 1)
+        return 0;
+    n = n < 1 ? 1 : n > p->max_threads ? p->max_threads : n;
+    *lo = n;
+    while (*lo > 1 && !ab_peak_measured(p, *lo))
+        --*lo;
+    *hi = n;
+    while (*hi < p->max_threads && !ab_peak_measured(p, *hi))
+        ++*hi;
+    if (!ab_peak_measured(p, *lo))
+        *lo = *hi;
+    if (!ab_peak_measured(p, *hi))
+        *hi = *lo;
+    return 1;
+}
+
+/* series at n threads: measured, or interpolated between the counts either side. */
+static double at_count(const ab_peaks *p, const double *series, int n)
+{
+    int lo, hi;
+    if (!bracket(p, n, &lo, &hi))
+        return 0.0;
+    n = n > p->max_threads ? p->max_threads : n < 1 ? 1 : n;
+    if (lo == hi)
+        return series[lo];
+    return series[lo] + (series[hi] - series[lo]) * (double)(n - lo) / (double)(hi - lo);
+}
+
+/* An error at n threads: measured, or the larger of the counts either side. */
+static double err_at_count(const ab_peaks *p, const double *series, int n)
+{
+    int lo, hi;
+    if (!bracket(p, n, &lo, &hi))
+        return 0.0;
+    return series[lo] > series[hi] ? series[lo] : series[hi];
 }
 
 double ab_peak_gflops(const ab_peaks *p, ab_isa isa, int n_threads)
 {
-    if (isa < 0 || isa >= AB_ISA_COUNT || p->max_threads < 1)
+    if (isa < 0 || isa >= AB_ISA_COUNT)
         return 0.0;
-    return p->gflops[isa][nearest(p, n_threads)];
+    return at_count(p, p->gflops[isa], n_threads);
 }
 
 double ab_peak_error(const ab_peaks *p, ab_isa isa, int n_threads)
 {
-    if (isa < 0 || isa >= AB_ISA_COUNT || p->max_threads < 1)
+    if (isa < 0 || isa >= AB_ISA_COUNT)
         return 0.0;
-    return p->gflops_err[isa][nearest(p, n_threads)];
+    return err_at_count(p, p->gflops_err[isa], n_threads);
 }
 
 double ab_peak_read_gbs(const ab_peaks *p, int n_threads)
 {
-    return p->max_threads < 1 ? 0.0 : p->read_gbs[nearest(p, n_threads)];
+    return at_count(p, p->read_gbs, n_threads);
 }
 
 double ab_peak_triad_gbs(const ab_peaks *p, int n_threads)
 {
-    return p->max_threads < 1 ? 0.0 : p->triad_gbs[nearest(p, n_threads)];
+    return at_count(p, p->triad_gbs, n_threads);
 }
 
 double ab_peak_read_error(const ab_peaks *p, int n_threads)
 {
-    return p->max_threads < 1 ? 0.0 : p->read_err[nearest(p, n_threads)];
+    return err_at_count(p, p->read_err, n_threads);
 }

@@ -35,10 +35,25 @@ ab_isa ab_isa_of_requirements(unsigned requires);
 struct attn_kernel;
 ab_isa ab_isa_of_kernel(const struct attn_kernel *k);
 
-#define AB_PEAK_MAX_THREADS 64
+/* The most cores the peaks are measured on; past it, a count takes the
+ * figures of this one. */
+#define AB_PEAK_MAX_THREADS 256
+/* The most thread counts measured (ab_peak_ladder's, up to 256 cores). */
+#define AB_PEAK_MAX_COUNTS 24
+
+/* The thread counts the peaks are measured at on `cores` cores (at most
+ * AB_PEAK_MAX_THREADS): 1, 2, 3, 4, then counts about √2 apart (6, 8, 12,
+ * 16, 24, 32, ...) below cores, then cores itself; into counts (room for
+ * AB_PEAK_MAX_COUNTS), ascending. Returns how many. Measuring every count
+ * took ~100 s on 16 cores and would take the better part of an hour on
+ * 128; a count between two of these takes their linear interpolation. */
+int ab_peak_ladder(int cores, int *counts);
 
 typedef struct ab_peaks {
-    int max_threads;                                     /* measured for 1..max_threads */
+    /* The counts measured are ab_peak_ladder(max_threads)'s (or, from a
+     * cache written before the ladder, every count): their figures are
+     * > 0, the others 0. Use the ab_peak_* functions, which interpolate. */
+    int max_threads;
     double gflops[AB_ISA_COUNT][AB_PEAK_MAX_THREADS + 1]; /* 0 = not available */
     /* The FMA peak's own error, relative: how far the best pass stood above
      * the next best (at least 0.5%, the passes' timing resolution). A
@@ -77,8 +92,8 @@ typedef struct ab_peaks {
  * earlier build measured are measured again. */
 #define AB_PEAK_BENCH_VERSION 5
 
-/* Measures every figure of p (a few seconds): the FMA peak of each ISA at
- * 1..max_threads threads, the triad and read bandwidths, the core clock,
+/* Measures every figure of p (seconds; ~50 s on 16 cores): the FMA peak of
+ * each ISA at the ladder's thread counts, the triad and read bandwidths, the core clock,
  * and the load and steal they were measured under. */
 void ab_peaks_measure(ab_peaks *p, const ab_topology *t, const ab_machine *m);
 
@@ -91,9 +106,14 @@ void ab_peaks_measure(ab_peaks *p, const ab_topology *t, const ab_machine *m);
  * loaded; otherwise it is left as it was. */
 int ab_peaks_check(ab_peaks *p, const ab_topology *t, char *note, size_t note_len);
 
-/* GFLOP/s peak for isa with n threads (the nearest measured count), 0 if none. */
+/* Whether p has figures measured at n threads. */
+int ab_peak_measured(const ab_peaks *p, int n_threads);
+/* GFLOP/s peak for isa with n threads, 0 if none: the figure measured at
+ * n, else the linear interpolation between the measured counts either side
+ * of n (beyond max_threads: max_threads'). The other figures alike. */
 double ab_peak_gflops(const ab_peaks *p, ab_isa isa, int n_threads);
-/* Its relative error (gflops_err), 0 if none. */
+/* Its relative error (gflops_err), 0 if none: between two measured counts,
+ * the larger of theirs. */
 double ab_peak_error(const ab_peaks *p, ab_isa isa, int n_threads);
 /* Read-only and triad bandwidth, GB/s, at n threads (the nearest measured
  * count), and the read bandwidth's relative error. */
