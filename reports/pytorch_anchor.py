@@ -36,14 +36,20 @@ and bytes counters, so they are attnbench's by construction: this script
 parses no shape and counts nothing itself.
 
 Workloads (fp32, torch.no_grad, modules in eval mode):
-  sdpa     the math form on [B][H][L][Dh]: softmax((Q·scale) Kᵀ + mask) V, with
-           the additive mask added in place and the scale folded into Q (O(L·Dh)),
-           as PyTorch 2's math backend does; 1.13 has no
-           F.scaled_dot_product_attention. Two Lq×Lk tensors are alive at the peak.
-           Grouped-query (Hkv < H): K and V are [B][Hkv][Lk][Dh] and expanded to H
-           heads inside the timed call, k.repeat_interleave(H // Hkv, dim=1) (and v),
-           as a 1.13 user does (no broadcasting form); the copies are part of the
-           cost and of --memory's extra_rss_bytes. kv=f16|bf16|i8: K and V are
+  sdpa     PyTorch 2 (from 2.0): F.scaled_dot_product_attention(Q, K, V,
+           attn_mask=<the additive mask>, scale=) on [B][H][L][Dh] — its fused CPU
+           kernels, what its users call (fused_sdpa; `scale` from 2.1, before it
+           folded into Q; grouped heads with enable_gqa=True from 2.5, before it
+           K and V repeat_interleave'd in the call). --self-test checks every one
+           of these forms against the math form below.
+           1.13, which has none: the math form, softmax((Q·scale) Kᵀ + mask) V,
+           with the additive mask added in place and the scale folded into Q
+           (O(L·Dh)), as PyTorch 2's math backend does. Two Lq×Lk tensors are
+           alive at the peak. Grouped-query (Hkv < H): K and V are
+           [B][Hkv][Lk][Dh] and expanded to H heads inside the timed call,
+           k.repeat_interleave(H // Hkv, dim=1) (and v), as a 1.13 user does (no
+           broadcasting form); the copies are part of the cost and of --memory's
+           extra_rss_bytes. The context's sdpa_form says which form ran. kv=f16|bf16|i8: K and V are
            kept as torch.float16 / torch.bfloat16, or int8 with a scale per row
            of Dh (attnbench's rounding), and dequantized to fp32 inside the timed
            call, as a 1.13 user of such a cache does. op=generate with kv other
@@ -529,6 +535,45 @@ def bert_model(torch, s, vocab, act):
     return Bert()
 
 
+def torch_release(version):
+    """(major, minor) of a torch version string ("2.11.0+cu130" -> (2, 11))."""
+    m = re.match(r"(\d+)\.(\d+)", version)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def fused_sdpa(torch, q, k, v, mask, scale, group, f=None, release=None):
+    """attnbench's SDPA through PyTorch 2's F.scaled_dot_product_attention,
+    what a PyTorch 2 user calls (its fused CPU kernels): q [B][H][Lq][Dh],
+    k and v [B][H/group][Lk][Dh], mask additive (or None). The keyword
+    `scale` came in 2.1 (before it, Q is scaled so that the default
+    1/sqrt(Dh) gives `scale`); grouped heads without copies (`enable_gqa`)
+    in 2.5 (before it, K and V are repeat_interleave'd in the call). f and
+    release: the function and the version it follows (the self-test passes
+    a reference of its documented semantics where torch has none)."""
+    f = f or torch.nn.functional.scaled_dot_product_attention
+    release = release or torch_release(torch.__version__)
+    kw = {"attn_mask": mask.to(q.dtype) if mask is not None else None}
+    if group > 1 and release >= (2, 5):
+        kw["enable_gqa"] = True
+    elif group > 1:
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    if release >= (2, 1):
+        kw["scale"] = scale
+    else:
+        q = q * (scale * math.sqrt(q.shape[-1]))
+    return f(q, k, v, **kw)
+
+
+def sdpa_form(version):
+    """The context's words for the SDPA form timed with torch `version`."""
+    if torch_release(version) >= (2, 0):
+        return ("F.scaled_dot_product_attention(Q, K, V, attn_mask=additive mask, scale), "
+                "fp32; grouped-query " + ("enable_gqa=True" if torch_release(version) >= (2, 5)
+                                          else "K, V repeat_interleave'd to H heads in the call"))
+    return ("softmax((Q*scale) @ K^T + mask) @ V, eager, fp32; grouped-query K, V "
+            "repeat_interleave'd to H heads in the call")
+
+
 def make_workload(torch, s, parts=None, vocab=None):
     """A no-argument callable running the shape's PyTorch operation once. For
     op=generate, `parts` (a dict) receives the layers, x, memory and key_padding
@@ -586,6 +631,10 @@ def make_workload(torch, s, parts=None, vocab=None):
                 return lambda: qi.float() * sc
             return lambda: t
         k_stored, v_stored = stored(k), stored(v)
+
+        if hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+            # PyTorch 2: its fused SDPA, as its users call it.
+            return lambda: fused_sdpa(torch, q, k_stored(), v_stored(), mask, scale, group)
 
         def call():
             k, v = k_stored(), v_stored()
@@ -1032,8 +1081,7 @@ def build_context(probe, args, max_threads, pinned, pct_isa, workers):
             cur = seen.setdefault(w["threads"], dict(threads=w["threads"], **t))
             cur["os_threads"] = max(cur["os_threads"], t["os_threads"])
     ctx["threads_seen"] = [seen[k] for k in sorted(seen)]
-    ctx["sdpa_form"] = ("softmax((Q*scale) @ K^T + mask) @ V, eager, fp32; grouped-query K, V "
-                        "repeat_interleave'd to H heads in the call")
+    ctx["sdpa_form"] = sdpa_form(torch_info.get("torch_version", ""))
     ctx["mha_need_weights"] = False
     ctx["input_seed"] = SEED
     if args.memory:
@@ -1108,6 +1156,52 @@ def keyed(op, keys):
     binary); the text names it in the check's line."""
     return (f"op={op}," + ",".join(f"{k}={v}" for k, v in keys.items()),
             shape_of({"op": op, "keys": keys}))
+
+
+def check_sdpa_forms(verbose=True):
+    """fused_sdpa, in each form a PyTorch 2 release takes (2.0: Q prescaled,
+    K and V repeated; 2.1: scale=; 2.5: enable_gqa=True), against the math
+    form on small shapes: grouped and not, with an additive mask and
+    without, an explicit scale. Where torch has F.scaled_dot_product_attention
+    it is called in this torch's form; 1.13 has none, so a reference of its
+    documented semantics stands in and every form's plumbing is checked.
+    max |difference| <= 1e-5. Returns the number of failures."""
+    import torch
+    torch.set_num_threads(1)
+    t = SelfTest("check_sdpa_forms", verbose)
+    g = torch.Generator().manual_seed(SEED)
+
+    def reference(q, k, v, attn_mask=None, scale=None, enable_gqa=False):
+        if enable_gqa:
+            rep = q.shape[1] // k.shape[1]
+            k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+        sc = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        scores = q @ k.transpose(-2, -1) * sc
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        return torch.softmax(scores, dim=-1) @ v
+
+    real = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    forms = ([(real, torch_release(torch.__version__))] if real is not None
+             else [(reference, (2, 0)), (reference, (2, 1)), (reference, (2, 5))])
+    for b, h, hkv, lq, lk, dh, masked, scale in [(2, 4, 2, 7, 9, 8, True, 0.3),
+                                                  (1, 3, 3, 5, 5, 16, False, 0.25),
+                                                  (1, 8, 2, 1, 33, 8, True, 1.0 / math.sqrt(8))]:
+        q = torch.rand((b, h, lq, dh), generator=g) * 2 - 1
+        k = torch.rand((b, hkv, lk, dh), generator=g) * 2 - 1
+        v = torch.rand((b, hkv, lk, dh), generator=g) * 2 - 1
+        mask = (torch.rand((b, 1, lq, lk), generator=g) < 0.3).float() * -1e4 if masked else None
+        group = h // hkv
+        kh, vh = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        scores = (q * scale) @ kh.transpose(-2, -1)
+        want = torch.softmax(scores + mask if masked else scores, dim=-1) @ vh
+        for f, release in forms:
+            got = fused_sdpa(torch, q, k, v, mask, scale, group, f=f, release=release)
+            err = (got - want).abs().max().item()
+            t.report(err <= 1e-5, f"sdpa B{b} H{h} Hkv{hkv} Lq{lq} Lk{lk} Dh{dh} "
+                     f"{'masked' if masked else 'no mask'} scale {scale:.3g}, "
+                     f"form of {release[0]}.{release[1]}: max |diff| {err:.2e}")
+    return t.summary()
 
 
 def check_generate(binary, verbose=True):
@@ -1430,7 +1524,7 @@ def main(argv):
                 print(f"pytorch_anchor.py: PyTorch is not importable by {sys.executable}",
                       file=sys.stderr)
                 return 1
-            failed = check_bert(args.attnbench)
+            failed = check_bert(args.attnbench) + check_sdpa_forms()
             return check_generate(args.attnbench) or (1 if failed else 0)
         cpus = core_cpus()
         threads = parse_threads(args.threads, len(cpus)) if args.threads else [len(cpus)]
