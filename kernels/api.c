@@ -444,7 +444,7 @@ static attn_status reserve_workspace(attn_ctx *ctx, const attn_choice *c, size_t
 static attn_exec exec_of(const attn_ctx *ctx, const attn_choice *c)
 {
     attn_exec ex = { ctx->n_threads, c->params, ctx->workspace, ctx->workspace_bytes,
-                     c->kernel.data, &ctx->kernel_state[c->row], ctx->packed, ctx->trace };
+                     c->kernel.data, &ctx->kernel_state[c->row], ctx->packed, ctx->trace, NULL };
     return ex;
 }
 

@@ -223,6 +223,13 @@ typedef struct attn_gemm_problem {
  * through its gemm_scratch / sdpa_scratch slot (64-byte aligned; layernorm
  * gets none: NULL, 0; the scratch slots, which size it, must not read it),
  * and the data of the kernel's row (attn_kernel.data). */
+/* What an SDPA primitive's own scan for values that are not finite found
+ * (attn_exec.finite_scan). */
+typedef struct attn_finite_scan {
+    int done;     /* set by a path that scanned every Q row it read and output row it wrote */
+    int found;    /* set (atomically: any thread) when one of them was not finite */
+} attn_finite_scan;
+
 typedef struct attn_exec {
     int n_threads;
     const int *params;                 /* values of the kernel's params, in order */
@@ -241,6 +248,13 @@ typedef struct attn_exec {
     /* Set only for `attnbench explain`'s dry run (split.h): every parallel
      * region records its split here and does no work. */
     struct attn_trace *trace;
+    /* Set by attn_sdpa_run (compose.c) around an sdpa call, else NULL. A
+     * path that scans, inside its own parallel region, each Q row it reads
+     * and output row it writes (the SIMD rows' and blocked's tiled
+     * attention, right after each tile) sets done, and found where a value
+     * is not finite; one that does not leaves done 0, and attn_sdpa_run
+     * scans on one thread. Last: positional initializers leave it NULL. */
+    attn_finite_scan *finite_scan;
 } attn_exec;
 
 /* A tunable parameter of a kernel (tile sizes). */

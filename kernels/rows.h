@@ -20,6 +20,33 @@ void attn_rows_mask(const attn_mask *m, int b, int i, int q_len, int kv_len, int
  * is then all zeros: the fully-masked rule). */
 float attn_rows_softmax(float *s, int n);
 
+/* 1 when x[0..n) are all finite. Branch-free over the row (x − x is 0
+ * for a finite x, NaN otherwise), so that it vectorizes. */
+static inline int attn_row_finite(const float *x, int n)
+{
+    int bad = 0;
+    for (int d = 0; d < n; d++)
+        bad |= !(x[d] - x[d] == 0.0f);
+    return !bad;
+}
+
+/* For an sdpa path that scans its tiles (kernel.h attn_exec.finite_scan):
+ * rows [q0, q0 + rows) of head (b, h) of p's Q and output, scanned right
+ * after the tile wrote them; scan->found set when one is not finite. */
+static inline void attn_sdpa_scan_tile(attn_finite_scan *scan, const attn_sdpa_problem *p, int b,
+                                       int h, int q0, int rows)
+{
+    const float *q = p->q + b * p->q_st.batch + h * p->q_st.head + (size_t)q0 * p->q_st.row;
+    const float *o = p->out + b * p->out_st.batch + h * p->out_st.head
+                   + (size_t)q0 * p->out_st.row;
+    int ok = 1;
+    for (int i = 0; i < rows; i++)
+        ok &= attn_row_finite(q + (size_t)i * p->q_st.row, p->head_dim)
+            & attn_row_finite(o + (size_t)i * p->out_st.row, p->head_dim);
+    if (!ok)   /* threads may race to it: an atomic store */
+        __atomic_store_n(&scan->found, 1, __ATOMIC_RELAXED);
+}
+
 /* x[0..n) → act(x) in place (api.md §1.3 activations; ATTN_ACT_NONE leaves
  * x). Inline, one loop per activation, so that each vectorizes (vmath.h)
  * inside the callers' tile loops. */

@@ -238,6 +238,38 @@ static void sdpa_bad_inputs(const char *kn, int len)
     }
 }
 
+/* A call whose Q holds a value that is not finite, or whose output would
+ * (an infinite value), is the oracle's call: every output equals naive's,
+ * bit for bit (NaN for NaN) — whether the kernel's own threads scanned
+ * its tiles (kernel.h attn_exec.finite_scan) or compose.c did. */
+static void bad_inputs_take_the_oracle(const char *kn, int len)
+{
+    char shape[96];
+    snprintf(shape, sizeof shape, "op=sdpa,B=2,H=2,L=%d,Dh=16,mask=none", len);
+    static const char *const what[] = { "NaN in Q", "+Inf in V" };
+    for (int c = 0; c < 2; c++) {
+        t_case("stress [%s]: SDPA L %d, %s: the oracle's output, bit for bit", kn, len, what[c]);
+        ab_workload w;
+        if (make(&w, shape) != 0)
+            continue;
+        const size_t at = ((size_t)3 * len + (size_t)len / 2) * 16 + 5;   /* (1, 1), row L/2 */
+        if (c == 0)
+            w.q[at] = NAN;
+        else
+            w.v[at] = INFINITY;
+        float *y = run(kn, &w), *ref = run("naive", &w);
+        size_t differ = 0, first = 0;
+        for (size_t e = 0; y && ref && e < w.out_len; e++)
+            if (!(y[e] == ref[e] || (isnan(y[e]) && isnan(ref[e]))) && !differ++)
+                first = e;
+        CHECK(y && ref && differ == 0, "%zu outputs differ from naive's (first %zu: %g against %g)",
+              differ, first, y && ref ? y[first] : 0.0, y && ref ? ref[first] : 0.0);
+        ab_free(y);
+        ab_free(ref);
+        ab_workload_free(&w);
+    }
+}
+
 /* A decoding step: 2 queries (the last two positions, bottom-right) of 4
  * heads over 2 key/value heads against 1100 keys (three splits of the SIMD
  * decode path). Key Lk−1 is seen by query 1 only, so its bad value must not
@@ -499,6 +531,8 @@ void test_stress(void)
         huge_bias(kernels[i]);
         sdpa_bad_inputs(kernels[i], 45);
         sdpa_bad_inputs(kernels[i], 300);
+        bad_inputs_take_the_oracle(kernels[i], 45);
+        bad_inputs_take_the_oracle(kernels[i], 300);
         decode_bad_inputs(kernels[i]);
         layer_bad_inputs(kernels[i]);
         denormals(kernels[i]);

@@ -68,6 +68,9 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
                          "attention %dx%dx%dx%d (B, H, Lq, Lk), %d-row blocks", p->batch,
                          p->n_heads, p->q_len, p->kv_len, bq))
         return;
+    attn_finite_scan *scan = ex->finite_scan;
+    if (scan)
+        scan->done = 1;
     /* Tasks differ in cost under a causal mask: hand them out dynamically.
      * Which thread runs a task does not change its result. */
 #pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
@@ -86,6 +89,8 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
         if (keys == 0) {   /* bottom-right with Lq > Lk: these rows see no key */
             for (int i = 0; i < rows; i++)
                 memset(out + (size_t)i * p->out_st.row, 0, (size_t)dh * sizeof(float));
+            if (scan)
+                attn_sdpa_scan_tile(scan, p, b, h, q0, rows);
             continue;
         }
         /* Keys or values stored narrower: the ones the block sees, widened
@@ -116,5 +121,7 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
             .act = ATTN_ACT_NONE,
         };
         sp->product(&pv, ex->params, pack);
+        if (scan)   /* the block's rows, as written (kernel.h attn_exec.finite_scan) */
+            attn_sdpa_scan_tile(scan, p, b, h, q0, rows);
     }
 }

@@ -216,6 +216,9 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
         return;
     sdpa_layout L;
     SIMD_NAME(sdpa_layout_of)(p, ex->params, &L);   /* checked when sizing the scratch */
+    attn_finite_scan *scan = ex->finite_scan;       /* each tile's rows, as written */
+    if (scan)
+        scan->done = 1;
 
 #pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
     for (long t = 0; t < tasks; t++) {
@@ -245,6 +248,8 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
         for (int q0 = q_begin; q0 < q_end; q0 += bq) {
             int rows = q_end - q0 < bq ? q_end - q0 : bq;
             SIMD_NAME(sdpa_query_tile_run)(p, ex->params, &L, buf, b, h, q0, rows);
+            if (scan)
+                attn_sdpa_scan_tile(scan, p, b, h, q0, rows);
         }
     }
 }
