@@ -120,9 +120,9 @@ static int auto_may_run(const attn_kernel *k, int bf16)
 /* NULL/"auto" defers to ATTN_KERNEL, then to the first runnable fp32 row
  * of kernels.def (most capable first); "auto-bf16" likewise, to the first
  * runnable row of either math; either passes over a row known to be slower
- * on this CPU (auto_passes_over_on). A name, given or from the environment, must
- * exist and run here: never a silent fallback. *bf16: whether the context
- * is "auto-bf16" (its wisdom may then name bf16 rows). */
+ * on this CPU (auto_passes_over_on). A name, given or from the environment,
+ * must exist and run here: never a silent fallback. *bf16: whether the
+ * context is "auto-bf16" (its wisdom may then name bf16 rows). */
 static const attn_kernel *select_kernel(const char *name, const char **source, int *bf16)
 {
     *source = "named";

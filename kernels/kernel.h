@@ -245,8 +245,9 @@ typedef struct attn_exec {
     /* The context's packed weights (api.c: attn_packed_lookup finds a
      * matrix in them), or NULL. */
     const struct attn_packed_weights *packed;
-    /* Set only for `attnbench explain`'s dry run (split.h): every parallel
-     * region records its split here and does no work. */
+    /* Set only for `attnbench explain` (split.h): every parallel region
+     * records its split here and, in a dry run, does no work; in a
+     * measured one, when it was offered. */
     struct attn_trace *trace;
     /* Set by attn_sdpa_run (compose.c) around an sdpa call, else NULL. A
      * path that scans, inside its own parallel region, each Q row it reads

@@ -57,7 +57,8 @@ static void test_math_and_choice(void)
      * features passes over avx512-bf16 there, and over no fp32 row. */
     t_case("bf16: a choice by features passes over avx512-bf16 on a CPU with AMX-BF16 only");
     const attn_kernel *bf = attn_registry_find("avx512-bf16");
-    const unsigned zen4 = ATTN_REQUIRES_AVX512_BF16, spr = zen4 | ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16;
+    const unsigned zen4 = ATTN_REQUIRES_AVX512_BF16;
+    const unsigned spr = zen4 | ATTN_CPU_AMX_TILE | ATTN_CPU_AMX_BF16;
     if (bf && !bf->unavailable)   /* built for this architecture */
         CHECK(attn_registry_passed_over(bf, spr) && !attn_registry_passed_over(bf, zen4),
               "avx512-bf16 passed over: with AMX %d, without %d",

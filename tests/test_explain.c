@@ -115,7 +115,8 @@ static void test_totals(void)
            row->name);
     if (parse("op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none", &s) == 0) {
         for (int n = 1; n <= 24; n += 23) {
-            CHECK(ab_explain_shape(&s, row->name, n, &t, NULL, ran, sizeof ran, err, sizeof err) == 0,
+            CHECK(ab_explain_shape(&s, row->name, n, &t, NULL, ran, sizeof ran, err,
+                                   sizeof err) == 0,
                   "%s", err);
             /* Two LayerNorms of 300 rows, the QKV, output and FFN products,
              * the attention: 300 rows are more than the streamed gemm's. */
@@ -148,7 +149,8 @@ static void test_totals(void)
     for (size_t c = 0; c < sizeof layers / sizeof *layers; c++) {
         if (parse(layers[c], &s) != 0)
             continue;
-        CHECK(ab_explain_shape(&s, row->name, 8, &t, NULL, ran, sizeof ran, err, sizeof err) == 0, "%s",
+        CHECK(ab_explain_shape(&s, row->name, 8, &t, NULL, ran, sizeof ran, err,
+                               sizeof err) == 0, "%s",
               err);
         const int post = c == 0;
         int regions = 0, in_region = 0;
@@ -175,7 +177,8 @@ static void test_totals(void)
 
     t_case("explain [%s]: a decoding step splits keys then merges heads", row->name);
     if (parse("op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br", &s) == 0) {
-        CHECK(ab_explain_shape(&s, row->name, 7, &t, NULL, ran, sizeof ran, err, sizeof err) == 0, "%s",
+        CHECK(ab_explain_shape(&s, row->name, 7, &t, NULL, ran, sizeof ran, err,
+                               sizeof err) == 0, "%s",
               err);
         CHECK(t.n == 2 && strncmp(t.regions[0].name, "decode", 6) == 0
                   && attn_region_units(&t.regions[1]) == 2 * 2,
@@ -223,7 +226,8 @@ static void test_no_work(void)
     ab_shape s;
     char ran[64] = "";
     if (parse("op=sdpa,B=1,L=40,H=2,Dh=16,mask=none", &s) == 0) {
-        CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, &t, NULL, ran, sizeof ran, err, sizeof err) != 0
+        CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, &t, NULL, ran, sizeof ran, err,
+                               sizeof err) != 0
                   && strstr(err, "einsum-nqhd") && strcmp(ran, "einsum-nqhd") == 0,
               "einsum explained: '%s' (ran '%s')", err, ran);
     }
