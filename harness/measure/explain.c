@@ -1,5 +1,6 @@
 /*
- * explain.c — the dry run behind `attnbench explain` (explain.h).
+ * explain.c — the dry run behind `attnbench explain`, and its measured
+ * calls (explain.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,10 @@ static int explain_calls(const ab_workload *w, const char *kernel, int n_threads
     attn_status st = attn_ctx_create_traced(&ctx, kernel ? kernel : "auto", n_threads, trace);
     if (topo)
         (void)ab_pin_to_core(topo, 0, terr, sizeof terr);
-    if (st == ATTN_OK && times)
+    if (st == ATTN_OK && times) {
         st = ab_workload_pack(ctx, w, &packed);
+        attn_trace_clear(trace);   /* the calls' regions only, not the packing's */
+    }
     if (st == ATTN_OK && !(out = ab_alloc_floats(w->out_len, 0)))
         st = ATTN_ERR_NO_MEMORY;
     if (st == ATTN_OK)
