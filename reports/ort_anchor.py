@@ -1028,7 +1028,8 @@ def main(argv):
         print(f"ort_anchor.py: {missing}", file=sys.stderr)
         return 1
 
-    probes, pct_isa = pa.machine_probes("ort_anchor.py", args.attnbench, threads)
+    probes, pct_isa = pa.machine_probes("ort_anchor.py", args.attnbench, threads,
+                                        not args.no_peaks)
 
     results, workers, skipped, not_built, forms = [], [], [], [], {}
     total, progress = len(shapes) * len(threads), sys.stderr.isatty()

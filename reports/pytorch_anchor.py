@@ -327,16 +327,17 @@ def read_shapes(binary, texts, op=None):
             for e in attnbench_list(binary, ["--shape", text, *op_args])["shapes"]]
 
 
-def attnbench_context(binary, threads):
+def attnbench_context(binary, threads, peaks=True):
     """The context attnbench writes at this thread count (machine, caches,
-    peaks), from a tiny naive run; (None, reason) when it cannot be had."""
+    peaks unless not peaks), from a tiny naive run; (None, reason) when it
+    cannot be had."""
     if not os.access(binary, os.X_OK):
         return None, f"{binary} not found (make)"
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "probe.json")
         cmd = [binary, "run", "--kernel", "naive", "--shape", "op=sdpa,B=1,H=1,L=1,Dh=1",
                "--threads", str(threads), "--repetitions", "1", "--precision", "0", "--min-time", "0.0001",
-               "--json", path]
+               "--json", path] + ([] if peaks else ["--no-peaks"])
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             if p.returncode != 0:
@@ -1400,6 +1401,9 @@ def add_run_arguments(p, memory_help):
     p.add_argument("--attnbench", metavar="PATH", default=DEFAULT_ATTNBENCH,
                    help="the attnbench binary, which reads the shapes and gives their labels, "
                         "FLOPs and bytes (default: build/attnbench beside reports/)")
+    p.add_argument("--no-peaks", action="store_true",
+                   help="neither measure nor read attnbench's peaks (no %% of peak): measuring "
+                        "them takes a minute on a many-core machine")
 
 
 def check_run_arguments(a):
@@ -1472,12 +1476,12 @@ def select_shapes(args):
     return [shape_of(e) for e in suites[name]]
 
 
-def machine_probes(prog, binary, threads):
+def machine_probes(prog, binary, threads, peaks=True):
     """The machine's context and peaks from attnbench at each thread count, and
     the ISA % of peak is held to (None without attnbench: said on stderr)."""
     probes, probe_note = {}, None
     for n in sorted(set(threads)):
-        probes[n], why = attnbench_context(binary, n)
+        probes[n], why = attnbench_context(binary, n, peaks)
         probe_note = probe_note or why
     if probe_note:
         print(f"{prog}: no attnbench context ({probe_note}); machine fields from "
@@ -1548,7 +1552,8 @@ def main(argv):
               "Debian's python3-torch and run this with /usr/bin/python3", file=sys.stderr)
         return 1
 
-    probes, pct_isa = machine_probes("pytorch_anchor.py", args.attnbench, threads)
+    probes, pct_isa = machine_probes("pytorch_anchor.py", args.attnbench, threads,
+                                     not args.no_peaks)
 
     results, workers, skipped = [], [], []
     total, progress = len(shapes) * len(threads), sys.stderr.isatty()
