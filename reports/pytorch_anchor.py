@@ -545,7 +545,7 @@ def torch_release(version):
 def fused_sdpa(torch, q, k, v, mask, scale, group, f=None, release=None):
     """attnbench's SDPA through PyTorch 2's F.scaled_dot_product_attention,
     what a PyTorch 2 user calls (its fused CPU kernels): q [B][H][Lq][Dh],
-    k and v [B][H/group][Lk][Dh], mask additive (or None). The keyword
+    k and v [B][H/group][Lk][Dh], mask additive in q's type (or None). The keyword
     `scale` came in 2.1 (before it, Q is scaled so that the default
     1/sqrt(Dh) gives `scale`); grouped heads without copies (`enable_gqa`)
     in 2.5 (before it, K and V are repeat_interleave'd in the call). f and
@@ -553,7 +553,7 @@ def fused_sdpa(torch, q, k, v, mask, scale, group, f=None, release=None):
     a reference of its documented semantics where torch has none)."""
     f = f or torch.nn.functional.scaled_dot_product_attention
     release = release or torch_release(torch.__version__)
-    kw = {"attn_mask": mask.to(q.dtype) if mask is not None else None}
+    kw = {"attn_mask": mask}
     if group > 1 and release >= (2, 5):
         kw["enable_gqa"] = True
     elif group > 1:
@@ -635,7 +635,9 @@ def make_workload(torch, s, parts=None, vocab=None):
 
         if hasattr(torch.nn.functional, "scaled_dot_product_attention"):
             # PyTorch 2: its fused SDPA, as its users call it.
-            return lambda: fused_sdpa(torch, q, k_stored(), v_stored(), mask, scale, group)
+            # The mask in Q's type (F.sdpa asks it), converted once, not in the call.
+            qmask = mask.to(q.dtype) if mask is not None else None
+            return lambda: fused_sdpa(torch, q, k_stored(), v_stored(), qmask, scale, group)
 
         def call():
             k, v = k_stored(), v_stored()

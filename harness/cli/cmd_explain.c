@@ -194,6 +194,9 @@ int ab_cmd_explain(int argc, char **argv)
     attn_trace trace = { 0 };
     ab_topology topo;
     const int have_topo = measure && ab_topology_load(&topo, err, sizeof err) == 0;
+    if (measure && !have_topo)   /* as run says it */
+        fprintf(stderr, "attnbench explain: topology unavailable (%s); threads are not pinned\n",
+                err);
     for (int i = 0; i < ns && !failed; i++) {
         char text[512], ran[64];
         ab_shape_format(&shapes[i], text, sizeof text);

@@ -612,17 +612,18 @@ int ab_peak_measured(const ab_peaks *p, int n)
     return n >= 1 && n <= p->max_threads && n <= AB_PEAK_MAX_THREADS && p->read_gbs[n] > 0;
 }
 
-/* The measured counts either side of n (lo <= n <= hi; the same count
- * when n was measured, or is past the last); 0 when p has none. */
-static int bracket(const ab_peaks *p, int n, int *lo, int *hi)
+/* *n brought into [1, max_threads], and the measured counts either side of
+ * it (lo <= *n <= hi; the same count when *n was measured, or is past the
+ * last); 0 when p has none. */
+static int bracket(const ab_peaks *p, int *n, int *lo, int *hi)
 {
     if (p->max_threads < 1)
         return 0;
-    n = n < 1 ? 1 : n > p->max_threads ? p->max_threads : n;
-    *lo = n;
+    *n = *n < 1 ? 1 : *n > p->max_threads ? p->max_threads : *n;
+    *lo = *n;
     while (*lo > 1 && !ab_peak_measured(p, *lo))
         --*lo;
-    *hi = n;
+    *hi = *n;
     while (*hi < p->max_threads && !ab_peak_measured(p, *hi))
         ++*hi;
     if (!ab_peak_measured(p, *lo))
@@ -636,9 +637,8 @@ static int bracket(const ab_peaks *p, int n, int *lo, int *hi)
 static double at_count(const ab_peaks *p, const double *series, int n)
 {
     int lo, hi;
-    if (!bracket(p, n, &lo, &hi))
+    if (!bracket(p, &n, &lo, &hi))
         return 0.0;
-    n = n > p->max_threads ? p->max_threads : n < 1 ? 1 : n;
     if (lo == hi)
         return series[lo];
     return series[lo] + (series[hi] - series[lo]) * (double)(n - lo) / (double)(hi - lo);
@@ -648,7 +648,7 @@ static double at_count(const ab_peaks *p, const double *series, int n)
 static double err_at_count(const ab_peaks *p, const double *series, int n)
 {
     int lo, hi;
-    if (!bracket(p, n, &lo, &hi))
+    if (!bracket(p, &n, &lo, &hi))
         return 0.0;
     return series[lo] > series[hi] ? series[lo] : series[hi];
 }
