@@ -233,7 +233,13 @@ static inline void SIMD_NAME(sdpa_prefetch_page)(const void *row, size_t bytes)
  * (nv ≤ DECODE_ROW_VECS; a decoding step with Hkv = H): the query (K pass)
  * and the accumulator (V pass) stay in registers for the whole block, so a
  * key costs its loads and FMAs only, and the next pages are prefetched
- * (sdpa_prefetch_page).
+ * (sdpa_prefetch_page). The K pass reduces four keys' dot products
+ * together (vf_reduce_add4, the same sums bit for bit): a profile put most
+ * of its samples on the per-key horizontal sum. Lk 16384, H 32, Dh 128, 1
+ * thread, avx512 on a 2-vCPU Zen 4, old and new builds in one process:
+ * fp32 22.1 -> 20.2 ms, int8 6.79 -> 6.58-6.71, f16 10.3 -> 10.0; with
+ * the keys in L3 (Lk 512) fp32 304 -> 265 us, int8 189 -> 178, f16 185
+ * -> 176.
  *
  * Otherwise, from DECODE_RB rows up, rows are register-blocked: a vector
  * of K is loaded once for DECODE_RB query rows and DECODE_KS keys (RB·KS

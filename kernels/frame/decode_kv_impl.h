@@ -90,10 +90,14 @@ static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
         }
     }
 #pragma GCC unroll 4
-    for (int r = 0; r < rb; r++)
-#pragma GCC unroll 4
-        for (int k = 0; k < nk; k++)
-            s[(size_t)r * SDPA_DECODE_KEYS + k] = vf_reduce_add(acc[r][k]);
+    for (int r = 0; r < rb; r++) {
+        float *sr = s + (size_t)r * SDPA_DECODE_KEYS;
+        if (nk == 4)   /* the hot path's steps (DECODE_KS, DECODE_K1) */
+            vf_reduce_add4(acc[r][0], acc[r][1], acc[r][2], acc[r][3], sr);
+        else
+            for (int k = 0; k < nk; k++)
+                sr[k] = vf_reduce_add(acc[r][k]);
+    }
 }
 
 /* o_r += Σ_k p[r][k]·vrow[k] for rb ≤ DECODE_RB rows and nk ≤ DECODE_KV
@@ -270,27 +274,49 @@ static void KV_FN(sdpa_kv_block_values)(float *o, int dh, int rows, const char *
     }
 }
 
-/* The K pass of one row held in nv registers. */
-static void KV_FN(sdpa_kv_row_scores)(const float *q, int nv, const char *K, size_t kst, int kb,
-                                      int ahead, int ahead_ok, const float *scale,
-                                      size_t scale_st, float *s)
+/* The lanes of q · krow for a query held in nv registers, on two chains
+ * (even and odd vectors), added. */
+static DECODE_INLINE vf KV_FN(sdpa_kv_row_dot)(const vf *qv, int nv, const char *krow)
+{
+    vf a0 = vf_zero(), a1 = vf_zero();
+#pragma GCC unroll 8
+    for (int v = 0; v < DECODE_ROW_VECS; v += 2) {
+        if (v < nv)
+            a0 = vf_fmadd(qv[v], KV_LOAD(KV_AT(krow, v * SIMD_LANES)), a0);
+        if (v + 1 < nv)
+            a1 = vf_fmadd(qv[v + 1], KV_LOAD(KV_AT(krow, (v + 1) * SIMD_LANES)), a1);
+    }
+    return vf_add(a0, a1);
+}
+
+/* The K pass of one row held in nv registers (inlined with a constant nv
+ * for the widest rows: see sdpa_kv_row_scores). */
+static DECODE_INLINE void KV_FN(sdpa_kv_row_scores_nv)(const float *q, int nv, const char *K,
+                                                       size_t kst, int kb, int ahead,
+                                                       int ahead_ok, const float *scale,
+                                                       size_t scale_st, float *s)
 {
     vf qv[DECODE_ROW_VECS];
     SIMD_NAME(sdpa_decode_row_load)(qv, q, nv);
-    for (int jj = 0; jj < kb; jj++) {
+    int jj = 0;
+    for (; jj + 4 <= kb; jj += 4) {   /* four keys, their sums reduced together */
+        vf sum[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+            const char *krow = K + (size_t)(jj + k) * kst;
+            if (ahead && jj + k + ahead < ahead_ok)
+                SIMD_NAME(sdpa_prefetch_page)(krow + (size_t)ahead * kst,
+                                              (size_t)nv * SIMD_LANES * KV_BYTES);
+            sum[k] = KV_FN(sdpa_kv_row_dot)(qv, nv, krow);
+        }
+        vf_reduce_add4(sum[0], sum[1], sum[2], sum[3], s + jj);
+    }
+    for (; jj < kb; jj++) {
         const char *krow = K + (size_t)jj * kst;
         if (ahead && jj + ahead < ahead_ok)
             SIMD_NAME(sdpa_prefetch_page)(krow + (size_t)ahead * kst,
                                           (size_t)nv * SIMD_LANES * KV_BYTES);
-        vf a0 = vf_zero(), a1 = vf_zero();
-#pragma GCC unroll 8
-        for (int v = 0; v < DECODE_ROW_VECS; v += 2) {
-            if (v < nv)
-                a0 = vf_fmadd(qv[v], KV_LOAD(KV_AT(krow, v * SIMD_LANES)), a0);
-            if (v + 1 < nv)
-                a1 = vf_fmadd(qv[v + 1], KV_LOAD(KV_AT(krow, (v + 1) * SIMD_LANES)), a1);
-        }
-        s[jj] = vf_reduce_add(vf_add(a0, a1));
+        s[jj] = vf_reduce_add(KV_FN(sdpa_kv_row_dot)(qv, nv, krow));
     }
 #if KV_SCALED
     KV_FN(sdpa_kv_scale_keys)(s, 1, kb, scale, scale_st);
@@ -299,10 +325,11 @@ static void KV_FN(sdpa_kv_row_scores)(const float *q, int nv, const char *K, siz
 #endif
 }
 
-/* The V pass of one row held in nv registers. */
-static void KV_FN(sdpa_kv_row_values)(float *o, int nv, const char *V, size_t vst, int kb,
-                                      int ahead, int ahead_ok, const float *scale,
-                                      size_t scale_st, float *s)
+/* The V pass of one row held in nv registers (as the K pass). */
+static DECODE_INLINE void KV_FN(sdpa_kv_row_values_nv)(float *o, int nv, const char *V,
+                                                       size_t vst, int kb, int ahead,
+                                                       int ahead_ok, const float *scale,
+                                                       size_t scale_st, float *s)
 {
 #if KV_SCALED
     KV_FN(sdpa_kv_scale_keys)(s, 1, kb, scale, scale_st);
@@ -326,6 +353,30 @@ static void KV_FN(sdpa_kv_row_values)(float *o, int nv, const char *V, size_t vs
     for (int v = 0; v < DECODE_ROW_VECS; v++)
         if (v < nv)
             vf_store(o + v * SIMD_LANES, acc[v]);
+}
+
+/* The row passes, compiled apart for nv = DECODE_ROW_VECS (Dh 128 on
+ * AVX-512), where no test of v < nv is left in the loop. */
+static void KV_FN(sdpa_kv_row_scores)(const float *q, int nv, const char *K, size_t kst, int kb,
+                                      int ahead, int ahead_ok, const float *scale,
+                                      size_t scale_st, float *s)
+{
+    if (nv == DECODE_ROW_VECS)
+        KV_FN(sdpa_kv_row_scores_nv)(q, DECODE_ROW_VECS, K, kst, kb, ahead, ahead_ok, scale,
+                                     scale_st, s);
+    else
+        KV_FN(sdpa_kv_row_scores_nv)(q, nv, K, kst, kb, ahead, ahead_ok, scale, scale_st, s);
+}
+
+static void KV_FN(sdpa_kv_row_values)(float *o, int nv, const char *V, size_t vst, int kb,
+                                      int ahead, int ahead_ok, const float *scale,
+                                      size_t scale_st, float *s)
+{
+    if (nv == DECODE_ROW_VECS)
+        KV_FN(sdpa_kv_row_values_nv)(o, DECODE_ROW_VECS, V, vst, kb, ahead, ahead_ok, scale,
+                                     scale_st, s);
+    else
+        KV_FN(sdpa_kv_row_values_nv)(o, nv, V, vst, kb, ahead, ahead_ok, scale, scale_st, s);
 }
 
 #undef KV_WIDENS
