@@ -301,15 +301,18 @@ static void load_wisdom(attn_ctx *c, int bf16)
     free(w);
 }
 
-/* The choice for one call: a tuned one for its bucket, else the base. */
+/* The choice for one call, its keys and values stored as k_type and
+ * v_type: a tuned one for its bucket, else the base. */
 static const attn_choice *choose(attn_ctx *ctx, int op, int q_len, int kv_len, int head_dim,
-                                 const attn_mask *mask)
+                                 const attn_mask *mask, attn_dtype k_type, attn_dtype v_type)
 {
     ctx->last = &ctx->base;
     ctx->last_source = ctx->base_source;
     if (ctx->n_tuned) {
         attn_bucket b;
         attn_bucket_of(&b, op, q_len, kv_len, head_dim, mask, ctx->n_threads);
+        b.k_type = k_type;
+        b.v_type = v_type;
         for (int i = 0; i < ctx->n_tuned; i++)
             if (attn_bucket_equal(&ctx->tuned_bucket[i], &b)) {
                 ctx->last = &ctx->tuned[i];
@@ -543,7 +546,8 @@ static attn_status sdpa_call(attn_ctx *ctx, const attn_sdpa_shape *s, const floa
         .n_kv_heads = kv_heads, .k_store = *ks, .v_store = *vs,
     };
     p.k_store.scale_st = p.v_store.scale_st = scale_st;
-    const attn_choice *c = choose(ctx, ATTN_OP_SDPA, s->q_len, s->kv_len, s->head_dim, mask);
+    const attn_choice *c = choose(ctx, ATTN_OP_SDPA, s->q_len, s->kv_len, s->head_dim, mask,
+                                   ks->type, vs->type);
     attn_exec ex = exec_of(ctx, c);
     attn_status st = reserve_workspace(ctx, c, attn_sdpa_workspace(&c->kernel, &ex, &p));
     if (st != ATTN_OK)
@@ -608,7 +612,8 @@ attn_status attn_mha(attn_ctx *ctx, int d_model, int n_heads, float scale,
         .n_heads = n_heads, .scale = attn_resolve_scale(scale, d_model / n_heads),
         .w = w, .x_q = x_q, .x_kv = x_kv, .mask = mask, .y = y,
     };
-    const attn_choice *c = choose(ctx, ATTN_OP_MHA, q_len, kv_len, d_model / n_heads, mask);
+    const attn_choice *c = choose(ctx, ATTN_OP_MHA, q_len, kv_len, d_model / n_heads, mask,
+                                   ATTN_F32, ATTN_F32);
     attn_exec ex = exec_of(ctx, c);
     attn_status st = reserve_workspace(ctx, c, attn_mha_workspace(&c->kernel, &ex, &a));
     if (st != ATTN_OK)
@@ -657,7 +662,7 @@ attn_status attn_encoder(attn_ctx *ctx, const attn_encoder_config *c, int n_laye
     };
     /* One choice for the whole stack: its layers are the same shape. */
     const attn_choice *ch = choose(ctx, ATTN_OP_ENCODER, seq_len, seq_len,
-                                   c->d_model / c->n_heads, mask);
+                                   c->d_model / c->n_heads, mask, ATTN_F32, ATTN_F32);
     attn_exec ex = exec_of(ctx, ch);
     attn_status st = reserve_workspace(ctx, ch, attn_stack_workspace(&ch->kernel, &ex, &a));
     if (st != ATTN_OK)
@@ -856,10 +861,13 @@ attn_status attn_decoder_layer(attn_ctx *ctx, const attn_encoder_config *c,
         .x = x, .memory = memory, .mem_key_padding = mem_key_padding, .cache = cache, .y = y,
     };
     /* The encoder's bucket: a decoder layer is the same gemms and LayerNorms
-     * around two attentions (wisdom has no decoder bucket yet). */
+     * around two attentions (wisdom has no decoder bucket yet), with its
+     * cache's storage. */
     int kv_len = (cache ? cache->length : 0) + tgt_len;
     const attn_choice *ch = choose(ctx, ATTN_OP_ENCODER, tgt_len, kv_len,
-                                   c->d_model / c->n_heads, NULL);
+                                   c->d_model / c->n_heads, NULL,
+                                   cache ? cache->k_type : ATTN_F32,
+                                   cache ? cache->v_type : ATTN_F32);
     attn_exec ex = exec_of(ctx, ch);
     attn_status st = reserve_workspace(ctx, ch, attn_decoder_workspace(&ch->kernel, &ex, &a));
     if (st == ATTN_OK && cache && need_memory)

@@ -20,6 +20,23 @@ static inline size_t attn_dtype_bytes(attn_dtype t)
     return t == ATTN_F32 ? 4 : t == ATTN_F16 || t == ATTN_BF16 ? 2 : t == ATTN_I8 ? 1 : 0;
 }
 
+/* The type's name in shape keys, the wisdom and reports: "f32", "f16",
+ * "bf16", "i8" ("?" for a value that is not a type); attn_dtype_of_name is
+ * the inverse (-1 for an unknown name). */
+static inline const char *attn_dtype_name(attn_dtype t)
+{
+    static const char *const names[ATTN_DTYPE_COUNT] = { "f32", "f16", "bf16", "i8" };
+    return (unsigned)t < ATTN_DTYPE_COUNT ? names[t] : "?";
+}
+
+static inline int attn_dtype_of_name(const char *s)
+{
+    for (int t = 0; t < ATTN_DTYPE_COUNT; t++)
+        if (strcmp(s, attn_dtype_name((attn_dtype)t)) == 0)
+            return t;
+    return -1;
+}
+
 /* The largest finite binary16, and the largest finite bfloat16. */
 #define ATTN_F16_MAX 65504.0f
 #define ATTN_BF16_MAX 3.38953139e38f

@@ -98,19 +98,53 @@ void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,
                   : (mask->key_padding || mask->keep || mask->bias) ? ATTN_MASK_CLASS_PADDED
                   : mask->causal ? ATTN_MASK_CLASS_CAUSAL : ATTN_MASK_CLASS_NONE;
     b->threads = threads;
+    b->k_type = b->v_type = ATTN_F32;
+}
+
+/* "f16", or "f16/i8" for keys and values of two types. */
+static void kv_format(const attn_bucket *b, char *buf, size_t len)
+{
+    if (b->k_type == b->v_type)
+        snprintf(buf, len, "%s", attn_dtype_name(b->k_type));
+    else
+        snprintf(buf, len, "%s/%s", attn_dtype_name(b->k_type), attn_dtype_name(b->v_type));
+}
+
+/* kv_format's inverse: 0, or -1 for text that names no type. */
+static int kv_parse(const char *s, attn_bucket *b)
+{
+    char k[8];
+    const char *slash = strchr(s, '/');
+    size_t n = slash ? (size_t)(slash - s) : strlen(s);
+    if (n >= sizeof k)
+        return -1;
+    memcpy(k, s, n);
+    k[n] = '\0';
+    int kt = attn_dtype_of_name(k), vt = slash ? attn_dtype_of_name(slash + 1) : kt;
+    if (kt < 0 || vt < 0 || (slash && kt == vt))   /* one spelling per bucket */
+        return -1;
+    b->k_type = (attn_dtype)kt;
+    b->v_type = (attn_dtype)vt;
+    return 0;
 }
 
 void attn_bucket_format(const attn_bucket *b, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s L<=%ld Dh%d %s %dthr",
+    char kv[16] = "";
+    if (b->k_type != ATTN_F32 || b->v_type != ATTN_F32) {
+        memcpy(kv, " kv=", 5);
+        kv_format(b, kv + 4, sizeof kv - 4);
+    }
+    snprintf(buf, len, "%s L<=%ld Dh%d %s %dthr%s",
              b->op >= 0 && b->op < ATTN_OP_COUNT ? op_names[b->op] : "?", 1L << b->len_log2,
-             b->head_dim, mask_names[b->mask_class], b->threads);
+             b->head_dim, mask_names[b->mask_class], b->threads, kv);
 }
 
 int attn_bucket_equal(const attn_bucket *a, const attn_bucket *b)
 {
     return a->op == b->op && a->len_log2 == b->len_log2 && a->head_dim == b->head_dim
-        && a->mask_class == b->mask_class && a->threads == b->threads;
+        && a->mask_class == b->mask_class && a->threads == b->threads
+        && a->k_type == b->k_type && a->v_type == b->v_type;
 }
 
 /* ---- Records --------------------------------------------------------------------------- */
@@ -199,16 +233,27 @@ static int parse_params(char *text, attn_wisdom_record *r)
     return 0;
 }
 
-static int parse_record(char *line, attn_wisdom_record *r)
+/* A record line of the given schema: schema 2 has the keys' and values'
+ * storage after the thread count; schema 1, which has none, is fp32. */
+static int parse_record(char *line, int schema, attn_wisdom_record *r)
 {
-    char *f[14], *save = NULL;
+    char *all[14], **f = all, *save = NULL;
+    const int fields = schema == 1 ? 13 : 14;
     int n = 0;
     for (char *t = strtok_r(line, " \t", &save); t && n < 14; t = strtok_r(NULL, " \t", &save))
-        f[n++] = t;
-    if (n != 13 || strtok_r(NULL, " \t", &save))
+        all[n++] = t;
+    if (n != fields || strtok_r(NULL, " \t", &save))
         return -1;
     char *end;
     memset(r, 0, sizeof *r);
+    if (schema == 1)
+        r->bucket.k_type = r->bucket.v_type = ATTN_F32;
+    else {
+        if (kv_parse(all[6], &r->bucket) != 0)
+            return -1;
+        for (int i = 6; i < 13; i++)   /* the fields after it, at schema 1's places */
+            all[i] = all[i + 1];
+    }
     errno = 0;
     r->machine = strtoull(f[0], &end, 16);
     if (*end || errno)
@@ -245,7 +290,7 @@ static int parse_record(char *line, attn_wisdom_record *r)
 int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len)
 {
     char line[1024];
-    int lineno = 0, header = 0;
+    int lineno = 0, header = 0, schema = 0;
     memset(w, 0, sizeof *w);
     while (fgets(line, sizeof line, f)) {
         lineno++;
@@ -262,15 +307,14 @@ int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len)
         if (line[0] == '#' || line[0] == '\0')
             continue;
         if (!header) {
-            int schema;
             char extra;
             if (sscanf(line, "attnbench-wisdom %d %c", &schema, &extra) != 1) {
                 snprintf(err, err_len, "line %d: not an attnbench wisdom file", lineno);
                 return -1;
             }
-            if (schema != ATTN_WISDOM_SCHEMA) {
-                snprintf(err, err_len, "schema %d, this attnbench reads schema %d", schema,
-                         ATTN_WISDOM_SCHEMA);
+            if (schema != 1 && schema != ATTN_WISDOM_SCHEMA) {
+                snprintf(err, err_len, "schema %d, this attnbench reads schemas 1 and %d",
+                         schema, ATTN_WISDOM_SCHEMA);
                 return -1;
             }
             header = 1;
@@ -288,7 +332,7 @@ int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len)
             continue;
         }
         attn_wisdom_record r;
-        if (strncmp(line, "record ", 7) != 0 || parse_record(line + 7, &r) != 0) {
+        if (strncmp(line, "record ", 7) != 0 || parse_record(line + 7, schema, &r) != 0) {
             snprintf(err, err_len, "line %d: not a valid record", lineno);
             return -1;
         }
@@ -329,15 +373,18 @@ int attn_wisdom_write(FILE *f, const attn_wisdom *w)
 {
     fprintf(f, "# attnbench wisdom: written by `attnbench tune`; records of other machines are\n"
                "# kept but never applied. Fields: machine op len_log2 head_dim mask threads\n"
-               "# kernel params time_ns default_time_ns max_err level tuned_at\n"
+               "# kv (keys/values stored: f32, f16, bf16, i8; k/v when they differ) kernel\n"
+               "# params time_ns default_time_ns max_err level tuned_at\n"
                "attnbench-wisdom %d\n", ATTN_WISDOM_SCHEMA);
     for (int m = 0; m < w->n_machines; m++)
         fprintf(f, "machine %016" PRIx64 " %s\n", w->machine_hash[m], w->machine_key[m]);
     for (int i = 0; i < w->n; i++) {
         const attn_wisdom_record *r = &w->rec[i];
-        fprintf(f, "record %016" PRIx64 " %s %d %d %s %d %s ", r->machine, op_names[r->bucket.op],
-                r->bucket.len_log2, r->bucket.head_dim, mask_names[r->bucket.mask_class],
-                r->bucket.threads, r->kernel);
+        char kv[16];
+        kv_format(&r->bucket, kv, sizeof kv);
+        fprintf(f, "record %016" PRIx64 " %s %d %d %s %d %s %s ", r->machine,
+                op_names[r->bucket.op], r->bucket.len_log2, r->bucket.head_dim,
+                mask_names[r->bucket.mask_class], r->bucket.threads, kv, r->kernel);
         for (int p = 0; p < r->n_params; p++)
             fprintf(f, "%s%s=%d", p ? "," : "", r->param_name[p], r->param_value[p]);
         fprintf(f, "%s %.6g %.6g %.6g %s %s\n", r->n_params ? "" : "-", r->time_ns,

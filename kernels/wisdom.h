@@ -20,7 +20,9 @@
 #include "attn.h"
 #include "kernel.h"
 
-#define ATTN_WISDOM_SCHEMA 1
+/* Schema 2 (contract 0.3) adds the storage of keys and values to a
+ * bucket; a schema-1 file is read as fp32 keys and values. */
+#define ATTN_WISDOM_SCHEMA 2
 #define ATTN_WISDOM_MAX_RECORDS 4096
 
 enum { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER, ATTN_OP_COUNT };
@@ -28,9 +30,13 @@ enum { ATTN_MASK_CLASS_NONE, ATTN_MASK_CLASS_CAUSAL, ATTN_MASK_CLASS_PADDED };
 
 /* Calls that share a bucket share a tuned choice. len_log2: the smallest e
  * with max(Lq, Lk) <= 2^e. mask_class: padded for any padding, keep or bias
- * part (with or without causal), else causal, else none. */
+ * part (with or without causal), else causal, else none. k_type, v_type:
+ * how the call's keys and values are stored (ATTN_F32 but for attn_sdpa_kv
+ * and typed caches): a narrow type can move the bound of a decoding step
+ * from memory to the loop, and with it the best kernel and parameters. */
 typedef struct attn_bucket {
     int op, len_log2, head_dim, mask_class, threads;
+    attn_dtype k_type, v_type;
 } attn_bucket;
 
 typedef struct attn_wisdom_record {
@@ -70,9 +76,12 @@ uint64_t attn_machine_hash(const char *key);
  * -1 when neither variable is set or the path does not fit in len. */
 int attn_cache_dir(char *buf, size_t len);
 
+/* The bucket of a call whose keys and values are fp32; a typed call sets
+ * k_type and v_type after. */
 void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,
                     const attn_mask *mask, int threads);
-/* "sdpa L<=2^9 Dh64 causal 2thr" */
+/* "sdpa L<=512 Dh64 causal 2thr", then " kv=f16" (or " kv=f16/i8" for
+ * keys and values of two types) where they are not fp32 */
 void attn_bucket_format(const attn_bucket *b, char *buf, size_t len);
 int attn_bucket_equal(const attn_bucket *a, const attn_bucket *b);
 

@@ -422,13 +422,16 @@ static void test_real(void)
 static void test_verify_record(void)
 {
     t_case("tune: a pulled record is checked here before it is trusted");
-    attn_wisdom_record ok = { .bucket = { ATTN_OP_SDPA, 7, 64, ATTN_MASK_CLASS_NONE, 1 },
+    attn_wisdom_record ok = { .bucket = { ATTN_OP_SDPA, 7, 64, ATTN_MASK_CLASS_NONE, 1,
+                                                          ATTN_F32, ATTN_F32 },
                               .kernel = "blocked", .n_params = 2,
                               .param_name = { "mc", "bq" }, .param_value = { 60, 32 } };
     attn_wisdom_record enc = ok;
-    enc.bucket = (attn_bucket){ ATTN_OP_ENCODER, 9, 32, ATTN_MASK_CLASS_CAUSAL, 2 };
+    enc.bucket = (attn_bucket){ ATTN_OP_ENCODER, 9, 32, ATTN_MASK_CLASS_CAUSAL, 2, ATTN_F32,
+                                  ATTN_F32 };
     attn_wisdom_record mha = ok;
-    mha.bucket = (attn_bucket){ ATTN_OP_MHA, 5, 16, ATTN_MASK_CLASS_PADDED, 1 };
+    mha.bucket = (attn_bucket){ ATTN_OP_MHA, 5, 16, ATTN_MASK_CLASS_PADDED, 1, ATTN_F32,
+                                  ATTN_F32 };
     attn_wisdom_record unknown = ok, no_param = ok, out_of_range = ok;
     snprintf(unknown.kernel, sizeof unknown.kernel, "nosuch");
     snprintf(no_param.param_name[1], sizeof no_param.param_name[1], "nosuchparam");
@@ -439,6 +442,9 @@ static void test_verify_record(void)
     CHECK(ab_tune_verify_record(&enc, &e, why, sizeof why) && e <= 1.0, "encoder, causal, 2 "
           "threads: %s (%.3g)", why, e);
     CHECK(ab_tune_verify_record(&mha, &e, why, sizeof why) && e <= 1.0, "mha, padded: %s", why);
+    attn_wisdom_record typed = ok;   /* checked on int8 keys and values */
+    typed.bucket.k_type = typed.bucket.v_type = ATTN_I8;
+    CHECK(ab_tune_verify_record(&typed, &e, why, sizeof why) && e <= 1.0, "sdpa, kv=i8: %s", why);
     CHECK(!ab_tune_verify_record(&unknown, &e, why, sizeof why) && strstr(why, "no such kernel"),
           "an unknown kernel trusted (%s)", why);
     CHECK(!ab_tune_verify_record(&no_param, &e, why, sizeof why) && strstr(why, "nosuchparam"),

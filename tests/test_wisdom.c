@@ -3,7 +3,8 @@
  * write and a read unchanged; a file that is damaged in any way, of another
  * schema, or naming an undeclared machine is refused as a whole with a
  * reason; records of other machines are kept but never found for this one;
- * buckets classify calls as documented.
+ * buckets classify calls as documented, keys and values stored narrower in
+ * buckets of their own; a schema-1 file is still read (as fp32).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "ops.h"
 #include "wisdom.h"
 
 static attn_wisdom_record sample(uint64_t machine, int len_log2, const char *kernel)
@@ -18,7 +20,8 @@ static attn_wisdom_record sample(uint64_t machine, int len_log2, const char *ker
     attn_wisdom_record r;
     memset(&r, 0, sizeof r);
     r.machine = machine;
-    r.bucket = (attn_bucket){ ATTN_OP_SDPA, len_log2, 64, ATTN_MASK_CLASS_CAUSAL, 2 };
+    r.bucket = (attn_bucket){ ATTN_OP_SDPA, len_log2, 64, ATTN_MASK_CLASS_CAUSAL, 2, ATTN_F32,
+                              ATTN_F32 };
     snprintf(r.kernel, sizeof r.kernel, "%s", kernel);
     r.n_params = 2;
     strcpy(r.param_name[0], "bq");
@@ -102,6 +105,37 @@ static void test_auto_context(const char *key, uint64_t me)
     used = attn_ctx_last_choice(ctx, &src);
     CHECK(used && strcmp(src, "features") == 0, "causal ran %s (%s)", used, src);
     attn_ctx_destroy(ctx);
+
+    t_case("wisdom: keys and values stored narrower take their own bucket's record");
+    {
+        static uint16_t k16[B * H * L * DH], v16[B * H * L * DH];
+        CHECK_STATUS(attn_convert_rows(ATTN_F16, B * H * L, DH, k, k16, NULL), ATTN_OK);
+        CHECK_STATUS(attn_convert_rows(ATTN_F16, B * H * L, DH, v, v16, NULL), ATTN_OK);
+        const attn_kv_view kv16 = { ATTN_F16, k16, NULL }, vv16 = { ATTN_F16, v16, NULL };
+        const attn_kv_view kv32 = { ATTN_F32, k, NULL }, vv32 = { ATTN_F32, v, NULL };
+        /* fp32 keys and values go to naive, f16 ones to blocked */
+        snprintf(text, sizeof text,
+                 "attnbench-wisdom 2\nmachine %016llx %s\n"
+                 "record %016llx sdpa 4 8 none 1 f32 naive - 10 20 0.01 measure now\n"
+                 "record %016llx sdpa 4 8 none 1 f16 blocked bq=7 10 20 0.01 measure now\n",
+                 (unsigned long long)me, key, (unsigned long long)me, (unsigned long long)me);
+        CHECK(write_file(path, text) == 0, "write %s", path);
+        CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
+        const struct { const attn_kv_view *k, *v; const char *want, *src; } call[] = {
+            { &kv16, &vv16, "blocked", "wisdom" },
+            { &kv32, &vv32, "naive", "wisdom" },
+            { &kv16, &vv32, NULL, "features" },   /* f16 keys, fp32 values: never tuned */
+        };
+        for (int c = 0; c < 3; c++) {
+            CHECK_STATUS(attn_sdpa_kv(ctx, &sh, q, call[c].k, call[c].v, NULL, o), ATTN_OK);
+            used = attn_ctx_last_choice(ctx, &src);
+            CHECK(used && strcmp(src, call[c].src) == 0
+                      && (!call[c].want || strcmp(used, call[c].want) == 0),
+                  "keys %d, values %d: ran %s (%s); wisdom: %s", call[c].k->type,
+                  call[c].v->type, used, src, attn_ctx_wisdom_status(ctx));
+        }
+        attn_ctx_destroy(ctx);
+    }
 
     t_case("wisdom: a named kernel ignores the wisdom");
     CHECK_STATUS(attn_ctx_create(&ctx, "naive", 1), ATTN_OK);
@@ -206,6 +240,51 @@ void test_wisdom(void)
           && got->time_ns == 1234.5 && got->max_err == 0.004 && strcmp(got->level, "measure") == 0,
           "record changed on the way");
 
+    t_case("wisdom: keys and values stored narrower are buckets of their own, through the file");
+    attn_wisdom_record typed = a, mixed = a;
+    typed.bucket.k_type = typed.bucket.v_type = ATTN_F16;
+    snprintf(typed.kernel, sizeof typed.kernel, "avx2");
+    mixed.bucket.k_type = ATTN_BF16;
+    mixed.bucket.v_type = ATTN_I8;
+    snprintf(mixed.kernel, sizeof mixed.kernel, "blocked");
+    CHECK(!attn_bucket_equal(&typed.bucket, &a.bucket)
+              && !attn_bucket_equal(&typed.bucket, &mixed.bucket),
+          "typed buckets equal to fp32's");
+    CHECK(attn_wisdom_put(w, &typed, key) == 0 && attn_wisdom_put(w, &mixed, key) == 0
+              && w->n == 4, "put: %d records (the fp32 one replaced?)", w->n);
+    char shown[80];
+    attn_bucket_format(&mixed.bucket, shown, sizeof shown);
+    CHECK(strstr(shown, " kv=bf16/i8"), "'%s'", shown);
+    attn_bucket_format(&a.bucket, shown, sizeof shown);
+    CHECK(!strstr(shown, "kv="), "fp32 shown with its storage: '%s'", shown);
+    f = tmpfile();
+    CHECK(f && attn_wisdom_write(f, w) == 0, "write");
+    if (f) {
+        rewind(f);
+        CHECK(attn_wisdom_parse(f, back, err, sizeof err) == 0, "parse: %s", err);
+        fclose(f);
+    }
+    const attn_wisdom_record *g32 = attn_wisdom_find(back, me, &a.bucket),
+                             *g16 = attn_wisdom_find(back, me, &typed.bucket),
+                             *gmix = attn_wisdom_find(back, me, &mixed.bucket);
+    CHECK(back->n == 4 && g32 && g16 && gmix && strcmp(g32->kernel, "avx512") == 0
+              && strcmp(g16->kernel, "avx2") == 0 && strcmp(gmix->kernel, "blocked") == 0
+              && gmix->bucket.k_type == ATTN_BF16 && gmix->bucket.v_type == ATTN_I8,
+          "%d records; typed records lost or swapped", back->n);
+    /* the shapes' buckets follow their kv key */
+    ab_shape s32, s16;
+    attn_bucket b32, b16;
+    CHECK(ab_shape_parse("op=sdpa,B=1,H=32,Lq=1,Lk=4096,Dh=128", AB_OP_SDPA, &s32, err,
+                         sizeof err) == 0
+              && ab_shape_parse("op=sdpa,B=1,H=32,Lq=1,Lk=4096,Dh=128,kv=i8", AB_OP_SDPA, &s16,
+                                err, sizeof err) == 0,
+          "shape: %s", err);
+    ab_shape_bucket(&s32, 1, &b32);
+    ab_shape_bucket(&s16, 1, &b16);
+    CHECK(b32.k_type == ATTN_F32 && b16.k_type == ATTN_I8 && b16.v_type == ATTN_I8
+              && !attn_bucket_equal(&b32, &b16),
+          "shape buckets: %d/%d against %d/%d", b32.k_type, b32.v_type, b16.k_type, b16.v_type);
+
     t_case("wisdom: another machine's records are kept but not found for this one");
     attn_bucket other = b.bucket;
     CHECK(attn_wisdom_find(back, me, &other) != NULL, "same bucket, this machine");
@@ -219,10 +298,10 @@ void test_wisdom(void)
     const char *rec = "record %016llx sdpa 9 64 causal 2 avx512 bq=48 1 1 0.1 measure now\n";
     char good_rec[200];
     snprintf(good_rec, sizeof good_rec, rec, (unsigned long long)me);
-    struct { const char *what; char text[1200]; } bad[8];
+    struct { const char *what; char text[1200]; } bad[12];
     int nb = 0;
     snprintf(bad[nb].text, sizeof bad[0].text, "%s", ""); bad[nb++].what = "empty";
-    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 2\n"); bad[nb++].what = "schema";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 3\n"); bad[nb++].what = "schema";
     snprintf(bad[nb].text, sizeof bad[0].text, "hello\n"); bad[nb++].what = "not wisdom";
     snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%s", good_rec);
     bad[nb++].what = "undeclared machine";
@@ -237,6 +316,17 @@ void test_wisdom(void)
     snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%srecord %016llx sdpa 9 64 "
              "sideways 2 avx512 - 1 1 0.1 measure now\n", m, (unsigned long long)me);
     bad[nb++].what = "unknown mask";
+    /* schema 2: the storage field, after the thread count */
+    const char *rec2 = "record %016llx sdpa 9 64 causal 2 %s avx512 bq=48 1 1 0.1 measure now\n";
+    static const char *const bad_kv[] = { "f8", "f16/f16", "f16/", "" };
+    static const char *const bad_kv_what[] = { "unknown storage", "storage spelt twice",
+                                               "half a storage", "no storage field" };
+    for (int i = 0; i < 4; i++) {
+        char r2[200];
+        snprintf(r2, sizeof r2, rec2, (unsigned long long)me, bad_kv[i]);
+        snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 2\n%s%s", m, r2);
+        bad[nb++].what = bad_kv_what[i];
+    }
     for (int i = 0; i < nb; i++) {
         err[0] = '\0';
         CHECK(parse_text(bad[i].text, back, err, sizeof err) == -1 && err[0],
@@ -244,7 +334,16 @@ void test_wisdom(void)
     }
     char ok[1200];
     snprintf(ok, sizeof ok, "# comment\nattnbench-wisdom 1\n%s%s", m, good_rec);
-    CHECK(parse_text(ok, back, err, sizeof err) == 0 && back->n == 1, "a good file: %s", err);
+    CHECK(parse_text(ok, back, err, sizeof err) == 0 && back->n == 1
+              && back->rec[0].bucket.k_type == ATTN_F32 && back->rec[0].bucket.v_type == ATTN_F32,
+          "a good schema-1 file, read as fp32: %s", err);
+    char r2[200];
+    snprintf(r2, sizeof r2, rec2, (unsigned long long)me, "f16/i8");
+    snprintf(ok, sizeof ok, "attnbench-wisdom 2\n%s%s", m, r2);
+    CHECK(parse_text(ok, back, err, sizeof err) == 0 && back->n == 1
+              && back->rec[0].bucket.k_type == ATTN_F16 && back->rec[0].bucket.v_type == ATTN_I8
+              && strcmp(back->rec[0].kernel, "avx512") == 0,
+          "a good schema-2 file: %s", err);
     CHECK(attn_wisdom_read("/nonexistent/wisdom", back, err, sizeof err) == -2, "missing file");
 
     t_case("wisdom: buckets");

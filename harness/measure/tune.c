@@ -486,12 +486,17 @@ int ab_tune_verify_record(const attn_wisdom_record *rec, double *max_err, char *
         snprintf(why, len, "not a bucket this attnbench knows");
         return 0;
     }
-    /* A call of the bucket: its op, head width and mask kind; the check
-     * cuts its length (CHECK_LEN). */
-    char text[160];
+    /* A call of the bucket: its op, head width and mask kind, and for SDPA
+     * the keys' storage (a shape has one type for keys and values; an
+     * encoder bucket's typed records come from decoder layers, checked as
+     * the encoder's layer they share the kernel with); the check cuts its
+     * length (CHECK_LEN). */
+    char text[160], kv[16] = "";
     ab_shape s;
-    snprintf(text, sizeof text, "op=%s,B=2,H=2,L=%d,Dh=%d,mask=%s", ops[b->op],
-             1 << (b->len_log2 < 7 ? b->len_log2 : 7), b->head_dim, masks[b->mask_class]);
+    if (b->op == ATTN_OP_SDPA && b->k_type != ATTN_F32)
+        snprintf(kv, sizeof kv, ",kv=%s", attn_dtype_name(b->k_type));
+    snprintf(text, sizeof text, "op=%s,B=2,H=2,L=%d,Dh=%d,mask=%s%s", ops[b->op],
+             1 << (b->len_log2 < 7 ? b->len_log2 : 7), b->head_dim, masks[b->mask_class], kv);
     if (ab_shape_parse(text, AB_OP_SDPA, &s, why, len) != 0)
         return 0;
     int ok = check_candidate(&c, &s, b->threads);

@@ -81,7 +81,6 @@ static const char *const mask_names[AB_MASK_COUNT] = {
 };
 static const char *const act_names[] = { "gelu", "gelu-tanh", "relu" };
 static const char *const norm_names[] = { "post", "pre" };   /* by norm_first */
-static const char *const dtype_names[ATTN_DTYPE_COUNT] = { "f32", "f16", "bf16", "i8" };
 
 const char *ab_mask_name(ab_mask_kind m)
 {
@@ -142,7 +141,7 @@ static const char *key_text(const ab_shape *s, ab_key k)
     case MASK: return ab_mask_name(s->mask);
     case NORM: return norm_names[s->norm_first != 0];
     case ACT:  return s->act >= 0 && s->act < 3 ? act_names[s->act] : "?";
-    case DTYPE: return s->kv_type < ATTN_DTYPE_COUNT ? dtype_names[s->kv_type] : "?";
+    case DTYPE: return attn_dtype_name(s->kv_type);
     default:   return NULL;
     }
 }
@@ -206,7 +205,7 @@ static int read_value(ab_key k, const char *v, ab_shape_keys *out, char *err, si
         }
         break;
     case DTYPE:
-        if ((i = lookup(v, dtype_names, ATTN_DTYPE_COUNT)) < 0) {
+        if ((i = attn_dtype_of_name(v)) < 0) {
             snprintf(err, err_len, "shape: unknown %s '%s' (f32, f16, bf16, i8)", name, v);
             return -1;
         }
@@ -570,6 +569,7 @@ void ab_shape_bucket(const ab_shape *s, int threads, attn_bucket *b)
     if (row->bucket.by_sequence) {
         int len = s->q_len + s->steps;
         attn_bucket_of(b, row->bucket.wisdom_op, len, len, s->head_dim, NULL, threads);
+        b->k_type = b->v_type = s->kv_type;   /* its cache's */
         return;
     }
     /* Only which parts of a mask are set matters to the bucket. */
@@ -578,4 +578,5 @@ void ab_shape_bucket(const ab_shape *s, int threads, attn_bucket *b)
                        : s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_CAUSAL_BR ? &causal
                        : &padded;
     attn_bucket_of(b, row->bucket.wisdom_op, s->q_len, s->kv_len, s->head_dim, m, threads);
+    b->k_type = b->v_type = s->kv_type;
 }
