@@ -237,11 +237,11 @@ static int parse_params(char *text, attn_wisdom_record *r)
  * storage after the thread count; schema 1, which has none, is fp32. */
 static int parse_record(char *line, int schema, attn_wisdom_record *r)
 {
-    char *all[14], **f = all, *save = NULL;
+    char *f[14], *save = NULL;
     const int fields = schema == 1 ? 13 : 14;
     int n = 0;
     for (char *t = strtok_r(line, " \t", &save); t && n < 14; t = strtok_r(NULL, " \t", &save))
-        all[n++] = t;
+        f[n++] = t;
     if (n != fields || strtok_r(NULL, " \t", &save))
         return -1;
     char *end;
@@ -249,10 +249,10 @@ static int parse_record(char *line, int schema, attn_wisdom_record *r)
     if (schema == 1)
         r->bucket.k_type = r->bucket.v_type = ATTN_F32;
     else {
-        if (kv_parse(all[6], &r->bucket) != 0)
+        if (kv_parse(f[6], &r->bucket) != 0)
             return -1;
         for (int i = 6; i < 13; i++)   /* the fields after it, at schema 1's places */
-            all[i] = all[i + 1];
+            f[i] = f[i + 1];
     }
     errno = 0;
     r->machine = strtoull(f[0], &end, 16);
