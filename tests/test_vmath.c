@@ -9,6 +9,8 @@
  *        softmax's exp of x <= 0 the same over [-87.3, 0].
  *   GELUs (erf and tanh forms): within 5e-7·max(1, |x|); erf (portable):
  *        within 5e-7 absolute.
+ * The horizontal sum of four vectors at once (vf_reduce_add4, the decode
+ * path's K pass) equal bit for bit to four single sums (vf_reduce_add).
  * And every kernel's LayerNorm against double precision on rows with a
  * large mean and a small spread.
  */
@@ -29,6 +31,7 @@ typedef struct vmath_impl {
     void (*exp_n)(const float *x, float *y, size_t n);
     void (*exp_nonpos_n)(const float *x, float *y, size_t n);   /* NULL: none */
     void (*activate_n)(int act, float *x, size_t n);
+    int (*reduce_add4)(const float *v, float *four, float *each);   /* NULL: none */
 } vmath_impl;
 
 static void exp_portable(const float *x, float *y, size_t n)
@@ -225,17 +228,51 @@ static void test_layernorm(void)
     t_free(b);
 }
 
+/* vf_reduce_add4 against vf_reduce_add on lanes of mixed magnitudes and
+ * signs, where the order of the additions shows in the last bits (checked:
+ * the lanes summed left to right, another order, differ in a fifth of the
+ * draws of 8 lanes and half of those of 16),
+ * and with zeros of both signs, infinities and NaN now and then. */
+static void test_reduce_add4(const vmath_impl *im)
+{
+    t_case("vmath [%s]: four horizontal sums at once, bit for bit the single ones", im->name);
+    enum { MOST = 4 * 16 };
+    float v[MOST], four[4], each[4];
+    uint32_t seed = 7;
+    int differs = 0, mismatches = 0;
+    for (int draw = 0; draw < 2000; draw++) {
+        for (int i = 0; i < MOST; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            float m = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
+            int e = (int)(seed >> 28) - 8;   /* 2^-8 .. 2^7: every lane's bits in play */
+            v[i] = ldexpf(m, e);
+            if (draw % 97 == 0 && i % 11 == 0)   /* specials now and then */
+                v[i] = (float[]){ 0.0f, -0.0f, INFINITY, -INFINITY, NAN }[(seed >> 4) % 5];
+        }
+        const int lanes = im->reduce_add4(v, four, each);
+        mismatches += memcmp(four, each, sizeof four) != 0;
+        float left = 0.0f;
+        for (int i = 0; i < lanes; i++)
+            left += v[i];
+        differs += draw % 97 != 0 && left != each[0];
+    }
+    CHECK(mismatches == 0, "%d of 2000 draws summed differently", mismatches);
+    CHECK(differs > 200, "only %d of 2000 draws depend on the order: the test is blind", differs);
+}
+
 void test_vmath(void)
 {
     static const vmath_impl impls[] = {
-        { "portable", exp_portable, NULL, activate_portable },
+        { "portable", exp_portable, NULL, activate_portable, NULL },
 #if defined(__x86_64__)
-        { "avx2", attn_simd_exp__avx2, attn_simd_exp_nonpos__avx2, attn_simd_activate__avx2 },
+        { "avx2", attn_simd_exp__avx2, attn_simd_exp_nonpos__avx2, attn_simd_activate__avx2,
+          attn_simd_reduce_add4__avx2 },
         { "avx512", attn_simd_exp__avx512, attn_simd_exp_nonpos__avx512,
-          attn_simd_activate__avx512 },
+          attn_simd_activate__avx512, attn_simd_reduce_add4__avx512 },
 #endif
 #if defined(__aarch64__)
-        { "neon", attn_simd_exp__neon, attn_simd_exp_nonpos__neon, attn_simd_activate__neon },
+        { "neon", attn_simd_exp__neon, attn_simd_exp_nonpos__neon, attn_simd_activate__neon,
+          attn_simd_reduce_add4__neon },
 #endif
     };
     for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++) {
@@ -251,6 +288,8 @@ void test_vmath(void)
         }
         test_exp(&impls[i]);
         test_activations(&impls[i]);
+        if (impls[i].reduce_add4)
+            test_reduce_add4(&impls[i]);
     }
 
     test_layernorm();

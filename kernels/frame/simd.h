@@ -87,8 +87,8 @@ static inline float vf_reduce_add(vf v)
     return _mm_cvtss_f32(s);
 }
 /* out[0..4) = vf_reduce_add of a, b, c, d, bit for bit, the four sums
- * transposed into one vector as they are added: 12 vector operations
- * where four reductions take 28, on a chain a quarter as long per sum. */
+ * transposed into one vector as they are added: 14 vector operations
+ * where four reductions take 32. */
 static inline void vf_reduce_add4(vf a, vf b, vf c, vf d, float *out)
 {
     /* stride 8: a's and b's lane sums in one vector, c's and d's in another */

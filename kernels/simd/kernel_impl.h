@@ -20,6 +20,19 @@ SIMD_EXP_OVER_ARRAY(attn_simd_exp, vf_exp)
 SIMD_EXP_OVER_ARRAY(attn_simd_exp_nonpos, vf_exp_nonpos)
 #undef SIMD_EXP_OVER_ARRAY
 
+/* four[0..4) = vf_reduce_add4 of the four vectors at v (4·SIMD_LANES
+ * floats), each[0..4) = vf_reduce_add of each, for the test that they are
+ * the same sums bit for bit (the decode path relies on it); returns
+ * SIMD_LANES. */
+int SIMD_NAME(attn_simd_reduce_add4)(const float *v, float *four, float *each)
+{
+    vf_reduce_add4(vf_load(v), vf_load(v + SIMD_LANES), vf_load(v + 2 * SIMD_LANES),
+                   vf_load(v + 3 * SIMD_LANES), four);
+    for (int i = 0; i < 4; i++)
+        each[i] = vf_reduce_add(vf_load(v + i * SIMD_LANES));
+    return SIMD_LANES;
+}
+
 /* The epilogue's activation (gemm_epilogue_vec) over an array. */
 void SIMD_NAME(attn_simd_activate)(int act, float *x, size_t n)
 {

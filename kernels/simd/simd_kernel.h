@@ -31,21 +31,25 @@ extern const attn_param attn_simd_params[SK_N_PARAMS];
 void attn_simd_default_params(int mr, int nr, int *values);
 
 /* The SIMD kernels' vector math over arrays, for tests/test_vmath.c: the
- * exp (vf_exp), the softmax's exp of x <= 0 (vf_exp_nonpos) and the GEMM
- * epilogue's activations (vf_gelu_erf, vf_gelu_tanh, ReLU), each as compiled
+ * exp (vf_exp), the softmax's exp of x <= 0 (vf_exp_nonpos), the GEMM
+ * epilogue's activations (vf_gelu_erf, vf_gelu_tanh, ReLU) and the
+ * horizontal sums (vf_reduce_add4 against vf_reduce_add), each as compiled
  * in its ISA folder. Call only when the CPU can run that ISA. */
 #if defined(__x86_64__)
 void attn_simd_exp__avx2(const float *x, float *y, size_t n);
 void attn_simd_exp_nonpos__avx2(const float *x, float *y, size_t n);
 void attn_simd_activate__avx2(int act, float *x, size_t n);
+int attn_simd_reduce_add4__avx2(const float *v, float *four, float *each);
 void attn_simd_exp__avx512(const float *x, float *y, size_t n);
 void attn_simd_exp_nonpos__avx512(const float *x, float *y, size_t n);
 void attn_simd_activate__avx512(int act, float *x, size_t n);
+int attn_simd_reduce_add4__avx512(const float *v, float *four, float *each);
 #endif
 #if defined(__aarch64__)
 void attn_simd_exp__neon(const float *x, float *y, size_t n);
 void attn_simd_exp_nonpos__neon(const float *x, float *y, size_t n);
 void attn_simd_activate__neon(int act, float *x, size_t n);
+int attn_simd_reduce_add4__neon(const float *v, float *four, float *each);
 #endif
 
 #endif /* ATTN_SIMD_KERNEL_H */
