@@ -116,7 +116,8 @@ static void test_wisdom_maths(void)
     t_case("bf16: a wisdom bucket keeps one record per math; replacing one keeps the other");
     static attn_wisdom w;
     memset(&w, 0, sizeof w);
-    attn_wisdom_record f32 = { .machine = 42, .bucket = { 0, 9, 64, 0, 1 }, .kernel = "blocked",
+    attn_wisdom_record f32 = { .machine = 42, .bucket = { 0, 9, 64, 0, 1, ATTN_F32, ATTN_F32 },
+                               .kernel = "blocked",
                                .time_ns = 2e6 };
     attn_wisdom_record bf = f32, f32b = f32;
     snprintf(bf.kernel, sizeof bf.kernel, "blocked-bf16");

@@ -186,7 +186,7 @@ static void refused_values(const char *kn, const call *base, const arg *args, si
 static void sdpa_cases(attn_ctx *ctx, const char *kn)
 {
     const call base = {
-        .entry = SDPA, .ctx = ctx, .shape = { 2, 2, 3, 4, 5, 0.0f }, .q = in_a, .k = in_b,
+        .entry = SDPA, .ctx = ctx, .shape = { 2, 2, 3, 4, 5, 0.0f, 0, 0 }, .q = in_a, .k = in_b,
         .v = in_c, .out = out_buf,
     };
     call c;

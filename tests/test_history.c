@@ -254,7 +254,8 @@ static void test_store(const char *store, const char *target, const char *dir)
     attn_wisdom *w = calloc(1, sizeof *w), *got = calloc(1, sizeof *got);
     if (w && got) {
         attn_wisdom_record rec = { .machine = attn_machine_hash("key-A"),
-                                   .bucket = { ATTN_OP_SDPA, 7, 64, ATTN_MASK_CLASS_NONE, 1 },
+                                   .bucket = { ATTN_OP_SDPA, 7, 64, ATTN_MASK_CLASS_NONE, 1,
+                                               ATTN_F32, ATTN_F32 },
                                    .kernel = "blocked", .time_ns = 1000, .max_err = 0.01,
                                    .level = "measure", .when = "2026-11-26T00:00:00Z" };
         attn_wisdom_put(w, &rec, "key-A");

@@ -223,7 +223,7 @@ typedef struct stored {
  * definitions (not dtype.h's). */
 static float stored_value(attn_dtype t, const void *data, const float *scale, size_t e, int dh)
 {
-    uint16_t h;                          /* the data sits at an odd address */
+    uint16_t h = 0;                      /* the data sits at an odd address */
     if (t == ATTN_F16 || t == ATTN_BF16)
         memcpy(&h, (const char *)data + 2 * e, sizeof h);
     switch (t) {

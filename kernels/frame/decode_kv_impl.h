@@ -92,11 +92,14 @@ static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
 #pragma GCC unroll 4
     for (int r = 0; r < rb; r++) {
         float *sr = s + (size_t)r * SDPA_DECODE_KEYS;
-        if (nk == 4)   /* the hot path's steps (DECODE_KS, DECODE_K1) */
+#if DECODE_KS_MOST >= 4
+        if (nk == 4) {   /* the hot path's steps (DECODE_KS, DECODE_K1) */
             vf_reduce_add4(acc[r][0], acc[r][1], acc[r][2], acc[r][3], sr);
-        else
-            for (int k = 0; k < nk; k++)
-                sr[k] = vf_reduce_add(acc[r][k]);
+            continue;
+        }
+#endif
+        for (int k = 0; k < nk; k++)
+            sr[k] = vf_reduce_add(acc[r][k]);
     }
 }
 
