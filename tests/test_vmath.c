@@ -230,8 +230,8 @@ static void test_layernorm(void)
 
 /* vf_reduce_add4 against vf_reduce_add on lanes of mixed magnitudes and
  * signs, where the order of the additions shows in the last bits (checked:
- * the lanes summed left to right, another order, differ in a fifth of the
- * draws of 8 lanes and half of those of 16),
+ * the lanes summed left to right, another order, differ in 3.6% of the
+ * draws of 4 lanes, a fifth of those of 8 and half of those of 16),
  * and with zeros of both signs, infinities and NaN now and then. */
 static void test_reduce_add4(const vmath_impl *im)
 {
@@ -257,7 +257,7 @@ static void test_reduce_add4(const vmath_impl *im)
         differs += draw % 97 != 0 && left != each[0];
     }
     CHECK(mismatches == 0, "%d of 2000 draws summed differently", mismatches);
-    CHECK(differs > 200, "only %d of 2000 draws depend on the order: the test is blind", differs);
+    CHECK(differs > 40, "only %d of 2000 draws depend on the order: the test is blind", differs);
 }
 
 void test_vmath(void)
