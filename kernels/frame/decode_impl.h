@@ -24,6 +24,19 @@
 #if defined(SIMD_REGISTERS) && SIMD_REGISTERS >= 32
 #define DECODE_KS 4
 #define DECODE_KV 4
+#elif defined(SIMD_REGISTERS)
+/* AVX2's 16 registers: the K pass's 4 × 2 accumulators fill them, but the
+ * V pass takes four keys a step, each P read by broadcast where it does
+ * not fit: o is loaded and stored half as often, and the sums are the
+ * same (in key order). Lk 16384, H 32, Hkv 8, Dh 128, 1 thread, a 2-vCPU
+ * Zen 4, old and new builds in one process, two runs: f16 5.61 -> 5.44
+ * and 5.77 -> 5.54 ms (old ÷ new 1.038 [1.021, 1.055], 1.045 [1.012,
+ * 1.080]); int8 5.43 -> 5.26 and 5.59 -> 5.47 (1.033 [1.017, 1.050], 1.018
+ * [0.939, 1.104]); in L3 (Lk 1024) f16 1.076 [1.040, 1.114]; Lq 4, Hkv 32,
+ * Lk 4096 f16 1.039 [1.016, 1.064]; fp32, bound by memory, and 2 threads
+ * within ±2% (every interval holding 1). */
+#define DECODE_KS 2
+#define DECODE_KV 4
 #else
 #define DECODE_KS 2
 #define DECODE_KV 2
