@@ -310,9 +310,7 @@ static const attn_choice *choose(attn_ctx *ctx, int op, int q_len, int kv_len, i
     ctx->last_source = ctx->base_source;
     if (ctx->n_tuned) {
         attn_bucket b;
-        attn_bucket_of(&b, op, q_len, kv_len, head_dim, mask, ctx->n_threads);
-        b.k_type = k_type;
-        b.v_type = v_type;
+        attn_bucket_of(&b, op, q_len, kv_len, head_dim, mask, k_type, v_type, ctx->n_threads);
         for (int i = 0; i < ctx->n_tuned; i++)
             if (attn_bucket_equal(&ctx->tuned_bucket[i], &b)) {
                 ctx->last = &ctx->tuned[i];

@@ -86,7 +86,7 @@ uint64_t attn_machine_hash(const char *key)
 /* ---- Buckets ------------------------------------------------------------------------ */
 
 void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,
-                    const attn_mask *mask, int threads)
+                    const attn_mask *mask, attn_dtype k_type, attn_dtype v_type, int threads)
 {
     int len = q_len > kv_len ? q_len : kv_len, e = 0;
     while (e < 31 && (1L << e) < len)
@@ -98,7 +98,8 @@ void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,
                   : (mask->key_padding || mask->keep || mask->bias) ? ATTN_MASK_CLASS_PADDED
                   : mask->causal ? ATTN_MASK_CLASS_CAUSAL : ATTN_MASK_CLASS_NONE;
     b->threads = threads;
-    b->k_type = b->v_type = ATTN_F32;
+    b->k_type = k_type;
+    b->v_type = v_type;
 }
 
 /* "f16", or "f16/i8" for keys and values of two types. */
@@ -131,13 +132,11 @@ static int kv_parse(const char *s, attn_bucket *b)
 void attn_bucket_format(const attn_bucket *b, char *buf, size_t len)
 {
     char kv[16] = "";
-    if (b->k_type != ATTN_F32 || b->v_type != ATTN_F32) {
-        memcpy(kv, " kv=", 5);
-        kv_format(b, kv + 4, sizeof kv - 4);
-    }
-    snprintf(buf, len, "%s L<=%ld Dh%d %s %dthr%s",
+    if (b->k_type != ATTN_F32 || b->v_type != ATTN_F32)
+        kv_format(b, kv, sizeof kv);
+    snprintf(buf, len, "%s L<=%ld Dh%d %s %dthr%s%s",
              b->op >= 0 && b->op < ATTN_OP_COUNT ? op_names[b->op] : "?", 1L << b->len_log2,
-             b->head_dim, mask_names[b->mask_class], b->threads, kv);
+             b->head_dim, mask_names[b->mask_class], b->threads, *kv ? " kv=" : "", kv);
 }
 
 int attn_bucket_equal(const attn_bucket *a, const attn_bucket *b)

@@ -76,10 +76,10 @@ uint64_t attn_machine_hash(const char *key);
  * -1 when neither variable is set or the path does not fit in len. */
 int attn_cache_dir(char *buf, size_t len);
 
-/* The bucket of a call whose keys and values are fp32; a typed call sets
- * k_type and v_type after. */
+/* The bucket of a call, its keys and values stored as k_type and v_type
+ * (ATTN_F32 for every call but attn_sdpa_kv's and typed caches'). */
 void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,
-                    const attn_mask *mask, int threads);
+                    const attn_mask *mask, attn_dtype k_type, attn_dtype v_type, int threads);
 /* "sdpa L<=512 Dh64 causal 2thr", then " kv=f16" (or " kv=f16/i8" for
  * keys and values of two types) where they are not fp32 */
 void attn_bucket_format(const attn_bucket *b, char *buf, size_t len);

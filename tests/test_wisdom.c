@@ -349,11 +349,12 @@ void test_wisdom(void)
     t_case("wisdom: buckets");
     attn_bucket k;
     attn_mask causal = { .causal = 1 }, pad = { .causal = 1, .key_padding = (const uint8_t *)"" };
-    attn_bucket_of(&k, ATTN_OP_SDPA, 512, 512, 64, NULL, 1);
+    attn_bucket_of(&k, ATTN_OP_SDPA, 512, 512, 64, NULL, ATTN_F32, ATTN_F32, 1);
     CHECK(k.len_log2 == 9 && k.mask_class == ATTN_MASK_CLASS_NONE, "512: %d", k.len_log2);
-    attn_bucket_of(&k, ATTN_OP_MHA, 300, 513, 64, &causal, 2);
-    CHECK(k.len_log2 == 10 && k.mask_class == ATTN_MASK_CLASS_CAUSAL && k.threads == 2, "513");
-    attn_bucket_of(&k, ATTN_OP_ENCODER, 1, 1, 64, &pad, 1);
+    attn_bucket_of(&k, ATTN_OP_MHA, 300, 513, 64, &causal, ATTN_F16, ATTN_I8, 2);
+    CHECK(k.len_log2 == 10 && k.mask_class == ATTN_MASK_CLASS_CAUSAL && k.threads == 2
+              && k.k_type == ATTN_F16 && k.v_type == ATTN_I8, "513, f16 keys, int8 values");
+    attn_bucket_of(&k, ATTN_OP_ENCODER, 1, 1, 64, &pad, ATTN_F32, ATTN_F32, 1);
     CHECK(k.len_log2 == 0 && k.mask_class == ATTN_MASK_CLASS_PADDED, "1, padded");
     test_auto_context(key, me);
     free(w);

@@ -568,8 +568,8 @@ void ab_shape_bucket(const ab_shape *s, int threads, attn_bucket *b)
     const ab_op_row *row = ab_op_row_of(s->op);
     if (row->bucket.by_sequence) {
         int len = s->q_len + s->steps;
-        attn_bucket_of(b, row->bucket.wisdom_op, len, len, s->head_dim, NULL, threads);
-        b->k_type = b->v_type = s->kv_type;   /* its cache's */
+        attn_bucket_of(b, row->bucket.wisdom_op, len, len, s->head_dim, NULL, s->kv_type,
+                       s->kv_type, threads);   /* its cache's storage */
         return;
     }
     /* Only which parts of a mask are set matters to the bucket. */
@@ -577,6 +577,6 @@ void ab_shape_bucket(const ab_shape *s, int threads, attn_bucket *b)
     const attn_mask *m = s->mask == AB_MASK_NONE ? NULL
                        : s->mask == AB_MASK_CAUSAL || s->mask == AB_MASK_CAUSAL_BR ? &causal
                        : &padded;
-    attn_bucket_of(b, row->bucket.wisdom_op, s->q_len, s->kv_len, s->head_dim, m, threads);
-    b->k_type = b->v_type = s->kv_type;
+    attn_bucket_of(b, row->bucket.wisdom_op, s->q_len, s->kv_len, s->head_dim, m, s->kv_type,
+                   s->kv_type, threads);
 }
