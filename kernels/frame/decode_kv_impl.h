@@ -75,7 +75,7 @@ static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
             kv[k] = KV_LOAD(KV_AT(krow[k], c));
 #pragma GCC unroll 4
         for (int r = 0; r < rb; r++) {
-            const vf q = vf_load(qs + (size_t)r * dh + c);
+            const vf q = vf_load_kept(qs + (size_t)r * dh + c);
 #pragma GCC unroll 4
             for (int k = 0; k < nk; k++)
                 acc[r][k] = vf_fmadd(q, kv[k], acc[r][k]);
@@ -89,6 +89,8 @@ static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
                 acc[r][k] = vf_fmadd(q, KV_LOAD_N(KV_AT(krow[k], c), n), acc[r][k]);
         }
     }
+    /* The sums four at a time where the step allows (vf_reduce_add4: each
+     * bit for bit vf_reduce_add's, in half the operations). */
 #pragma GCC unroll 4
     for (int r = 0; r < rb; r++) {
         float *sr = s + (size_t)r * SDPA_DECODE_KEYS;
@@ -98,6 +100,14 @@ static DECODE_INLINE void KV_FN(sdpa_kv_scores)(const float *qs, int dh, int rb,
             continue;
         }
 #endif
+        if (nk == 2 && r + 1 < rb) {   /* two keys a step (DECODE_KS 2): two rows' sums */
+            float t[4];
+            vf_reduce_add4(acc[r][0], acc[r][1], acc[r + 1][0], acc[r + 1][1], t);
+            sr[0] = t[0], sr[1] = t[1];
+            sr[SDPA_DECODE_KEYS] = t[2], sr[SDPA_DECODE_KEYS + 1] = t[3];
+            r++;
+            continue;
+        }
         for (int k = 0; k < nk; k++)
             sr[k] = vf_reduce_add(acc[r][k]);
     }

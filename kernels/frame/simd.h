@@ -473,6 +473,22 @@ static inline vf vf_load_i8(const void *p) { return vf_load_i8_n(p, SIMD_LANES);
 #endif
 
 #if defined(SIMD_X86)
+/* The vector at p, loaded into a register that its users then read. GCC
+ * otherwise folds the load into every FMA that reads it (a memory operand),
+ * which loads it once per use: the decode path's K pass for four rows and
+ * two keys made 10 loads a step where 6 do, and ran 5.7% slower in L3
+ * (avx2, Hkv 8, f16; docs/decoding.md). */
+static inline vf vf_load_kept(const float *p)
+{
+    vf v = vf_load(p);
+    __asm__("" : "+v"(v));
+    return v;
+}
+#else
+static inline vf vf_load_kept(const float *p) { return vf_load(p); }
+#endif
+
+#if defined(SIMD_X86)
 /* Four rows of four floats from column p, times alpha, stored transposed:
  * dst[q·ld + r] = alpha·src[r][p + q]. SSE, which every x86-64 has. */
 static inline void simd_transpose4(const float *const src[4], int p, float alpha, float *dst,
