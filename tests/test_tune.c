@@ -445,6 +445,32 @@ static void test_verify_record(void)
     attn_wisdom_record typed = ok;   /* checked on int8 keys and values */
     typed.bucket.k_type = typed.bucket.v_type = ATTN_I8;
     CHECK(ab_tune_verify_record(&typed, &e, why, sizeof why) && e <= 1.0, "sdpa, kv=i8: %s", why);
+    /* Typed buckets are checked on their types: an encoder bucket's (from
+     * a decoder layer's cache) on a decoder layer, keys and values of two
+     * types on each. */
+    ab_shape calls[2];
+    attn_bucket enc_f16 = enc.bucket, mixed = ok.bucket;
+    enc_f16.k_type = enc_f16.v_type = ATTN_F16;
+    mixed.k_type = ATTN_BF16, mixed.v_type = ATTN_I8;
+    CHECK(ab_tune_check_calls(&enc.bucket, calls, why, sizeof why) == 1
+          && calls[0].op == AB_OP_ENCODER && calls[0].kv_type == ATTN_F32
+          && calls[0].head_dim == 32 && calls[0].mask == AB_MASK_CAUSAL, "fp32 encoder: %s", why);
+    CHECK(ab_tune_check_calls(&enc_f16, calls, why, sizeof why) == 1
+          && calls[0].op == AB_OP_DECODER && calls[0].kv_type == ATTN_F16
+          && calls[0].head_dim == 32, "f16 encoder bucket: op %d kv %d (%s)", (int)calls[0].op,
+          (int)calls[0].kv_type, why);
+    CHECK(ab_tune_check_calls(&mixed, calls, why, sizeof why) == 2 && calls[0].op == AB_OP_SDPA
+          && calls[0].kv_type == ATTN_BF16 && calls[1].kv_type == ATTN_I8, "bf16/i8: %s", why);
+    attn_bucket bad = mixed;
+    bad.v_type = (attn_dtype)ATTN_DTYPE_COUNT;
+    CHECK(ab_tune_check_calls(&bad, calls, why, sizeof why) == 0, "an unknown type checked");
+    attn_wisdom_record typed_enc = enc, typed_mixed = ok;
+    typed_enc.bucket = enc_f16;
+    typed_mixed.bucket = mixed;
+    CHECK(ab_tune_verify_record(&typed_enc, &e, why, sizeof why) && e <= 1.0,
+          "encoder, kv=f16: %s (%.3g)", why, e);
+    CHECK(ab_tune_verify_record(&typed_mixed, &e, why, sizeof why) && e <= 1.0,
+          "sdpa, kv=bf16/i8: %s (%.3g)", why, e);
     CHECK(!ab_tune_verify_record(&unknown, &e, why, sizeof why) && strstr(why, "no such kernel"),
           "an unknown kernel trusted (%s)", why);
     CHECK(!ab_tune_verify_record(&no_param, &e, why, sizeof why) && strstr(why, "nosuchparam"),

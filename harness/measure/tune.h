@@ -93,6 +93,13 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
 void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_opts *o,
                     uint64_t machine, attn_wisdom_record *rec);
 
+/* The calls that check a record of bucket b (its length cut to the
+ * check's): its op, head width, mask kind and storage; a typed encoder
+ * bucket (a decoder layer's typed cache) as a decoder layer on that cache;
+ * keys and values of two types once on each. Returns how many (1 or 2), or
+ * 0 with why for a bucket this attnbench does not know. */
+int ab_tune_check_calls(const attn_bucket *b, ab_shape calls[2], char *why, size_t len);
+
 /* Whether a record made elsewhere (another machine of the same key, the
  * fleet's store) can be trusted here: its kernel runs on this CPU, takes
  * the record's parameters and passes the tuner's check against naive on a
