@@ -864,6 +864,43 @@ static void test_read_ceiling(void)
     r.read_gbs = 0.0;
     CHECK(isnan(ab_result_pct_bandwidth(&r, s, quarter)) && isnan(ab_result_read_bw_error(&r, quarter)),
           "no bandwidth measured: a ceiling given");
+
+    /* The terminal table says it too: a decoding step's row ends with its
+     * GB/s and their share of the read bandwidth, a row in the caches with
+     * neither. Pass 4 MiB ahead of a 1 MiB cache at 20 GB/s; the step takes
+     * what 40% of it reads in 1 ms. */
+    t_case("run's table: a row held to the read bandwidth shows GB/s and its share");
+    ab_topology t;
+    memset(&t, 0, sizeof t);
+    t.n_caches = 1;
+    t.caches[0] = (ab_cache){ .level = 2, .type = 'u', .size = (size_t)(pass / 4), .instances = 1 };
+    ab_result rows[2];
+    fake_result(&rows[0]);
+    fake_result(&rows[1]);
+    rows[0].shape = r.shape;
+    rows[0].bytes = r.bytes;
+    rows[0].read_gbs = 100.0 * r.bytes / 1e-3 / 1e9 / 40.0;   /* the step reads at 40% of it */
+    rows[0].read_error = 0.01;
+    rows[0].real[0] = rows[0].real[1] = 1e-3;
+    ab_stats_compute(rows[0].real, 2, &rows[0].real_stats);
+    rows[1].read_gbs = 20.0;   /* a pass of a few bytes: the caches hold it */
+    rows[0].extra_rss = rows[1].extra_rss = NAN;   /* not measured */
+    char text[2048] = "", gbs[96];
+    FILE *f = tmpfile();
+    CHECK(f != NULL, "tmpfile");
+    if (f) {
+        ab_report_table(f, rows, 2, &t);
+        rewind(f);
+        size_t got = fread(text, 1, sizeof text - 1, f);
+        text[got] = '\0';
+        fclose(f);
+    }
+    snprintf(gbs, sizeof gbs, "%.1f GB/s, 40%% of the read bandwidth (+-%.0f%%)", r.bytes / 1e-3 / 1e9,
+             100.0 * (0.01 + (double)(size_t)(pass / 4) / (pass - (double)(size_t)(pass / 4))));
+    const char *second = strchr(text, '\n') ? strchr(strchr(text, '\n') + 1, '\n') : NULL;
+    CHECK(second && strstr(text, gbs) && strstr(text, gbs) < second, "decode row lacks '%s':\n%s",
+          gbs, text);
+    CHECK(second && !strstr(second, "GB/s"), "a row in the caches shows GB/s:\n%s", text);
 }
 
 /* The peaks' thread counts: measured on a ladder, interpolated between. */

@@ -727,7 +727,7 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
     const ab_result *results = out->results;
     const int n = out->n;
     const ab_peaks *peaks = out->have_peaks ? &out->peaks : NULL;
-    ab_report_table(stdout, results, n);
+    ab_report_table(stdout, results, n, &p->plan.topo);
     ab_summary *summary = calloc((size_t)(n > 0 ? n : 1), sizeof *summary);
     int n_summary = summary ? ab_summarize(results, n, summary, n) : 0;
     ab_report_unstable(stdout, results, n, p->o.unstable_above, p->o.max_time, p->plan.machine.loadavg,

@@ -24,7 +24,7 @@ void ab_format_time(double s, char *buf, size_t len)
 
 /* ---- Table ---------------------------------------------------------------------- */
 
-void ab_report_table(FILE *out, const ab_result *r, int n)
+void ab_report_table(FILE *out, const ab_result *r, int n, const ab_topology *topo)
 {
     /* The kernel and shape columns fit their longest entries. */
     int kw = 10, sw = 36;
@@ -55,9 +55,17 @@ void ab_report_table(FILE *out, const ab_result *r, int n)
                 ab_op_name(r[i].shape.op), sw, label, r[i].threads, t, 100.0 * r[i].precision,
                 ab_result_gflops(&r[i], med), pct_text, 100.0 * r[i].real_stats.cv,
                 r[i].unstable ? "UNSTABLE" : "");
-        if (!isnan(r[i].extra_rss))
-            fprintf(out, "%smemory +%.1f MiB", r[i].unstable ? "  " : "",
-                    r[i].extra_rss / 1048576.0);
+        int tail = r[i].unstable;
+        if (!isnan(r[i].extra_rss)) {
+            fprintf(out, "%smemory +%.1f MiB", tail ? "  " : "", r[i].extra_rss / 1048576.0);
+            tail = 1;
+        }
+        /* A memory-bound row (a decoding step) is judged by its bytes. */
+        const size_t cache = ab_topology_cache_capacity(topo, r[i].threads);
+        const double bw = ab_result_pct_bandwidth(&r[i], med, cache);
+        if (!isnan(bw))
+            fprintf(out, "%s%.1f GB/s, %.0f%% of the read bandwidth (+-%.0f%%)", tail ? "  " : "",
+                    r[i].bytes / med / 1e9, bw, 100.0 * ab_result_read_bw_error(&r[i], cache));
         fputc('\n', out);
     }
 }

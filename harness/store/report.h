@@ -46,8 +46,11 @@ typedef struct ab_run_context {
 } ab_run_context;
 
 /* One row per result: kernel, op, shape, threads, median time, GFLOP/s,
- * % of peak, CV and a flag for unstable or failed benchmarks. */
-void ab_report_table(FILE *out, const ab_result *r, int n);
+ * % of peak, CV and a flag for unstable or failed benchmarks; then, for a
+ * row held to the read bandwidth (a pass that the caches of its threads
+ * cannot hold: ab_result_pct_bandwidth, topo's caches; topo may be NULL),
+ * its GB/s and their share of that bandwidth, with the share's error. */
+void ab_report_table(FILE *out, const ab_result *r, int n, const ab_topology *topo);
 /* After the table: per shape and thread count, the kernel to use, in words. */
 void ab_report_answer(FILE *out, const ab_summary *s, int n);
 /* run --lib: each kernel of another build against this build's, in words. */
