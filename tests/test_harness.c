@@ -867,8 +867,9 @@ static void test_read_ceiling(void)
 
     /* The terminal table says it too: a decoding step's row ends with its
      * GB/s and their share of the read bandwidth, a row in the caches with
-     * neither. Pass 4 MiB ahead of a 1 MiB cache at 20 GB/s; the step takes
-     * what 40% of it reads in 1 ms. */
+     * neither. The step above (an 8 MiB pass) against caches of a quarter
+     * of it, 1 ms a call and a bandwidth set so that it reads at 40% of it
+     * (21 GB/s). */
     t_case("run's table: a row held to the read bandwidth shows GB/s and its share");
     ab_topology t;
     memset(&t, 0, sizeof t);
