@@ -269,6 +269,27 @@ typedef struct kv_case {
     attn_mask mask;
 } kv_case;
 
+/* The other prefetch style of a single query row in registers (the
+ * decode path's row_prefetch, where the kernel has it) gives out, bit for
+ * bit: it moves the prefetches and their distance (2x or 4x the keys for
+ * narrow rows, up to a split's end), never a sum. */
+static void check_row_prefetch(attn_ctx *ctx, const char *kernel, const attn_sdpa_shape *sh,
+                               const float *q, const attn_kv_view *k, const attn_kv_view *v,
+                               const attn_mask *m, const float *out, size_t nq)
+{
+    int style;
+    if (attn_ctx_get_param(ctx, "row_prefetch", &style) != ATTN_OK)
+        return;
+    float *other = t_alloc(nq, sizeof(float), 0);
+    CHECK_STATUS(attn_ctx_set_param(ctx, "row_prefetch", !style), ATTN_OK);
+    CHECK_STATUS(attn_sdpa_kv(ctx, sh, q, k, v, m, other), ATTN_OK);
+    CHECK(memcmp(other, out, nq * sizeof(float)) == 0,
+          "%s: row_prefetch %d differs from %d by %g", kernel, !style, style,
+          t_max_diff(other, out, nq));
+    CHECK_STATUS(attn_ctx_set_param(ctx, "row_prefetch", style), ATTN_OK);
+    t_free(other);
+}
+
 /* Key padding of every key but each fifth, for B ≤ 2 and Lk ≤ 300. */
 static uint8_t pad_rows[2 * 300];
 
@@ -316,6 +337,7 @@ static void check_kv_case(const kv_case *c)
             double err = t_max_diff(out, ref, nq);
             CHECK(st == ATTN_OK && err <= tol, "%s: status %d, error %g > %g", kernels[i], st, err,
                   tol);
+            check_row_prefetch(ctx, kernels[i], &sh, q, &sk.view, &sv.view, m, out, nq);
             attn_ctx_destroy(ctx);
         }
         unstore(&sk);
@@ -346,6 +368,10 @@ static void test_sdpa_kv(void)
         { 1, 4, 4, 1, 300, 320, 64, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
         { 2, 8, 2, 1, 1025, 1100, 128, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
         { 1, 4, 1, 3, 77, 77, 16, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
+        /* one row in registers (8 vectors: Dh 128 on AVX-512, 32 on the
+         * portable target), past a split's end and a page's */
+        { 1, 2, 2, 1, 1100, 1100, 128, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
+        { 1, 2, 2, 1, 700, 720, 32, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },
         /* heads whose width ends in a vector tail: one row (in registers
          * or not), a group of rows, a block of keys cut by a split */
         { 1, 2, 2, 1, 600, 600, 33, { .causal = ATTN_CAUSAL_BOTTOM_RIGHT } },

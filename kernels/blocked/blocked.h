@@ -23,7 +23,7 @@
 
 /* Indices into the kernel's params (kernel.c lists names and ranges): the
  * blocking loops' (frame/gemm.h), then the attention's. */
-enum { BLK_BQ = BLK_LOOP_PARAMS, BLK_DECODE_ROWS, BLK_PREFETCH, BLK_N_PARAMS };
+enum { BLK_BQ = BLK_LOOP_PARAMS, BLK_DECODE_ROWS, BLK_PREFETCH, BLK_ROW_PREFETCH, BLK_N_PARAMS };
 _Static_assert(BLK_N_PARAMS <= ATTN_MAX_PARAMS, "raise ATTN_MAX_PARAMS in kernel.h");
 
 /* The blocked kernel's own arch: plain C for the baseline ISA. */

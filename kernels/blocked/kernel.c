@@ -15,6 +15,7 @@ static const attn_param params[BLK_N_PARAMS] = {
     [BLK_BQ] = BLK_SDPA_BQ_PARAM,
     [BLK_DECODE_ROWS] = ATTN_DECODE_ROWS_PARAM,
     [BLK_PREFETCH] = ATTN_PREFETCH_PARAM,
+    [BLK_ROW_PREFETCH] = ATTN_ROW_PREFETCH_PARAM,
 };
 
 static int clamp(long v, long lo, long hi)
@@ -40,6 +41,7 @@ void blk_default_params(int *v)
     v[BLK_BQ] = clamp(l2 / 4 / (long)(sizeof(float) * 512) / BLK_MR * BLK_MR, BLK_MR, 512);
     v[BLK_DECODE_ROWS] = ATTN_DECODE_ROWS_DEFAULT;
     v[BLK_PREFETCH] = ATTN_PREFETCH_DEFAULT;
+    v[BLK_ROW_PREFETCH] = attn_row_prefetch_default();
 }
 
 const attn_kernel attn_kernel__blocked = {

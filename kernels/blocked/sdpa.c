@@ -25,6 +25,7 @@ static blk_sdpa_plan blocked_plan(const attn_sdpa_problem *p, const int *params,
     blk_sdpa_plan sp = {
         .bq = params[BLK_BQ], .decode_rows = bf16 ? 0 : params[BLK_DECODE_ROWS],
         .prefetch = bf16 ? 0 : params[BLK_PREFETCH],
+        .row_prefetch = bf16 ? 0 : params[BLK_ROW_PREFETCH],
         .product = bf16 ? blocked_bf16_product : blocked_product,
         .pack_floats = blk_pack_floats(blk_arch_portable(), params, (size_t)params[BLK_BQ],
                                        widest, widest),

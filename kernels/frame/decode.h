@@ -8,6 +8,8 @@
 #ifndef ATTN_FRAME_DECODE_H
 #define ATTN_FRAME_DECODE_H
 
+#include <string.h>
+
 #include "../kernel.h"
 
 /* The decode path's parameters, the same in the table of every kernel that
@@ -31,9 +33,35 @@
  * of K and V at Lk 16384, 1 thread; into L1 (prefetcht0) no gain at any
  * distance — the hardware prefetcher alone keeps too few lines in flight
  * for two streams. A single query row held in registers (decode_impl.h's
- * register path) prefetches only where the row `prefetch` keys on enters a
- * new page: its loop outruns a per-line prefetch. */
+ * register path) prefetches as row_prefetch below says. */
 enum { ATTN_DECODE_ROWS_DEFAULT = 16, ATTN_PREFETCH_DEFAULT = 16 };
+/* How a single query row held in registers (decode_impl.h's register path)
+ * prefetches: 0 the first lines of a new page only, where the row
+ * `prefetch` keys on enters one (the hardware's stream prefetcher fetches
+ * the rest); 1 every line of the row as many bytes ahead as `prefetch` fp32
+ * rows span (so 2x the keys for f16 and bf16, 4x for int8). */
+#define ATTN_ROW_PREFETCH_PARAM                                                                \
+    { "row_prefetch", "attention, decode path, one query row in registers: 1 prefetch every " \
+      "line, as many bytes ahead as `prefetch` fp32 keys; 0 a new page's first lines only", 0, 1 }
+/* Its default, measured (docs/decoding.md; Lk 16384, H 32, 1 thread, the
+ * builds or settings side by side in one process): every line, as many
+ * bytes ahead, took
+ *   - on a 16-core Intel Xeon (family 6 model 207), avx512, Dh 128: 0.80
+ *     of the page-start time for f16, 0.77-0.80 for int8, 0.95-0.98 fp32;
+ *   - on a 2-vCPU AMD EPYC of family 0x17 (Zen 1), avx2, Dh 64: 0.73 for
+ *     f16, 0.91 for int8, fp32 unchanged;
+ * but on a Zen 4 (family 0x19), avx512, Dh 128, every line (then at the
+ * same keys ahead) took 1.14-1.21x for int8 and f16: its stream prefetcher
+ * keeps up once restarted at each page, and the prefetches only add work.
+ * So page starts on AMD from family 0x19 (Zen 3 unmeasured: it follows
+ * Zen 4), every line elsewhere; `attnbench tune` tries both. */
+static inline int attn_row_prefetch_default(void)
+{
+    char vendor[16];
+    int family, model, stepping;
+    attn_cpu_identity(vendor, sizeof vendor, &family, &model, &stepping);
+    return !(strcmp(vendor, "AuthenticAMD") == 0 && family >= 0x19);
+}
 /* The decode path's key blocks (of its online softmax) and the keys of
  * one split (a task of split-KV): decode_impl.h says why. */
 #define SDPA_DECODE_KEYS 64

@@ -226,10 +226,11 @@ static inline void SIMD_NAME(sdpa_prefetch_row)(const void *row, size_t bytes)
  * long) reaches into, when it reaches into a new one (the row contains a
  * 4 KiB boundary). The hardware's stream prefetcher follows each stream
  * within a page and stops at its end; this restarts it a page early. For
- * the register path below, whose loop is fast enough to outrun a per-row
- * prefetch: Lk 16384, H 32, Dh 128, 1 thread, avx512: 19.7-21.7 ms, against
- * 26.7-27.1 ms with every line prefetched and 23-24.3 ms for the one-key
- * loops (docs/decoding.md). */
+ * the register path below where row_prefetch is 0 (decode.h): on a Zen 4
+ * its loop outran a per-line prefetch (Lk 16384, H 32, Dh 128, 1 thread,
+ * avx512: 19.7-21.7 ms, against 26.7-27.1 ms with every line prefetched
+ * and 23-24.3 ms for the one-key loops, docs/decoding.md); an Intel core's
+ * prefetcher does not keep up with it. */
 static inline void SIMD_NAME(sdpa_prefetch_page)(const void *row, size_t bytes)
 {
     const uintptr_t first = (uintptr_t)row, last = first + bytes - 1;
@@ -245,8 +246,8 @@ static inline void SIMD_NAME(sdpa_prefetch_page)(const void *row, size_t bytes)
  * One query row whose dh = nv·SIMD_LANES floats fit in registers
  * (nv ≤ DECODE_ROW_VECS; a decoding step with Hkv = H): the query (K pass)
  * and the accumulator (V pass) stay in registers for the whole block, so a
- * key costs its loads and FMAs only, and the next pages are prefetched
- * (sdpa_prefetch_page). The K pass reduces four keys' dot products
+ * key costs its loads and FMAs only, and the rows ahead are prefetched as
+ * decode.h's row_prefetch says (sdpa_prefetch_ahead). The K pass reduces four keys' dot products
  * together (vf_reduce_add4, the same sums bit for bit): a profile put most
  * of its samples on the per-key horizontal sum. Lk 16384, H 32, Dh 128, 1
  * thread, avx512 on a 2-vCPU Zen 4, old and new builds in one process:
@@ -268,6 +269,17 @@ static inline void SIMD_NAME(sdpa_prefetch_page)(const void *row, size_t bytes)
  * from memory, and one accumulator per dot instead of two 50% slower on
  * the portable target. */
 #define DECODE_INLINE inline __attribute__((always_inline))
+
+/* The register path's prefetch of the row at `row` (`bytes` long), as
+ * decode.h's row_prefetch says: every line if lines, else a new page's
+ * first lines. */
+static DECODE_INLINE void SIMD_NAME(sdpa_prefetch_ahead)(const void *row, size_t bytes, int lines)
+{
+    if (lines)
+        SIMD_NAME(sdpa_prefetch_row)(row, bytes);
+    else
+        SIMD_NAME(sdpa_prefetch_page)(row, bytes);
+}
 
 /* regs[0..nv) = the nv vectors at x; the rest of DECODE_ROW_VECS zero. */
 static DECODE_INLINE void SIMD_NAME(sdpa_decode_row_load)(vf *regs, const float *x, int nv)
@@ -325,9 +337,9 @@ typedef struct sdpa_kv_pass {
     void (*block_values)(float *o, int dh, int rows, const char *V, size_t vst, int kb,
                          int ahead, int ahead_ok, const float *scale, size_t scale_st, float *s);
     void (*row_scores)(const float *q, int nv, const char *K, size_t kst, int kb, int ahead,
-                       int ahead_ok, const float *scale, size_t scale_st, float *s);
+                       int lines, int ahead_ok, const float *scale, size_t scale_st, float *s);
     void (*row_values)(float *o, int nv, const char *V, size_t vst, int kb, int ahead,
-                       int ahead_ok, const float *scale, size_t scale_st, float *s);
+                       int lines, int ahead_ok, const float *scale, size_t scale_st, float *s);
 } sdpa_kv_pass;
 
 #define SDPA_KV_PASS(t)                                                                            \
@@ -368,7 +380,7 @@ static sdpa_kv_rows SIMD_NAME(sdpa_kv_rows_of)(const attn_sdpa_problem *p, int w
 /* Row r of a key/value head's tile: query row r % Lq of its (r / Lq)-th head. */
 static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
                                         float *buf, float *part, int b, int kvh, int split,
-                                        int ahead)
+                                        int ahead, int lines)
 {
     const int dh = p->head_dim, lq = p->q_len, rows = d->rows;
     const int group = p->n_heads / attn_kv_heads(p);
@@ -396,7 +408,8 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
         const float *ksc = K.scale ? K.scale + (size_t)k0 * K.scale_st : NULL;
         const float *vsc = V.scale ? V.scale + (size_t)k0 * V.scale_st : NULL;
         if (in_registers)
-            K.pass->row_scores(qs, nv, Kb, K.st, kb, ahead, k_end - k0, ksc, K.scale_st, s);
+            K.pass->row_scores(qs, nv, Kb, K.st, kb, ahead, lines, k_end - k0, ksc, K.scale_st,
+                               s);
         else
             K.pass->block_scores(qs, dh, rows, Kb, K.st, kb, ahead, k_end - k0, ksc, K.scale_st,
                                  s);
@@ -411,7 +424,8 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
                 SIMD_NAME(sdpa_scale_row)(o + (size_t)r * dh, dh, alpha);
         }
         if (in_registers)
-            V.pass->row_values(o, nv, Vb, V.st, kb, ahead, k_end - k0, vsc, V.scale_st, s);
+            V.pass->row_values(o, nv, Vb, V.st, kb, ahead, lines, k_end - k0, vsc, V.scale_st,
+                               s);
         else
             V.pass->block_values(o, dh, rows, Vb, V.st, kb, ahead, k_end - k0, vsc, V.scale_st,
                                  s);
@@ -461,10 +475,11 @@ static int SIMD_NAME(decode_offer_merge)(const attn_exec *ex, const attn_sdpa_pr
 }
 
 /* The decode path on rows (sdpa_decode_rows) query rows per key/value
- * head, prefetching ahead keys ahead (0: none); ex->scratch holds
- * sdpa_decode_plan_of's total floats. */
+ * head, prefetching ahead keys ahead (0: none), a single row in registers
+ * every line if lines, else a new page's first lines (decode.h's
+ * row_prefetch); ex->scratch holds sdpa_decode_plan_of's total floats. */
 static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem *p, int rows,
-                                   int ahead)
+                                   int ahead, int lines)
 {
     sdpa_decode_plan d;
     SIMD_NAME(sdpa_decode_plan_of)(p, rows, ex->n_threads, &d);   /* checked when sizing */
@@ -486,7 +501,7 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
         int split = (int)(t % d.splits), kvh = (int)(t / d.splits % hkv);
         int b = (int)(t / d.splits / hkv);
         SIMD_NAME(sdpa_decode_task)(p, &d, scratch + (size_t)omp_get_thread_num() * d.per_thread,
-                                    parts + (size_t)t * d.part, b, kvh, split, ahead);
+                                    parts + (size_t)t * d.part, b, kvh, split, ahead, lines);
     }
 
     /* The exact merge of the splits, in split order. */

@@ -305,10 +305,12 @@ static DECODE_INLINE vf KV_FN(sdpa_kv_row_dot)(const vf *qv, int nv, const char 
 /* The K pass of one row held in nv registers (inlined with a constant nv
  * for the widest rows: see sdpa_kv_row_scores). */
 static DECODE_INLINE void KV_FN(sdpa_kv_row_scores_nv)(const float *q, int nv, const char *K,
-                                                       size_t kst, int kb, int ahead,
+                                                       size_t kst, int kb, int ahead, int lines,
                                                        int ahead_ok, const float *scale,
                                                        size_t scale_st, float *s)
 {
+    if (lines)   /* as many bytes ahead as fp32 rows (decode.h's row_prefetch) */
+        ahead = ahead * 4 / KV_BYTES;
     vf qv[DECODE_ROW_VECS];
     SIMD_NAME(sdpa_decode_row_load)(qv, q, nv);
     int jj = 0;
@@ -318,8 +320,8 @@ static DECODE_INLINE void KV_FN(sdpa_kv_row_scores_nv)(const float *q, int nv, c
         for (int k = 0; k < 4; k++) {
             const char *krow = K + (size_t)(jj + k) * kst;
             if (ahead && jj + k + ahead < ahead_ok)
-                SIMD_NAME(sdpa_prefetch_page)(krow + (size_t)ahead * kst,
-                                              (size_t)nv * SIMD_LANES * KV_BYTES);
+                SIMD_NAME(sdpa_prefetch_ahead)(krow + (size_t)ahead * kst,
+                                               (size_t)nv * SIMD_LANES * KV_BYTES, lines);
             sum[k] = KV_FN(sdpa_kv_row_dot)(qv, nv, krow);
         }
         vf_reduce_add4(sum[0], sum[1], sum[2], sum[3], s + jj);
@@ -327,8 +329,8 @@ static DECODE_INLINE void KV_FN(sdpa_kv_row_scores_nv)(const float *q, int nv, c
     for (; jj < kb; jj++) {
         const char *krow = K + (size_t)jj * kst;
         if (ahead && jj + ahead < ahead_ok)
-            SIMD_NAME(sdpa_prefetch_page)(krow + (size_t)ahead * kst,
-                                          (size_t)nv * SIMD_LANES * KV_BYTES);
+            SIMD_NAME(sdpa_prefetch_ahead)(krow + (size_t)ahead * kst,
+                                           (size_t)nv * SIMD_LANES * KV_BYTES, lines);
         s[jj] = vf_reduce_add(KV_FN(sdpa_kv_row_dot)(qv, nv, krow));
     }
 #if KV_SCALED
@@ -340,10 +342,12 @@ static DECODE_INLINE void KV_FN(sdpa_kv_row_scores_nv)(const float *q, int nv, c
 
 /* The V pass of one row held in nv registers (as the K pass). */
 static DECODE_INLINE void KV_FN(sdpa_kv_row_values_nv)(float *o, int nv, const char *V,
-                                                       size_t vst, int kb, int ahead,
+                                                       size_t vst, int kb, int ahead, int lines,
                                                        int ahead_ok, const float *scale,
                                                        size_t scale_st, float *s)
 {
+    if (lines)
+        ahead = ahead * 4 / KV_BYTES;
 #if KV_SCALED
     KV_FN(sdpa_kv_scale_keys)(s, 1, kb, scale, scale_st);
 #else
@@ -354,8 +358,8 @@ static DECODE_INLINE void KV_FN(sdpa_kv_row_values_nv)(float *o, int nv, const c
     for (int jj = 0; jj < kb; jj++) {
         const char *vrow = V + (size_t)jj * vst;
         if (ahead && jj + ahead < ahead_ok)
-            SIMD_NAME(sdpa_prefetch_page)(vrow + (size_t)ahead * vst,
-                                          (size_t)nv * SIMD_LANES * KV_BYTES);
+            SIMD_NAME(sdpa_prefetch_ahead)(vrow + (size_t)ahead * vst,
+                                           (size_t)nv * SIMD_LANES * KV_BYTES, lines);
         const vf pj = vf_set1(s[jj]);
 #pragma GCC unroll 8
         for (int v = 0; v < DECODE_ROW_VECS; v++)
@@ -369,27 +373,36 @@ static DECODE_INLINE void KV_FN(sdpa_kv_row_values_nv)(float *o, int nv, const c
 }
 
 /* The row passes, compiled apart for nv = DECODE_ROW_VECS (Dh 128 on
- * AVX-512), where no test of v < nv is left in the loop. */
+ * AVX-512) with each prefetch style (lines) a constant, so that neither a
+ * test of v < nv nor one of the style is left in the loop. */
 static void KV_FN(sdpa_kv_row_scores)(const float *q, int nv, const char *K, size_t kst, int kb,
-                                      int ahead, int ahead_ok, const float *scale,
+                                      int ahead, int lines, int ahead_ok, const float *scale,
                                       size_t scale_st, float *s)
 {
-    if (nv == DECODE_ROW_VECS)
-        KV_FN(sdpa_kv_row_scores_nv)(q, DECODE_ROW_VECS, K, kst, kb, ahead, ahead_ok, scale,
+    if (nv == DECODE_ROW_VECS && lines)
+        KV_FN(sdpa_kv_row_scores_nv)(q, DECODE_ROW_VECS, K, kst, kb, ahead, 1, ahead_ok, scale,
+                                     scale_st, s);
+    else if (nv == DECODE_ROW_VECS)
+        KV_FN(sdpa_kv_row_scores_nv)(q, DECODE_ROW_VECS, K, kst, kb, ahead, 0, ahead_ok, scale,
                                      scale_st, s);
     else
-        KV_FN(sdpa_kv_row_scores_nv)(q, nv, K, kst, kb, ahead, ahead_ok, scale, scale_st, s);
+        KV_FN(sdpa_kv_row_scores_nv)(q, nv, K, kst, kb, ahead, lines, ahead_ok, scale, scale_st,
+                                     s);
 }
 
 static void KV_FN(sdpa_kv_row_values)(float *o, int nv, const char *V, size_t vst, int kb,
-                                      int ahead, int ahead_ok, const float *scale,
+                                      int ahead, int lines, int ahead_ok, const float *scale,
                                       size_t scale_st, float *s)
 {
-    if (nv == DECODE_ROW_VECS)
-        KV_FN(sdpa_kv_row_values_nv)(o, DECODE_ROW_VECS, V, vst, kb, ahead, ahead_ok, scale,
+    if (nv == DECODE_ROW_VECS && lines)
+        KV_FN(sdpa_kv_row_values_nv)(o, DECODE_ROW_VECS, V, vst, kb, ahead, 1, ahead_ok, scale,
+                                     scale_st, s);
+    else if (nv == DECODE_ROW_VECS)
+        KV_FN(sdpa_kv_row_values_nv)(o, DECODE_ROW_VECS, V, vst, kb, ahead, 0, ahead_ok, scale,
                                      scale_st, s);
     else
-        KV_FN(sdpa_kv_row_values_nv)(o, nv, V, vst, kb, ahead, ahead_ok, scale, scale_st, s);
+        KV_FN(sdpa_kv_row_values_nv)(o, nv, V, vst, kb, ahead, lines, ahead_ok, scale, scale_st,
+                                     s);
 }
 
 #undef KV_WIDENS

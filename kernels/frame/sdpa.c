@@ -52,7 +52,7 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
 {
     int decode_rows = sdpa_decode_rows__portable(p, sp->decode_rows);
     if (decode_rows > 0) {
-        sdpa_decode__portable(ex, p, decode_rows, sp->prefetch);
+        sdpa_decode__portable(ex, p, decode_rows, sp->prefetch, sp->row_prefetch);
         return;
     }
     const int bq = sp->bq, dh = p->head_dim;

@@ -14,9 +14,9 @@
  * of g (no epilogue) on the calling thread, with pack_floats of packing
  * space. bq query rows per task; the decode path when the rows per
  * key/value head are at most decode_rows, prefetching prefetch keys ahead
- * (decode.h's parameters). */
+ * as row_prefetch says (decode.h's parameters). */
 typedef struct blk_sdpa_plan {
-    int bq, decode_rows, prefetch;
+    int bq, decode_rows, prefetch, row_prefetch;
     void (*product)(const blk_gemm *g, const int *params, float *pack);
     size_t pack_floats;
 } blk_sdpa_plan;

@@ -432,7 +432,8 @@ static blk_sdpa_plan fallback_plan(const attn_exec *ex)
 {
     blk_sdpa_plan sp = { .bq = param(ex, DN_BQ),
                          .decode_rows = ATTN_DECODE_ROWS_DEFAULT,
-                         .prefetch = ATTN_PREFETCH_DEFAULT, .product = product };
+                         .prefetch = ATTN_PREFETCH_DEFAULT,
+                         .row_prefetch = attn_row_prefetch_default(), .product = product };
     return sp;
 }
 

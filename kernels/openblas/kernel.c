@@ -21,12 +21,13 @@
 #include "../frame/sdpa.h"
 #include "../rows.h"
 
-enum { OB_BQ, OB_DECODE_ROWS, OB_PREFETCH, OB_N_PARAMS };
+enum { OB_BQ, OB_DECODE_ROWS, OB_PREFETCH, OB_ROW_PREFETCH, OB_N_PARAMS };
 
 static const attn_param params[OB_N_PARAMS] = {
     [OB_BQ] = BLK_SDPA_BQ_PARAM,
     [OB_DECODE_ROWS] = ATTN_DECODE_ROWS_PARAM,
     [OB_PREFETCH] = ATTN_PREFETCH_PARAM,
+    [OB_ROW_PREFETCH] = ATTN_ROW_PREFETCH_PARAM,
 };
 
 static void default_params(int *v)
@@ -36,6 +37,7 @@ static void default_params(int *v)
     v[OB_BQ] = (int)(bq < 8 ? 8 : bq > 512 ? 512 : bq);
     v[OB_DECODE_ROWS] = ATTN_DECODE_ROWS_DEFAULT;
     v[OB_PREFETCH] = ATTN_PREFETCH_DEFAULT;
+    v[OB_ROW_PREFETCH] = attn_row_prefetch_default();
 }
 
 static pthread_once_t one_thread_once = PTHREAD_ONCE_INIT;
@@ -79,7 +81,8 @@ static void gemm(const attn_exec *ex, const attn_gemm_problem *p)
 static blk_sdpa_plan plan_of(const int *v)
 {
     blk_sdpa_plan sp = { .bq = v[OB_BQ], .decode_rows = v[OB_DECODE_ROWS],
-                         .prefetch = v[OB_PREFETCH], .product = product, .pack_floats = 0 };
+                         .prefetch = v[OB_PREFETCH], .row_prefetch = v[OB_ROW_PREFETCH],
+                         .product = product, .pack_floats = 0 };
     return sp;
 }
 

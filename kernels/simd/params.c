@@ -14,6 +14,7 @@ const attn_param attn_simd_params[SK_N_PARAMS] = {
     [SK_PREFETCH] = ATTN_PREFETCH_PARAM,
     [SK_STREAM_ROWS] = { "stream_rows", "GEMM: weights streamed unpacked, C computed transposed, "
                          "up to this many rows; 0 never", 0, 4096, 1, .threshold = 1 },
+    [SK_ROW_PREFETCH] = ATTN_ROW_PREFETCH_PARAM,
 };
 
 static int clamp(long v, long lo, long hi)
@@ -53,4 +54,5 @@ void attn_simd_default_params(int mr, int nr, int *v)
      * -> 39.4 ms a layer, 1 thread), tied at 384 and lost by 2-5% at 512,
      * where the weights, packed once per 16 panels of x, cost little. */
     v[SK_STREAM_ROWS] = 256;
+    v[SK_ROW_PREFETCH] = attn_row_prefetch_default();
 }

@@ -198,7 +198,8 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
 {
     int decode_rows = SIMD_NAME(sdpa_decode_rows)(p, ex->params[SK_DECODE_ROWS]);
     if (decode_rows > 0) {
-        SIMD_NAME(sdpa_decode)(ex, p, decode_rows, ex->params[SK_PREFETCH]);
+        SIMD_NAME(sdpa_decode)(ex, p, decode_rows, ex->params[SK_PREFETCH],
+                               ex->params[SK_ROW_PREFETCH]);
         return;
     }
     const blk_arch *arch = &SIMD_NAME(blk_arch);

@@ -19,6 +19,7 @@ enum {
     SK_DECODE_ROWS,     /* attention: the decode path when a group's query rows are <= this */
     SK_PREFETCH,        /* attention, decode path: software prefetch distance in keys */
     SK_STREAM_ROWS,     /* GEMM: the weights streamed (blk_gemm_streamed) up to this many rows */
+    SK_ROW_PREFETCH,    /* attention, decode path: one row in registers prefetches every line */
     SK_N_PARAMS
 };
 
