@@ -12,7 +12,8 @@
 #      time, where the time goes;
 #   2. ROUNDS rounds, each: the thread counts 1, 2, 4, ... MAX_THREADS side
 #      by side in one process (the threads table); PyTorch fp32 at
-#      MAX_THREADS (when /usr/bin/python3, or PYTHON, has torch); then 1 and
+#      MAX_THREADS (when PYTHON, else /usr/bin/python3, else the python3 on
+#      PATH, has torch: a lent machine's PyTorch is in the latter); then 1 and
 #      MAX_THREADS each in a process of its own (the A/A of timing thread
 #      counts side by side), in the other order every other round.
 # No peaks are measured (--no-peaks: a minute or more on many cores). One
@@ -22,7 +23,10 @@ set -eu
 bin=$1 out=$2
 max=${3:-$(nproc)} rounds=${4:-3}
 kernel=${ATTN_KERNEL:-avx512}
-PYTHON=${PYTHON:-/usr/bin/python3}
+if [ -z "${PYTHON:-}" ]; then
+    PYTHON=/usr/bin/python3
+    "$PYTHON" -c 'import torch' 2>/dev/null || PYTHON=python3
+fi
 cd "$(dirname "$0")/.."
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 
