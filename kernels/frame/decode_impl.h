@@ -229,8 +229,8 @@ static inline void SIMD_NAME(sdpa_prefetch_row)(const void *row, size_t bytes)
  * the register path below where row_prefetch is 0 (decode.h): on a Zen 4
  * its loop outran a per-line prefetch (Lk 16384, H 32, Dh 128, 1 thread,
  * avx512: 19.7-21.7 ms, against 26.7-27.1 ms with every line prefetched
- * and 23-24.3 ms for the one-key loops, docs/decoding.md); an Intel core's
- * prefetcher does not keep up with it. */
+ * and 23-24.3 ms for the one-key loops, docs/decoding.md); a Xeon's and a
+ * Zen 1's prefetchers do not keep up with it. */
 static inline void SIMD_NAME(sdpa_prefetch_page)(const void *row, size_t bytes)
 {
     const uintptr_t first = (uintptr_t)row, last = first + bytes - 1;
@@ -247,10 +247,11 @@ static inline void SIMD_NAME(sdpa_prefetch_page)(const void *row, size_t bytes)
  * (nv ≤ DECODE_ROW_VECS; a decoding step with Hkv = H): the query (K pass)
  * and the accumulator (V pass) stay in registers for the whole block, so a
  * key costs its loads and FMAs only, and the rows ahead are prefetched as
- * decode.h's row_prefetch says (sdpa_prefetch_ahead). The K pass reduces four keys' dot products
- * together (vf_reduce_add4, the same sums bit for bit): a profile put most
- * of its samples on the per-key horizontal sum. Lk 16384, H 32, Dh 128, 1
- * thread, avx512 on a 2-vCPU Zen 4, old and new builds in one process:
+ * decode.h's row_prefetch says (sdpa_prefetch_ahead). The K pass reduces
+ * four keys' dot products together (vf_reduce_add4, the same sums bit for
+ * bit): a profile put most of its samples on the per-key horizontal sum.
+ * Lk 16384, H 32, Dh 128, 1 thread, avx512 on a 2-vCPU Zen 4, old and new
+ * builds in one process:
  * fp32 22.1 -> 20.2 ms, int8 6.79 -> 6.58-6.71, f16 10.3 -> 10.0; with
  * the keys in L3 (Lk 512) fp32 304 -> 265 us, int8 189 -> 178, f16 185
  * -> 176.
