@@ -179,7 +179,10 @@ static void detect_caches(void)
 
 static void detect_once(void)
 {
+    int model, stepping;
     detect(&cpu_info);
+    attn_cpu_identity(cpu_info.vendor, sizeof cpu_info.vendor, &cpu_info.family, &model,
+                      &stepping);
     detect_caches();
 }
 

@@ -52,6 +52,11 @@ enum {
 typedef struct attn_cpu_info {
     unsigned has;      /* what the CPU reports (CPUID / HWCAP) */
     unsigned usable;   /* what the CPU reports AND the OS saves state for */
+    /* attn_cpu_identity's vendor and family, read once, so that a default
+     * chosen by the part (decode.h's row_prefetch) costs no CPUID or
+     * /proc/cpuinfo read each time a kernel's defaults are filled in. */
+    char vendor[16];
+    int family;
 } attn_cpu_info;
 
 /* Detected once (thread-safe), then cached. */

@@ -57,10 +57,8 @@ enum { ATTN_DECODE_ROWS_DEFAULT = 16, ATTN_PREFETCH_DEFAULT = 16 };
  * Zen 4), every line elsewhere; `attnbench tune` tries both. */
 static inline int attn_row_prefetch_default(void)
 {
-    char vendor[16];
-    int family, model, stepping;
-    attn_cpu_identity(vendor, sizeof vendor, &family, &model, &stepping);
-    return !(strcmp(vendor, "AuthenticAMD") == 0 && family >= 0x19);
+    const attn_cpu_info *cpu = attn_cpu();   /* read once, cached */
+    return !(strcmp(cpu->vendor, "AuthenticAMD") == 0 && cpu->family >= 0x19);
 }
 /* The decode path's key blocks (of its online softmax) and the keys of
  * one split (a task of split-KV): decode_impl.h says why. */
