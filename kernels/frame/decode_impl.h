@@ -52,6 +52,26 @@
 #else
 #define DECODE_K1 DECODE_KS
 #endif
+/* The V pass of DECODE_RB rows with o held in registers (AVX2): a chunk
+ * of DECODE_VW vectors of each row's o stays in registers while the
+ * block's keys go by, instead of o loaded and stored once per DECODE_KV
+ * keys (with P broadcast from memory: 16 registers do not hold 4 × 4 of
+ * it). A Zen 1 core loads and stores 128 bits at a time, and its samples
+ * sat on those stores. Lk 512, H 32, Hkv 8, Dh 128, avx2, 1 thread, a
+ * 2-vCPU Zen 1 (family 0x17 model 1), old and new builds in one process:
+ * fp32 0.921 [0.903, 0.940] of the old time, int8 0.935 [0.927, 0.942]
+ * (f16 0.926, ±17%); 2 threads 0.921 / 0.959 / 0.957; in L2 (Lk 256, H 4,
+ * Hkv 1) 0.885 / 0.939 / 0.932; Lk 2048 int8 0.942 at 1 and 2 threads,
+ * fp32 and f16 no change; Lk 16384 fp32 0.989 and f16 1.005 (no change),
+ * int8 0.957. The portable target's 4-lane chunks (half a line) ran fp32
+ * 1.07-1.21× slower held, so it keeps the stepped pass; AVX-512 and NEON
+ * (32 registers hold P) are not measured held and keep it too. */
+#if defined(SIMD_REGISTERS) && SIMD_REGISTERS < 32
+#define DECODE_V_HELD 1
+#else
+#define DECODE_V_HELD 0
+#endif
+#define DECODE_VW 2
 /* The most keys a step of the K and of the V pass takes (array bounds). */
 #define DECODE_KS_MOST (DECODE_K1 > DECODE_KS ? DECODE_K1 : DECODE_KS)
 #define DECODE_KV_MOST (DECODE_K1 > DECODE_KV ? DECODE_K1 : DECODE_KV)
@@ -259,8 +279,9 @@ static inline void SIMD_NAME(sdpa_prefetch_page)(const void *row, size_t bytes)
  * Otherwise, from DECODE_RB rows up, rows are register-blocked: a vector
  * of K is loaded once for DECODE_RB query rows and DECODE_KS keys (RB·KS
  * accumulators), a vector of o is loaded and stored once for DECODE_KV
- * keys, each V vector once for all RB rows; every line of the row `ahead`
- * keys on is prefetched. One row and one key at a time, four rows (Hkv 8)
+ * keys (or, on AVX2, held in registers over the block: DECODE_V_HELD), each
+ * V vector once for all RB rows; every line of the row `ahead` keys on is
+ * prefetched. One row and one key at a time, four rows (Hkv 8)
  * reloaded each K and V vector four times and stored o once per key: Lk
  * 16384, Hkv 8, 1 thread, avx512: 9.1-10.2 ms; blocked with 2 keys per
  * K step 6.5-6.7 ms, with 4 keys 6.3-6.5 ms (in L3, Lk 1024: 463-473,

@@ -237,6 +237,75 @@ static void KV_FN(sdpa_kv_block_scores)(const float *qs, int dh, int rows, const
 #endif
 }
 
+#if DECODE_V_HELD
+/* o_r += Σ_k p[r][k]·vrow_k for DECODE_RB rows, over all kb keys of the
+ * block, for the nw vectors of o at column c (the last n floats wide):
+ * those of the RB rows stay in registers while the keys go by, and each V
+ * vector is loaded (and widened) once for the RB rows. The sums are the
+ * key-order FMAs of sdpa_kv_values, bit for bit. When ahead is set, the
+ * first chunk prefetches the rows ahead as sdpa_kv_rows_at does (the
+ * split's first block has no other), and every chunk the line at its
+ * column of the row a block on: spread over the chunks, the next block
+ * arrives while this one is summed. Without that line, each chunk's 64
+ * rows a line apart came late from memory (fp32 1.24× slower at Lk 16384,
+ * Hkv 8; 1.06× with the rows ahead alone); the next block asked for at
+ * once, in the first chunk, was as slow. */
+static DECODE_INLINE void KV_FN(sdpa_kv_values_held)(float *o, int dh, int c, int nw, int n,
+                                                     const float *p, const char *V, size_t vst,
+                                                     int kb, int ahead, int ahead_ok)
+{
+    vf acc[DECODE_RB][DECODE_VW];
+#pragma GCC unroll 4
+    for (int r = 0; r < DECODE_RB; r++)
+#pragma GCC unroll 4
+        for (int w = 0; w < nw; w++)
+            acc[r][w] = n == SIMD_LANES ? vf_load(o + (size_t)r * dh + c + w * SIMD_LANES)
+                                        : vf_load_n(o + (size_t)r * dh + c, n);
+    for (int k = 0; k < kb; k++) {
+        const char *vrow = V + (size_t)k * vst;
+        if (ahead && c == 0 && k + ahead < ahead_ok)
+            SIMD_NAME(sdpa_prefetch_row)(vrow + (size_t)ahead * vst, (size_t)dh * KV_BYTES);
+        if (ahead && k + SDPA_DECODE_KEYS < ahead_ok)
+            __builtin_prefetch(KV_AT(vrow + (size_t)SDPA_DECODE_KEYS * vst, c), 0, 2);
+        vf v[DECODE_VW];
+#pragma GCC unroll 4
+        for (int w = 0; w < nw; w++)
+            v[w] = n == SIMD_LANES ? KV_LOAD(KV_AT(vrow, c + w * SIMD_LANES))
+                                   : KV_LOAD_N(KV_AT(vrow, c), n);
+#pragma GCC unroll 4
+        for (int r = 0; r < DECODE_RB; r++) {
+            const vf pr = vf_set1(p[(size_t)r * SDPA_DECODE_KEYS + k]);
+#pragma GCC unroll 4
+            for (int w = 0; w < nw; w++)
+                acc[r][w] = vf_fmadd(pr, v[w], acc[r][w]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < DECODE_RB; r++)
+#pragma GCC unroll 4
+        for (int w = 0; w < nw; w++) {
+            if (n == SIMD_LANES)
+                vf_store(o + (size_t)r * dh + c + w * SIMD_LANES, acc[r][w]);
+            else
+                vf_store_n(o + (size_t)r * dh + c, acc[r][w], n);
+        }
+}
+
+/* The V pass of DECODE_RB rows, chunk by chunk of o. */
+static void KV_FN(sdpa_kv_block_values_held)(float *o, int dh, const float *p, const char *V,
+                                             size_t vst, int kb, int ahead, int ahead_ok)
+{
+    int c = 0;
+    for (; c + DECODE_VW * SIMD_LANES <= dh; c += DECODE_VW * SIMD_LANES)
+        KV_FN(sdpa_kv_values_held)(o, dh, c, DECODE_VW, SIMD_LANES, p, V, vst, kb, ahead,
+                                   ahead_ok);
+    for (; c + SIMD_LANES <= dh; c += SIMD_LANES)
+        KV_FN(sdpa_kv_values_held)(o, dh, c, 1, SIMD_LANES, p, V, vst, kb, ahead, ahead_ok);
+    if (c < dh)
+        KV_FN(sdpa_kv_values_held)(o, dh, c, 1, dh - c, p, V, vst, kb, ahead, ahead_ok);
+}
+#endif
+
 /* The V pass of one block: o[rows] += P·V over the kb keys at V (P scaled
  * in place by each value's scale when KV_SCALED: the block's P is read by
  * this pass only). */
@@ -248,6 +317,19 @@ static void KV_FN(sdpa_kv_block_values)(float *o, int dh, int rows, const char *
     KV_FN(sdpa_kv_scale_keys)(s, rows, kb, scale, scale_st);
 #else
     (void)scale, (void)scale_st;
+#endif
+#if DECODE_V_HELD
+    if (rows >= DECODE_RB) {
+        int r = 0;
+        for (; r + DECODE_RB <= rows; r += DECODE_RB, ahead = 0)
+            KV_FN(sdpa_kv_block_values_held)(o + (size_t)r * dh, dh, s + (size_t)r * SDPA_DECODE_KEYS,
+                                             V, vst, kb, ahead, ahead_ok);
+        for (; r < rows; r++)   /* the rows past the last group, a key at a time */
+            for (int j = 0; j < kb; j++)
+                KV_FN(sdpa_kv_axpy)(o + (size_t)r * dh, V + (size_t)j * vst,
+                                    s[(size_t)r * SDPA_DECODE_KEYS + j], dh);
+        return;
+    }
 #endif
     const int step = rows >= DECODE_RB ? DECODE_KV : KV_WIDENS ? DECODE_K1 : 1;
     for (int jj = 0; jj < kb; jj += step) {
