@@ -322,8 +322,9 @@ static void KV_FN(sdpa_kv_block_values)(float *o, int dh, int rows, const char *
     if (rows >= DECODE_RB) {
         int r = 0;
         for (; r + DECODE_RB <= rows; r += DECODE_RB, ahead = 0)
-            KV_FN(sdpa_kv_block_values_held)(o + (size_t)r * dh, dh, s + (size_t)r * SDPA_DECODE_KEYS,
-                                             V, vst, kb, ahead, ahead_ok);
+            KV_FN(sdpa_kv_block_values_held)(o + (size_t)r * dh, dh,
+                                             s + (size_t)r * SDPA_DECODE_KEYS, V, vst, kb, ahead,
+                                             ahead_ok);
         for (; r < rows; r++)   /* the rows past the last group, a key at a time */
             for (int j = 0; j < kb; j++)
                 KV_FN(sdpa_kv_axpy)(o + (size_t)r * dh, V + (size_t)j * vst,
