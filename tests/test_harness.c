@@ -805,11 +805,38 @@ static void test_json_writer(void)
     free(buf);
 
     t_case("json: the test parser rejects malformed documents");
-    const char *bad[] = { "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "nan", "[1] x", "\"\x01\"", "01" };
+    const char *bad[] = { "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "nan", "[1] x", "\"\x01\"", "01",
+                          "\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83d\\u0041\"", "\"\\ud83d\\ude0\"" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         jv *v = jv_parse(bad[i], err, sizeof err);
         CHECK(v == NULL, "accepted '%s'", bad[i]);
         jv_free(v);
+    }
+
+    t_case("json: a character past U+FFFF as its pair of \\u escapes is its 4 UTF-8 bytes");
+    jv *emoji = jv_parse("[\"x\\ud83d\\ude00\\u00e9\"]", err, sizeof err);
+    CHECK(emoji && emoji->n == 1 && emoji->items[0].string &&
+              strcmp(emoji->items[0].string, "x\xf0\x9f\x98\x80\xc3\xa9") == 0,
+          "U+1F600 then U+00E9: %s", emoji ? "wrong bytes" : err);
+    jv_free(emoji);
+
+    /* Nesting past the limit is refused, not recursed into until the stack
+     * overflows (100000 levels did, in compare and history add). */
+    t_case("json: arrays nested 100000 deep are refused; 256 deep parse");
+    for (int depth = 256; depth <= 100000; depth = depth == 256 ? 257 : 100000) {
+        char *deep = malloc(2 * (size_t)depth + 1);
+        memset(deep, '[', (size_t)depth);
+        memset(deep + depth, ']', (size_t)depth);
+        deep[2 * depth] = '\0';
+        jv *v = jv_parse(deep, err, sizeof err);
+        if (depth == 256)
+            CHECK(v != NULL, "256 levels refused: %s", err);
+        else
+            CHECK(v == NULL && strstr(err, "nested"), "%d levels: %s", depth, v ? "accepted" : err);
+        jv_free(v);
+        free(deep);
+        if (depth == 100000)
+            break;
     }
 }
 

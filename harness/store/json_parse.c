@@ -6,12 +6,18 @@
 
 #include "json_parse.h"
 
+/* Arrays and objects nest at most this deep: value() and composite() call
+ * each other, so a file of 100000 '[' overflowed the stack (the results
+ * files attnbench reads nest 4 deep). */
+#define JSON_MAX_DEPTH 256
+
 typedef struct parser {
     const char *s;
     size_t i;
     char *err;
     size_t err_len;
     int failed;
+    int depth;
 } parser;
 
 static void fail(parser *p, const char *what)
@@ -36,11 +42,30 @@ static void put_utf8(char *out, size_t *n, unsigned cp)
     } else if (cp < 0x800) {
         out[(*n)++] = (char)(0xc0 | (cp >> 6));
         out[(*n)++] = (char)(0x80 | (cp & 0x3f));
-    } else {
+    } else if (cp < 0x10000) {
         out[(*n)++] = (char)(0xe0 | (cp >> 12));
         out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
         out[(*n)++] = (char)(0x80 | (cp & 0x3f));
+    } else {
+        out[(*n)++] = (char)(0xf0 | (cp >> 18));
+        out[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+        out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3f));
     }
+}
+
+/* The 4 hex digits of a \u escape (p->i at the first); -1 if they are not. */
+static long hex4(parser *p)
+{
+    long cp = 0;
+    for (int k = 0; k < 4; k++) {
+        char h = p->s[p->i];
+        if (!isxdigit((unsigned char)h))
+            return -1;
+        p->i++;
+        cp = cp * 16 + (isdigit((unsigned char)h) ? h - '0' : tolower((unsigned char)h) - 'a' + 10);
+    }
+    return cp;
 }
 
 static char *string(parser *p)
@@ -88,17 +113,24 @@ static char *string(parser *p)
         case 'r': out[n++] = '\r'; break;
         case 't': out[n++] = '\t'; break;
         case 'u': {
-            unsigned cp = 0;
-            for (int k = 0; k < 4; k++) {
-                char h = p->s[p->i++];
-                if (!isxdigit((unsigned char)h)) {
-                    fail(p, "bad \\u escape");
-                    free(out);
-                    return NULL;
-                }
-                cp = cp * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
+            /* A character past U+FFFF is a pair of escapes, high surrogate
+             * then low (RFC 8259 §7), 12 characters for its 4 UTF-8 bytes;
+             * a surrogate alone is no character and has no UTF-8. */
+            long cp = hex4(p);
+            if (cp >= 0xd800 && cp < 0xdc00) {
+                long lo = p->s[p->i] == '\\' && p->s[p->i + 1] == 'u' ? (p->i += 2, hex4(p)) : -2;
+                cp = lo >= 0xdc00 && lo < 0xe000 ? 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00)
+                     : lo == -1                  ? -1
+                                                 : -2;
+            } else if (cp >= 0xdc00 && cp < 0xe000) {
+                cp = -2;
             }
-            put_utf8(out, &n, cp);
+            if (cp < 0) {
+                fail(p, cp == -1 ? "bad \\u escape" : "a \\u escape of half a surrogate pair");
+                free(out);
+                return NULL;
+            }
+            put_utf8(out, &n, (unsigned)cp);
             break;
         }
         default:
@@ -160,7 +192,20 @@ static void push(jv *v, jv *item, char *key)
     v->n++;
 }
 
+static void composite_items(parser *p, jv *v, char close);
+
 static void composite(parser *p, jv *v, char close)
+{
+    if (p->depth == JSON_MAX_DEPTH) {
+        fail(p, "arrays and objects nested more than 256 deep");
+        return;
+    }
+    p->depth++;
+    composite_items(p, v, close);
+    p->depth--;
+}
+
+static void composite_items(parser *p, jv *v, char close)
 {
     p->i++;
     ws(p);
@@ -248,7 +293,7 @@ void jv_free(jv *v)
 
 jv *jv_parse(const char *text, char *err, size_t err_len)
 {
-    parser p = { text, 0, err, err_len, 0 };
+    parser p = { text, 0, err, err_len, 0, 0 };
     jv *v = calloc(1, sizeof *v);
     value(&p, v);
     ws(&p);
