@@ -282,8 +282,15 @@ import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 assert len(rows) == 3 and all(r["verdict"] == "no change" and r["mde"] <= 0.10 for r in rows), rows
 PY
-expect_rc 1 compare "$TMP/a.json" "$TMP/a.json" --json "$TMP/no-such-dir/v.json"   # cannot write
+# An output it cannot write, or two sides with no benchmark in common (the
+# wrong files, a renamed suite), is neither a pass nor a regression: 2.
+expect_rc 2 compare "$TMP/a.json" "$TMP/a.json" --json "$TMP/no-such-dir/v.json"   # cannot write
 grep -q "no-such-dir" "$TMP/err" && ok || bad "compare --json to a missing folder: $(cat "$TMP/err")"
+sed 's/"name": "\([xyz]\)/"name": "other_\1/g' "$TMP/a.json" >"$TMP/renamed.json"
+expect_rc 2 compare "$TMP/a.json" "$TMP/renamed.json" --json "$TMP/none.json"
+grep -q "no benchmark in common" "$TMP/err" && [ ! -e "$TMP/none.json" ] && ok \
+    || bad "compare of sides with nothing in common: $(cat "$TMP/err")"
+grep -q "other_x *only in NEW" "$TMP/out" && ok || bad "compare: NEW's names not listed: $(cat "$TMP/out")"
 expect_rc 1 compare "$TMP/a.json,$TMP/a2.json" "$TMP/s1.json,$TMP/s2.json"   # two runs a side
 [ "$(grep -c "2/2  REGRESSION" "$TMP/out")" -eq 3 ] && ok || bad "compare: runs a side: $(cat "$TMP/out")"
 gbench_aggregates "$TMP/agg-a.json" 1

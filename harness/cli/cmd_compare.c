@@ -4,7 +4,8 @@
  * runs (compare.h): every file is a run, giving one median per benchmark.
  * Reads Google Benchmark JSON from any program (bench_file.h), repetitions
  * or aggregates only. Exit status: 0 nothing regressed, 1 a regression, 2
- * unusable input.
+ * unusable input (sides with no benchmark in common among it) or a --json
+ * that could not be written: a CI gate must not read either as a verdict.
  */
 #include <math.h>
 #include <stdio.h>
@@ -240,7 +241,7 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
     status = regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
     const pair_names named = { b, mine };
     if (json_path && write_verdicts(json_path, pair_name, &named, v, pairs, NULL) != 0)
-        status = AB_EXIT_FAIL;
+        status = AB_EXIT_USAGE;
 done:
     free(mine);
     free(base);
@@ -283,7 +284,8 @@ int ab_cmd_compare(int argc, char **argv)
         "rounds both ran in (a paired t-test, alpha over the pairs): builds timed in one\n"
         "process, where the machine's drift cancels; --base-build NAME judges the kernels of\n"
         "self (or of --new-build NAME2) against NAME's instead (the CI gate: new against base).\n"
-        "Exit status: 0 nothing regressed, 1 a regression, 2 unusable input.",
+        "Exit status: 0 nothing regressed, 1 a regression, 2 unusable input (BASE and NEW\n"
+        "with no benchmark in common too) or a --json that could not be written.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), pos, 2, &n_pos);
     if (rc >= 0)
         return rc;
@@ -379,6 +381,12 @@ int ab_cmd_compare(int argc, char **argv)
             if (!known)
                 printf("%-64s only in NEW\n", name);
         }
+    if (judged == 0) {   /* the wrong files, or a renamed suite: no verdict, not a pass */
+        fprintf(stderr, "attnbench compare: BASE and NEW have no benchmark in common: nothing "
+                "to judge\n");
+        status = AB_EXIT_USAGE;
+        goto done;
+    }
     ab_run_comparison whole;
     int has_whole = ab_compare_whole(runs, verdicts, judged, &o, &whole) == 0 && whole.runs_base > 0;
     if (has_whole) {
@@ -402,7 +410,7 @@ int ab_cmd_compare(int argc, char **argv)
     if (json_path
         && write_verdicts(json_path, name_in_list, names, verdicts, judged, has_whole ? &whole : NULL)
                != 0)
-        status = AB_EXIT_FAIL;
+        status = AB_EXIT_USAGE;
 
 done:
     free(runs);
