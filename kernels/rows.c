@@ -44,6 +44,11 @@ float attn_rows_softmax(float *s, int n)
         max = s[j] > max ? s[j] : max;
     for (int l = 0; l < SOFTMAX_LANES; l++)
         max = lane[l] > max ? lane[l] : max;
+    /* A comparison never picks a NaN: with every other score −inf the row
+     * would be taken for masked, its NaN lost (the oracle's row is NaN). */
+    for (j = 0; max == -INFINITY && j < n; j++)
+        if (s[j] != s[j])
+            max = s[j];
     if (max == -INFINITY) {
         for (j = 0; j < n; j++)
             s[j] = 0.0f;

@@ -204,6 +204,39 @@ static void huge_bias(const char *kn)
 
 /* ---- NaN and Inf ------------------------------------------------------------------ */
 
+/* A NaN score with no finite score beside it (every other key masked or
+ * past the tile): the max of the row's scores must not drop it. A vector
+ * max returns −inf beside a NaN lane on x86, and the row was taken for
+ * masked: a finite output where the oracle's is NaN. Cases: the only key
+ * of a decode path's last split (Lk 513: splits of 512), grouped and one
+ * row in registers; a decoding step's only key; causal row 0, which sees
+ * key 0 alone. */
+static void nan_key_alone(const char *kn)
+{
+    static const struct { const char *shape; int heads, hkv, lq, lk, dh, key; } cases[] = {
+        { "op=sdpa,B=1,H=8,Hkv=2,Lq=1,Lk=513,Dh=64,mask=none", 8, 2, 1, 513, 64, 512 },
+        { "op=sdpa,B=1,H=2,Lq=1,Lk=513,Dh=64,mask=none", 2, 2, 1, 513, 64, 512 },
+        { "op=sdpa,B=1,H=2,Lq=1,Lk=1,Dh=16,mask=none", 2, 2, 1, 1, 16, 0 },
+        { "op=sdpa,B=1,H=2,L=64,Dh=16,mask=causal", 2, 2, 64, 64, 16, 0 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int dh = cases[c].dh, group = cases[c].heads / cases[c].hkv;
+        t_case("stress [%s]: %s, NaN in K of key %d, the only key some rows see: their rows NaN",
+               kn, cases[c].shape, cases[c].key);
+        ab_workload w;
+        unsigned char *bad = make_with_pattern(&w, cases[c].shape);
+        if (!bad)
+            return;
+        /* Key/value head 1's key: every query row of its heads attends it
+         * (causal: every row from the key on). */
+        w.k[((size_t)cases[c].lk + cases[c].key) * dh + 3] = NAN;
+        for (int h = group; h < 2 * group; h++)
+            for (int i = cases[c].key < cases[c].lq ? cases[c].key : 0; i < cases[c].lq; i++)
+                mark(bad, (size_t)dh, (size_t)h * cases[c].lq + i, 0, (size_t)dh);
+        check_and_free(kn, &w, bad);
+    }
+}
+
 /* SDPA, causal, [B=2][H=2][L][Dh=16]: one bad element at a time. */
 static void sdpa_bad_inputs(const char *kn, int len)
 {
@@ -534,6 +567,7 @@ void test_stress(void)
         bad_inputs_take_the_oracle(kernels[i], 45);
         bad_inputs_take_the_oracle(kernels[i], 300);
         decode_bad_inputs(kernels[i]);
+        nan_key_alone(kernels[i]);
         layer_bad_inputs(kernels[i]);
         denormals(kernels[i]);
         masked_and_small(kernels[i]);

@@ -107,7 +107,8 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
     float mx = vf_reduce_max(vmax);
     /* A NaN score must make the row NaN, as in the oracle. Whether the
      * vector max keeps or drops a NaN lane depends on the operand order;
-     * dropped, the lane's e^(NaN − m) is NaN and so is l. Kept, mx is NaN
+     * dropped, the lane's e^(NaN − m) is NaN and so is l (when m is finite:
+     * the scan below finds it when it is not). Kept, mx is NaN
      * and m becomes NaN for good (NaN compares false: m_new = *m would
      * drop it, or take the "all masked" exit when *m is −inf). */
     float m_new = mx != mx ? mx : mx > *m ? mx : *m;
@@ -116,6 +117,14 @@ static float SIMD_NAME(sdpa_online_row)(float *s, int kb, int n_vis, float *m, f
 #else
     (void)p16;
 #endif
+    /* Every lane but a NaN one −inf: x86's max returns its second operand
+     * when either is NaN, so the vector max and its reduction can drop the
+     * NaN and leave −inf, and the row would be taken for masked (a NaN in
+     * the K row of a split's only key, Lk 513, gave a finite output where
+     * the oracle gives NaN). Rare (a masked block), so a scan. */
+    for (int j = 0; m_new == -INFINITY && j < n_vis; j++)
+        if (s[j] != s[j])
+            m_new = s[j];
     if (m_new == -INFINITY) {           /* every key so far masked: P = 0 */
 #ifdef SDPA_P_STORE
         if (p16)
