@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "wisdom.h"
@@ -314,7 +315,7 @@ int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len)
             if (schema != 1 && schema != ATTN_WISDOM_SCHEMA) {
                 snprintf(err, err_len, "schema %d, this attnbench reads schemas 1 and %d",
                          schema, ATTN_WISDOM_SCHEMA);
-                return -1;
+                return schema > ATTN_WISDOM_SCHEMA ? -3 : -1;   /* a newer attnbench's */
             }
             header = 1;
             continue;
@@ -345,8 +346,8 @@ int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len)
         }
     }
     if (ferror(f)) {
-        snprintf(err, err_len, "read error");
-        return -1;
+        snprintf(err, err_len, "read error: %s", strerror(errno));
+        return -3;
     }
     if (!header) {
         snprintf(err, err_len, "empty: no attnbench-wisdom header");
@@ -358,10 +359,14 @@ int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len)
 int attn_wisdom_read(const char *path, attn_wisdom *w, char *err, size_t err_len)
 {
     FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        int missing = !f && errno == ENOENT;
+        snprintf(err, err_len, "%s: %s", path, !f ? strerror(errno) : "not a regular file");
         memset(w, 0, sizeof *w);
-        return errno == ENOENT ? -2 : -1;
+        if (f)
+            fclose(f);
+        return missing ? -2 : -3;
     }
     int rc = attn_wisdom_parse(f, w, err, err_len);
     fclose(f);

@@ -86,8 +86,11 @@ void attn_bucket_format(const attn_bucket *b, char *buf, size_t len);
 int attn_bucket_equal(const attn_bucket *a, const attn_bucket *b);
 
 /* Parses a wisdom file into w. 0; or -1 with the reason in err (the file
- * as a whole is then to be ignored: damaged, truncated, another schema).
- * A missing file is not an error for the caller to report: -2. */
+ * as a whole is then to be ignored: damaged, truncated, an old schema this
+ * attnbench does not read). A missing file is not an error for the caller
+ * to report: -2. -3: the file was not read, or is not this attnbench's to
+ * judge (it cannot be opened or read, it is not a regular file, or a newer
+ * attnbench wrote it): to be ignored too, but never set aside or replaced. */
 int attn_wisdom_read(const char *path, attn_wisdom *w, char *err, size_t err_len);
 int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len);
 /* Writes w in the file format (the caller makes the write atomic). */

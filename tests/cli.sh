@@ -222,6 +222,22 @@ grep -q "Wisdom      IGNORED" "$TMP/out" && ok || bad "info does not report the 
 expect_rc 0 tune --wisdom "$W" --shape "$TS" --threads 1 --level estimate
 [ -f "$W.damaged" ] && grep -q "not valid wisdom" "$TMP/err" && ok \
     || bad "tune over a damaged file: $(cat "$TMP/err")"
+# A second damaged file does not replace the first one set aside.
+echo "garbage 2" >"$W"
+expect_rc 0 tune --wisdom "$W" --import "$TMP/exported"
+[ -f "$W.damaged.1" ] && grep -q "garbage 2" "$W.damaged.1" && ! grep -q "garbage 2" "$W.damaged" \
+    && grep -q "kept as .*damaged.1" "$TMP/err" && ok \
+    || bad "a second damaged wisdom file: $(cat "$TMP/err"); $(ls "$TMP")"
+# What tune cannot read, or is not its to judge, is left as it is and the
+# command fails: a directory, a newer attnbench's file.
+mkdir "$TMP/wdir" && echo precious >"$TMP/wdir/file"
+expect_rc 1 tune --wisdom "$TMP/wdir" --import "$TMP/exported"
+[ -f "$TMP/wdir/file" ] && [ ! -e "$TMP/wdir.damaged" ] && grep -q "left as it is" "$TMP/err" && ok \
+    || bad "tune --wisdom DIRECTORY: $(cat "$TMP/err")"
+printf 'attnbench-wisdom 99\nfrom the future\n' >"$TMP/newer.w"
+expect_rc 1 tune --wisdom "$TMP/newer.w" --import "$TMP/exported"
+grep -q "from the future" "$TMP/newer.w" && [ ! -e "$TMP/newer.w.damaged" ] && ok \
+    || bad "tune over a newer schema's wisdom: $(cat "$TMP/err")"
 expect_rc 2 tune --level sloppy --shape "$TS"
 
 # compare: Google Benchmark JSON from any program; exit 0 unchanged, 1 on a

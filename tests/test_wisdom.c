@@ -41,7 +41,7 @@ static int parse_text(const char *text, attn_wisdom *w, char *err, size_t len)
 {
     FILE *f = tmpfile();
     if (!f)
-        return -3;
+        return -4;   /* none of attn_wisdom_parse's results */
     fputs(text, f);
     rewind(f);
     int rc = attn_wisdom_parse(f, w, err, len);
@@ -301,7 +301,7 @@ void test_wisdom(void)
     struct { const char *what; char text[1200]; } bad[12];
     int nb = 0;
     snprintf(bad[nb].text, sizeof bad[0].text, "%s", ""); bad[nb++].what = "empty";
-    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 3\n"); bad[nb++].what = "schema";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 0\n"); bad[nb++].what = "schema";
     snprintf(bad[nb].text, sizeof bad[0].text, "hello\n"); bad[nb++].what = "not wisdom";
     snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%s", good_rec);
     bad[nb++].what = "undeclared machine";
@@ -332,6 +332,10 @@ void test_wisdom(void)
         CHECK(parse_text(bad[i].text, back, err, sizeof err) == -1 && err[0],
               "%s: accepted", bad[i].what);
     }
+    /* A newer attnbench's file is refused too, as not this one's to judge
+     * (tune leaves it as it is instead of setting it aside). */
+    CHECK(parse_text("attnbench-wisdom 3\n", back, err, sizeof err) == -3 && err[0],
+          "a newer schema: not -3");
     char ok[1200];
     snprintf(ok, sizeof ok, "# comment\nattnbench-wisdom 1\n%s%s", m, good_rec);
     CHECK(parse_text(ok, back, err, sizeof err) == 0 && back->n == 1

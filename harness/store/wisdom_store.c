@@ -3,6 +3,7 @@
  * each other's records (wisdom_store.h). The file format is the library's
  * (kernels/wisdom.c).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -39,15 +40,29 @@ int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t
         snprintf(err, len, "out of memory");
     } else {
         int r = attn_wisdom_read(path, w, why, sizeof why);
-        if (r == -1) {
-            char kept[PATH_MAX + 16];
-            snprintf(kept, sizeof kept, "%.*s.damaged", PATH_MAX - 1, path);
-            rename(path, kept);
-            snprintf(note, note_len, "%.400s was not valid wisdom (%s); kept as %.400s, starting a "
-                     "new file", path, why, kept);
-            memset(w, 0, sizeof *w);
-        }
         rc = 0;
+        if (r == -3) {   /* unreadable, not a file, or a newer attnbench's: left as it is */
+            snprintf(err, len, "%.400s (left as it is)", why);
+            rc = -1;
+        } else if (r == -1) {
+            /* Set aside under a name no earlier damaged file holds (the
+             * lock is held, so no other tune takes it meanwhile). */
+            char kept[PATH_MAX + 32];
+            int k = 0;
+            do
+                snprintf(kept, sizeof kept, k ? "%.*s.damaged.%d" : "%.*s.damaged", PATH_MAX - 1,
+                         path, k);
+            while (access(kept, F_OK) == 0 && ++k < 1000);
+            if (k == 1000 || rename(path, kept) != 0) {
+                snprintf(err, len, "%.400s is not valid wisdom (%s) and could not be set aside: "
+                         "%s", path, why, k == 1000 ? "1000 damaged copies already" : strerror(errno));
+                rc = -1;
+            } else {
+                snprintf(note, note_len, "%.400s was not valid wisdom (%s); kept as %.400s, "
+                         "starting a new file", path, why, kept);
+                memset(w, 0, sizeof *w);
+            }
+        }
         for (int i = 0; i < add->n && rc == 0; i++) {
             const char *key = "";
             for (int m = 0; m < add->n_machines; m++)

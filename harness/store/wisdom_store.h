@@ -17,8 +17,11 @@
 #include "internal.h"
 
 /* Merges add into the wisdom at path (its directory created if needed).
- * note: empty, or a line saying that a damaged file was set aside. 0, or -1
- * with a reason in err (the file then unchanged). */
+ * note: empty, or a line saying that a damaged file was set aside (under
+ * <path>.damaged, or .damaged.N when that is taken). 0, or -1 with a reason
+ * in err (the file then unchanged): also when the file at path cannot be
+ * read, is not a regular file or is a newer attnbench's, which are not
+ * this attnbench's to set aside. */
 int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t note_len,
                     char *err, size_t len);
 
