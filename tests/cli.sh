@@ -27,6 +27,15 @@ expect_rc 2 run --threads 0 $FAST
 expect_rc 2 run --threads 100000 $FAST
 expect_rc 2 run --kernel no-such-kernel $FAST
 expect_rc 2 run --max-call-time -1 $FAST
+# A flag where a value belongs is a forgotten value, not a file named
+# "--csv"; a suite filtered to nothing is an error, not an empty run
+# written over --json.
+echo keep >"$TMP/keep.json"
+expect_rc 2 run $FAST --json --csv
+grep -q -- "--json needs a value" "$TMP/err" && [ ! -e ./--csv ] && ok || bad "--json --csv: $(cat "$TMP/err")"
+expect_rc 2 run --kernel naive --suite smoke --op decoder --no-peaks --json "$TMP/keep.json"
+grep -q "no op=decoder shape" "$TMP/err" && grep -q keep "$TMP/keep.json" && ok \
+    || bad "a suite filtered to nothing: $(cat "$TMP/err")"
 # An unknown command names every command that --help lists.
 expect_rc 2 no-such-command
 "$AB" --help | sed -n 's/^  \([a-z]*\) .*/\1/p' >"$TMP/commands"

@@ -114,6 +114,13 @@ int ab_cli_parse(int argc, char **argv, const ab_flag *flags, int n_flags,
             snprintf(err, err_len, "--%s needs a value (%s)", f->name, f->metavar ? f->metavar : "");
             return AB_CLI_ERROR;
         }
+        /* `--json --csv` is a forgotten value, not a file named "--csv"
+         * (such a name can still be given as --json=--csv). */
+        if (!eq && strncmp(value, "--", 2) == 0) {
+            snprintf(err, err_len, "--%s needs a value (%s), not the flag %.60s", f->name,
+                     f->metavar ? f->metavar : "", value);
+            return AB_CLI_ERROR;
+        }
         if (set_value(f, value, err, err_len) != 0)
             return AB_CLI_ERROR;
     }

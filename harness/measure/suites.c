@@ -278,6 +278,10 @@ int ab_shapes_select(const char *suite_name, const char *shape_text, ab_op op, i
         }
         out[n++] = suite->shapes[i];
     }
+    if (n == 0) {   /* a run of nothing would write an empty result over --json */
+        snprintf(err, len, "--suite %s has no op=%s shape", suite->name, ab_op_name(op));
+        return -1;
+    }
     if (suite_times) {
         suite_times[0] = suite->min_time;
         suite_times[1] = suite->max_time;
