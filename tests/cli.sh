@@ -248,6 +248,12 @@ expect_rc 1 tune --wisdom "$TMP/newer.w" --import "$TMP/exported"
 grep -q "from the future" "$TMP/newer.w" && [ ! -e "$TMP/newer.w.damaged" ] && ok \
     || bad "tune over a newer schema's wisdom: $(cat "$TMP/err")"
 expect_rc 2 tune --level sloppy --shape "$TS"
+# generate's P + N is bounded (their sum overflowed an int), and a bucket's
+# check shortens N as it does P (the oracle decoded 2^24 tokens past --budget).
+expect_rc 2 run --shape 'op=generate,P=1073741824,N=1073741824,H=1,Dh=1'
+grep -q "P + N" "$TMP/err" && ok || bad "generate P + N past 2^30: $(cat "$TMP/err")"
+timeout 60 "$AB" tune --shape 'op=generate,P=8,N=16777216,H=1,Dh=1' --threads 1 --level estimate \
+    --wisdom "$TMP/gen.w" >"$TMP/out" 2>&1 && ok || bad "tune of generate N 2^24: $(cat "$TMP/out")"
 
 # compare: Google Benchmark JSON from any program; exit 0 unchanged, 1 on a
 # regression (effect and significance), 2 on unusable input. Each file is a

@@ -49,6 +49,9 @@ static int check_candidate(ab_candidate *c, const ab_shape *s, int threads)
     small.q_len = small.q_len < CHECK_LEN ? small.q_len : CHECK_LEN;
     small.kv_len = small.kv_len < CHECK_LEN ? small.kv_len : CHECK_LEN;
     small.batch = small.batch < 2 ? small.batch : 2;
+    /* generate's N steps too: the oracle decoding 2^24 tokens token by
+     * token held tune far past its --budget (checked between candidates). */
+    small.steps = small.steps < CHECK_LEN ? small.steps : CHECK_LEN;
     ab_workload w;
     if (ab_workload_init(&w, &small, SEED, 4) != 0)
         return 0;

@@ -6,9 +6,15 @@
 
 static int resolve(const ab_shape_keys *k, ab_shape *s, char *err, size_t len)
 {
-    (void)err, (void)len;
     s->q_len = k->v[AB_KEY_P];
     s->kv_len = k->given & AB_KEY_BIT(M) ? k->v[AB_KEY_M] : s->q_len;
+    /* The sequence, P + N, sizes the caches and the inputs in ints: each
+     * key alone may be 2^30, their sum may not (it overflowed). */
+    if ((long long)s->q_len + s->steps > 1 << 30) {
+        snprintf(err, len, "shape: P + N = %lld is larger than 2^30",
+                 (long long)s->q_len + s->steps);
+        return -1;
+    }
     return 0;
 }
 
