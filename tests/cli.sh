@@ -27,6 +27,20 @@ expect_rc 2 run --threads 0 $FAST
 expect_rc 2 run --threads 100000 $FAST
 expect_rc 2 run --kernel no-such-kernel $FAST
 expect_rc 2 run --max-call-time -1 $FAST
+# Fewer than 6 repetitions have no 95% interval of the median ([min, max]
+# covers it 1 - 2^(1-n) of the time): none is claimed ("-", null), and a
+# precision asked for keeps sampling past --repetitions 1 until one exists.
+expect_rc 0 run --kernel naive --threads 1 --no-peaks $FAST --json "$TMP/r2.json"
+grep -q "B1_H2_L16_Dh8 .* - " "$TMP/out" && ok || bad "2 repetitions: an interval shown: $(cat "$TMP/out")"
+expect_rc 0 run --kernel naive --threads 1 --no-peaks --shape B=1,H=2,L=16,Dh=8 --repetitions 1 \
+    --min-time 0.001 --json "$TMP/r1.json"
+/usr/bin/python3 - "$TMP/r2.json" "$TMP/r1.json" <<'PY' && ok || bad "fewer than 6 repetitions: a 95% interval claimed"
+import json, sys
+med = lambda f: [b for b in json.load(open(f))["benchmarks"] if b.get("aggregate_name") == "median"][0]
+two, one = med(sys.argv[1]), med(sys.argv[2])
+assert two["median_ci_low"] is None and two["median_precision"] is None, two
+assert one["repetitions"] >= 6 and one["median_precision"] is not None, one
+PY
 # A flag where a value belongs is a forgotten value, not a file named
 # "--csv"; a suite filtered to nothing is an error, not an empty run
 # written over --json.

@@ -25,6 +25,9 @@ double ab_median_inplace(double *x, int n);
  * assumption about the shape of the timing distribution. 0, or -1 for n < 1
  * or n too large. */
 int ab_median_ci(const double *x, int n, double conf, double *lo, double *hi);
+/* The fewest samples whose [min, max] is a 95% interval of the median
+ * (1 − 2^(1−n) ≥ 0.95): below it a run states no interval (bench.c). */
+#define AB_MEDIAN_CI_MIN 6
 
 /* The half-width of that 95% interval relative to the median: how well a
  * run knows its median (0.01 = within ±1%). NaN for unusable input. */

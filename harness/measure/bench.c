@@ -239,6 +239,16 @@ int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o,
     return 0;
 }
 
+/* The half-width of the median's 95% interval over the median, or NaN
+ * below AB_MEDIAN_CI_MIN repetitions: the widest distribution-free
+ * interval, [min, max], covers the median only 1 − 2^(1−n) of the time
+ * (50% at 2, 93.75% at 5), so "95%" would be a false claim and one
+ * repetition would read "+-0.0%" and stop. */
+static double result_precision(const ab_result *r)
+{
+    return r->reps >= AB_MEDIAN_CI_MIN ? ab_median_precision(r->real, r->reps) : NAN;
+}
+
 int ab_bench_done(const ab_result *r, const ab_bench_opts *o)
 {
     int cap = o->max_repetitions > 0 && o->max_repetitions < AB_MAX_REPS ? o->max_repetitions
@@ -251,7 +261,7 @@ int ab_bench_done(const ab_result *r, const ab_bench_opts *o)
         return 1;
     if (o->max_time > 0.0 && r->timed >= o->max_time)
         return 1;
-    return ab_median_precision(r->real, r->reps) <= o->precision;
+    return result_precision(r) <= o->precision;
 }
 
 void ab_bench_finish(ab_result *r, const ab_bench_opts *o)
@@ -260,8 +270,10 @@ void ab_bench_finish(ab_result *r, const ab_bench_opts *o)
         return;
     ab_stats_compute(r->real, r->reps, &r->real_stats);
     ab_stats_compute(r->cpu, r->reps, &r->cpu_stats);
-    ab_median_ci(r->real, r->reps, 0.95, &r->median_lo, &r->median_hi);
-    r->precision = ab_median_precision(r->real, r->reps);
+    r->median_lo = r->median_hi = NAN;
+    if (r->reps >= AB_MEDIAN_CI_MIN)
+        ab_median_ci(r->real, r->reps, 0.95, &r->median_lo, &r->median_hi);
+    r->precision = result_precision(r);
     /* Fixed repetitions (precision 0) promise nothing, so they cannot miss it. */
     r->unstable = o->precision > 0.0 && o->unstable_above > 0.0
                && !(r->precision <= o->unstable_above);

@@ -51,8 +51,13 @@ void ab_report_table(FILE *out, const ab_result *r, int n, const ab_topology *to
             snprintf(pct_text, sizeof pct_text, "-");
         else
             snprintf(pct_text, sizeof pct_text, "%.1f%%", pct);
-        fprintf(out, "%-*s %-8s %-*s %3d %10s %5.1f%% %9.2f %7s %5.1f%%  %s", kw, r[i].kernel,
-                ab_op_name(r[i].shape.op), sw, label, r[i].threads, t, 100.0 * r[i].precision,
+        char prec_text[16];   /* "-": too few repetitions for a 95% interval */
+        if (isnan(r[i].precision))
+            snprintf(prec_text, sizeof prec_text, "-");
+        else
+            snprintf(prec_text, sizeof prec_text, "%.1f%%", 100.0 * r[i].precision);
+        fprintf(out, "%-*s %-8s %-*s %3d %10s %6s %9.2f %7s %5.1f%%  %s", kw, r[i].kernel,
+                ab_op_name(r[i].shape.op), sw, label, r[i].threads, t, prec_text,
                 ab_result_gflops(&r[i], med), pct_text, 100.0 * r[i].real_stats.cv,
                 r[i].unstable ? "UNSTABLE" : "");
         int tail = r[i].unstable;
