@@ -6,8 +6,9 @@
 #include "compare.h"
 #include "summary.h"
 
-/* Below this many shared rounds the paired interval is too coarse to use. */
-#define MIN_PAIRED 5
+/* Below this many shared rounds there is no 95% interval of the paired
+ * ratios' median (at 5, [min, max] covers it 93.75% of the time). */
+#define MIN_PAIRED AB_MEDIAN_CI_MIN
 
 /* The benchmark name without the kernel: "<op>/<shape label>/threads:<n>". */
 static void shape_key(const ab_result *r, char *buf, size_t len)

@@ -9,7 +9,7 @@
  * the ratio is taken round by round: each round the two ran in gives one
  * ratio, and the drift of the machine between rounds cancels out of it.
  * The median of those ratios and its distribution-free interval (the order
- * statistics, stats.h) are the estimate. With fewer than 5 shared rounds
+ * statistics, stats.h) are the estimate. With fewer than 6 shared rounds
  * (results from elsewhere) the two samples are compared unpaired, by the
  * Hodges–Lehmann ratio and its Mann–Whitney interval (compare.h).
  */
