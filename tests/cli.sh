@@ -349,6 +349,12 @@ expect_rc 1 run --kernel blocked --threads 1 --precision 0 --repetitions 2 --min
     --shape 'op=sdpa,B=1,H=2,L=16,Dh=8;op=sdpa,B=1073741824,H=1024,L=1073741824,Dh=8' \
     --json "$TMP/failed.json"
 grep -q '"error_occurred": true' "$TMP/failed.json" && ok || bad "no error entry in the JSON"
+# A run in which every benchmark failed does not replace an earlier file.
+cp "$TMP/failed.json" "$TMP/baseline.json"
+expect_rc 1 run --kernel blocked --threads 1 --precision 0 --repetitions 2 --min-time 0.001 \
+    --shape 'op=sdpa,B=1073741824,H=1024,L=1073741824,Dh=8' --json "$TMP/baseline.json"
+cmp -s "$TMP/failed.json" "$TMP/baseline.json" && grep -q "not replaced" "$TMP/err" && ok \
+    || bad "a run of failures replaced the JSON: $(cat "$TMP/err")"
 expect_rc 0 compare "$TMP/failed.json" "$TMP/failed.json"
 # Google Benchmark's own compare.py (Debian libbenchmark-tools), when present.
 GBCOMPARE=${GBCOMPARE:-/usr/share/benchmark/compare.py}

@@ -781,6 +781,14 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
         const char *path = fmt == 0 ? (p->json ? p->json : p->json_dir) : p->csv;
         if (!path)
             continue;
+        /* A run none of whose benchmarks gave a time (every one failed)
+         * does not replace an earlier file: a baseline would be lost to a
+         * list of errors. A new file, or one in --json-dir, records them. */
+        if (n > 0 && out->failed >= n && !(fmt == 0 && p->json_dir) && access(path, F_OK) == 0) {
+            fprintf(stderr, "attnbench run: every benchmark failed: %s not replaced\n", path);
+            io_failed = 1;
+            continue;
+        }
         char *data = NULL, written[PATH_MAX], err[512];
         size_t size = 0;
         snprintf(err, sizeof err, "out of memory rendering the report");
