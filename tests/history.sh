@@ -50,7 +50,15 @@ before=$(sums)
 "$AB" history show --db "postgresql://u:hunter2@127.0.0.1:1/none" >"$TMP/probe.out" 2>&1
 HAVE_PG=; grep -q "cannot connect" "$TMP/probe.out" && HAVE_PG=1
 HAVE_LITE=1
-"$AB" history show --db "$TMP/probe.db" >/dev/null 2>"$TMP/probe.err" || HAVE_LITE=
+"$AB" history add --db "$TMP/probe.db" "$TMP/files/a0.json" >/dev/null 2>"$TMP/probe.err" || HAVE_LITE=
+
+# Reading a store that is not there is an error that creates nothing (a
+# mistyped --db read as an empty history, and made the file and its folder).
+"$AB" history show --db "$TMP/nowhere/h.db" >"$TMP/missing.out" 2>&1
+check '[ $? -eq 2 ] && [ ! -e "$TMP/nowhere" ] && grep -q "no history there" "$TMP/missing.out"' \
+    "history show of a missing store: $(cat "$TMP/missing.out")"
+"$AB" tune --pull "$TMP/nowhere/h.db" --wisdom "$TMP/pulled.w" >"$TMP/missing.out" 2>&1
+check '[ $? -eq 2 ] && [ ! -e "$TMP/nowhere" ]' "tune --pull of a missing store: $(cat "$TMP/missing.out")"
 
 # ---- The same tests on each store ---------------------------------------------------------
 store_tests() {   # NAME TARGET

@@ -30,12 +30,15 @@ static const char *db_target(const char *db_flag)
     return db_flag ? db_flag : env && env[0] ? env : "results/history.db";
 }
 
-/* Opens the store of db_target(db_flag); NULL, said on stderr for
- * "attnbench cmd", when it cannot be opened. */
-static ab_history *open_db(const char *cmd, const char *db_flag)
+/* Opens the store of db_target(db_flag) (only an existing one when
+ * reading); NULL, said on stderr for "attnbench cmd", when it cannot be
+ * opened. */
+static ab_history *open_db(const char *cmd, const char *db_flag, int reading)
 {
     char err[700];
-    ab_history *h = ab_history_open(db_target(db_flag), err, sizeof err);
+    const char *target = db_target(db_flag);
+    ab_history *h = reading ? ab_history_open_existing(target, err, sizeof err)
+                            : ab_history_open(target, err, sizeof err);
     if (!h)
         fprintf(stderr, "attnbench %s: %s\n", cmd, err);
     return h;
@@ -63,7 +66,7 @@ static int history_add(int argc, char **argv)
         fprintf(stderr, "attnbench history add: give at least one JSON file\n");
         return AB_EXIT_USAGE;
     }
-    ab_history *h = open_db("history add", db);
+    ab_history *h = open_db("history add", db, 0);
     if (!h)
         return AB_EXIT_USAGE;
     char err[700];
@@ -109,7 +112,7 @@ static int history_show(int argc, char **argv)
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
-    ab_history *h = open_db("history show", db);
+    ab_history *h = open_db("history show", db, 1);
     if (!h)
         return AB_EXIT_USAGE;
     char err[700];
@@ -140,7 +143,7 @@ static int history_steps(int argc, char **argv)
         fprintf(stderr, "attnbench history steps: give --since COMMIT\n");
         return AB_EXIT_USAGE;
     }
-    ab_history *h = open_db("history steps", db);
+    ab_history *h = open_db("history steps", db, 1);
     if (!h)
         return AB_EXIT_USAGE;
     char err[700];

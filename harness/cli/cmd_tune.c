@@ -18,6 +18,7 @@
 #include "timer.h"
 #include "plan.h"
 #include "plan_flags.h"
+#include "sql.h"
 #include "tune.h"
 #include "wisdom_store.h"
 
@@ -352,7 +353,16 @@ int ab_tune_pull(const char *target, const char *wisdom_path, int verbose, int o
     }
     attn_machine_key(key, sizeof key);
     attn_wisdom *got = malloc(sizeof *got), *trusted = calloc(1, sizeof *trusted);
-    ab_history *h = got && trusted ? ab_history_open(target, err, sizeof err) : NULL;
+    ab_history *h = got && trusted ? ab_history_open_existing(target, err, sizeof err) : NULL;
+    if (!h && only_if_none && got && trusted && !ab_sql_is_url(target)
+        && access(target, F_OK) != 0) {
+        /* run's pull from $ATTN_WISDOM_DB: a store not yet made holds
+         * nothing to pull, and the run goes on without creating it. */
+        fprintf(stderr, "attnbench: pulling the wisdom: %s; nothing pulled\n", err);
+        free(got);
+        free(trusted);
+        return AB_EXIT_OK;
+    }
     if (!h || ab_history_wisdom_pull(h, key, got, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench: pulling the wisdom: %s%s%s\n", h ? ab_history_name(h) : "",
                 h ? ": " : "", got && trusted ? err : "out of memory");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "history.h"
 #include "sql.h"
@@ -143,6 +144,15 @@ static int create_schema(ab_sql *db, char *err, size_t len)
 fail:
     ab_sql_rollback(db);
     return -1;
+}
+
+ab_history *ab_history_open_existing(const char *target, char *err, size_t len)
+{
+    if (!ab_sql_is_url(target) && access(target, F_OK) != 0) {
+        snprintf(err, len, "%.400s: no history there (history add creates one)", target);
+        return NULL;
+    }
+    return ab_history_open(target, err, len);
 }
 
 ab_history *ab_history_open(const char *target, char *err, size_t len)

@@ -57,6 +57,11 @@ typedef struct ab_history ab_history;
  * history, another schema, unreachable server, refused login, store not
  * built in. */
 ab_history *ab_history_open(const char *target, char *err, size_t len);
+/* ab_history_open for commands that only read (history show and steps,
+ * tune --pull): an SQLite file that is not there is an error, not a new
+ * empty history (a mistyped --db read as "empty", and created the file
+ * and its directories). */
+ab_history *ab_history_open_existing(const char *target, char *err, size_t len);
 void ab_history_close(ab_history *h);
 /* The target as it may be shown (a URL's password redacted). */
 const char *ab_history_name(const ab_history *h);
