@@ -21,6 +21,11 @@ static int parse_threads(const char *text, int *counts, int max, char *err, size
             snprintf(err, len, "--threads: more than %d counts", max);
             return -1;
         }
+        for (int i = 0; i < n; i++)
+            if (counts[i] == v) {   /* one benchmark name, timed twice */
+                snprintf(err, len, "--threads: %ld given twice", v);
+                return -1;
+            }
         counts[n++] = (int)v;
         if (!*end)
             return n;

@@ -96,8 +96,19 @@ int ab_select_kernels(const char *spec, const char *env, const attn_kernel **out
         const attn_kernel *k = named(name, "--kernel", err, err_len);
         if (!k)
             return -1;
-        if (n < max)
-            out[n++] = k;
+        /* Twice would time it twice under one benchmark name (and the
+         * summary would call it a tie with itself); past max, a list cut
+         * short without a word. */
+        for (int i = 0; i < n; i++)
+            if (out[i] == k) {
+                snprintf(err, err_len, "--kernel: %s named twice", name);
+                return -1;
+            }
+        if (n == max) {
+            snprintf(err, err_len, "--kernel: more than %d kernels", max);
+            return -1;
+        }
+        out[n++] = k;
     }
     if (n == 0)
         snprintf(err, err_len, "--kernel: no kernel named");
