@@ -259,6 +259,9 @@ static void test_shapes(void)
     const char *bad[] = { "B=0", "B=x", "L=", "Q=3", "D=10,H=3", "mask=sometimes", "op=conv",
                           "norm=middle", "act=tanh", "scale=inf", "Lq=3,Lk=5,cross=0",
                           "B=2147483647000",
+                          /* a key twice (which was meant?), sizes not plain digits */
+                          "B=1,B=2", "op=mha,op=sdpa", "B= 1", "B=+1",
+                          "op=generate,P=1073741824,N=1",
                           /* found by fuzz_cli: D = H·Dh and the default F = 4·D overflowed int */
                           "H=4,Dh=1040746974", "H=1024,Dh=1048576", "H=1,Dh=536870912",
                           /* grouped heads: a divisor of H, and SDPA only */
@@ -461,7 +464,9 @@ static void test_select(void)
     CHECK(ab_select_kernels(NULL, "naive", k, 64, err, sizeof err) == 1
           && strcmp(k[0]->name, "naive") == 0, "ATTN_KERNEL=naive");
     CHECK(ab_select_kernels("naive", "no-such", k, 64, err, sizeof err) == 1, "flag should win");
-    CHECK(ab_select_kernels("naive,naive", NULL, k, 64, err, sizeof err) == 2, "a list of two");
+    CHECK(ab_select_kernels("naive,blocked", NULL, k, 64, err, sizeof err) == 2, "a list of two");
+    CHECK(ab_select_kernels("naive,naive", NULL, k, 64, err, sizeof err) == -1
+          && strstr(err, "twice"), "a kernel named twice: '%s'", err);
     CHECK(ab_select_kernels("naive,no-such", NULL, k, 64, err, sizeof err) == -1
           && strstr(err, "no-such"), "a list with an unknown name: '%s'", err);
     CHECK(ab_select_kernels("auto", NULL, k, 64, err, sizeof err) == 1
@@ -1337,9 +1342,12 @@ static void test_plan(void)
           && p->nt == 1 && p->thread_counts[0] == p->topo.cores && p->max_threads == p->topo.cores
           && p->ns == ab_suite_find("smoke")->n_shapes, "the default: %d counts, first %d, "
           "cores %d (%s)", p->nt, p->thread_counts[0], p->topo.cores, err);
-    CHECK(ab_plan_make(p, NULL, "B=1,H=1,L=4,Dh=2", AB_OP_SDPA, 0, "1,1", err, sizeof err) == 0
-          && p->nt == 2 && p->max_threads == 1 && p->ns == 1, "--threads 1,1: %d counts", p->nt);
-    static const char *const bad[] = { "0", "x", "1,", "-2", "4097" };
+    if (p->topo.cores >= 2)
+        CHECK(ab_plan_make(p, NULL, "B=1,H=1,L=4,Dh=2", AB_OP_SDPA, 0, "2,1", err, sizeof err) == 0
+                  && p->nt == 2 && p->max_threads == 2 && p->ns == 1,
+              "--threads 2,1: %d counts (%s)", p->nt, err);
+    /* A count twice is one benchmark name timed twice: refused. */
+    static const char *const bad[] = { "0", "x", "1,", "-2", "4097", "1,1", " 1", "+1" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(ab_plan_make(p, NULL, NULL, AB_OP_SDPA, 0, bad[i], err, sizeof err) == -1,
               "--threads %s must be refused", bad[i]);

@@ -1,6 +1,7 @@
 /* shape.c — the ops table built from ops.def, and what every op's shapes
  * share: the keys, the parser, the canonical text, the label and the
  * visible pairs. What differs by op is read from its row (ops.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -177,8 +178,9 @@ static int read_value(ab_key k, const char *v, ab_shape_keys *out, char *err, si
     switch (keys[k].kind) {
     case SIZE: {
         errno = 0;
-        long x = strtol(v, &end, 10);
-        if (*end != '\0' || errno == ERANGE || x < 1 || x > (1L << 30)) {
+        long x = strtol(v, &end, 10);   /* digits only: strtol also takes " 1" and "+1" */
+        if (!isdigit((unsigned char)v[0]) || *end != '\0' || errno == ERANGE || x < 1
+            || x > (1L << 30)) {
             snprintf(err, err_len, "shape: %s=%s is not a size in [1, 2^30]", name, v);
             return -1;
         }
@@ -265,11 +267,16 @@ static int read_keys(const char *text, ab_op *op, ab_shape_keys *k, char *err, s
         snprintf(err, err_len, "shape: text too long");
         return -1;
     }
+    int ops = 0;
     for (int pass = 0; pass < 2; pass++) {
         int rc;
         strcpy(buf, text);
         for (at = buf; (rc = next_item(&at, &key, &value, err, err_len)) == 0 && key;) {
             if (strcmp(key, "op") == 0) {
+                if (pass == 0 && ++ops > 1) {
+                    snprintf(err, err_len, "shape: op given twice");
+                    return -1;
+                }
                 if (pass == 0 && ab_op_parse(value, op) != 0) {
                     snprintf(err, err_len, "shape: unknown op '%s' (%s)", value, ab_op_list());
                     return -1;
@@ -291,6 +298,10 @@ static int read_keys(const char *text, ab_op *op, ab_shape_keys *k, char *err, s
                 list_keys(ab_op_row_of(*op)->keys, names, sizeof names);
                 snprintf(err, err_len, "shape: op=%s takes no %s (its keys: %s)", ab_op_name(*op),
                          key, names);
+                return -1;
+            }
+            if (k->given >> i & 1u) {   /* "B=1,B=2": which one was meant? */
+                snprintf(err, err_len, "shape: %s given twice", key);
                 return -1;
             }
             if (read_value((ab_key)i, value, k, err, err_len) != 0)
