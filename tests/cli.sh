@@ -93,6 +93,8 @@ expect_rc 2 explain --shape "$EXPLAIN_SHAPE"
 expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 0
 expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 5 --kernel no-such-kernel
 expect_rc 2 explain --shape 'op=sdpa,B=1,X=2' --threads 5
+expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads $(($(nproc) + 1)) --measure 2 --json "$TMP/exm.json"
+[ ! -e "$TMP/exm.json" ] && ok || bad "explain --measure past the cores wrote its JSON"
 expect_rc 1 explain --shape "$EXPLAIN_SHAPE" --threads 5 --kernel einsum-nqhd --json "$TMP/ex1.json"
 grep -q "einsum-nqhd" "$TMP/err" && [ ! -e "$TMP/ex1.json" ] && ok \
     || bad "explain einsum-nqhd: $(cat "$TMP/err"), or its JSON written"

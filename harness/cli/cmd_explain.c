@@ -128,7 +128,7 @@ int ab_cmd_explain(int argc, char **argv)
     const ab_flag flags[] = {
         { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "the shapes, as for run (';' between)", 0, 0 },
         { "kernel", AB_FLAG_STRING, &kernel, "K", "a kernel name, auto or auto-bf16 (default: auto, or ATTN_KERNEL)", 0, 0 },
-        { "threads", AB_FLAG_INT, &threads, "N", "threads to split for: any count, whatever this machine has", 1, 4096 },
+        { "threads", AB_FLAG_INT, &threads, "N", "threads to split for: 1 to 4096, whatever this machine has (with --measure, at most its cores)", 1, 4096 },
         { "json", AB_FLAG_STRING, &json_path, "FILE", "also write the regions as JSON", 0, 0 },
         { "measure", AB_FLAG_INT, &measure, "R", "run the call R times after a warm-up on N threads of this machine and give each region's median time", 1, 100000 },
     };
@@ -197,6 +197,14 @@ int ab_cmd_explain(int argc, char **argv)
     if (measure && !have_topo)   /* as run says it */
         fprintf(stderr, "attnbench explain: topology unavailable (%s); threads are not pinned\n",
                 err);
+    if (have_topo && threads > topo.cores) {   /* a usage error, as run's --threads */
+        fprintf(stderr, "attnbench explain: --threads %d --measure: this machine has %d cores "
+                "(a dry run, without --measure, takes any count)\n", threads, topo.cores);
+        free(shapes);
+        if (json_path)
+            ab_atomic_abort(&file);
+        return AB_EXIT_USAGE;
+    }
     for (int i = 0; i < ns && !failed; i++) {
         char text[512], ran[64];
         ab_shape_format(&shapes[i], text, sizeof text);
