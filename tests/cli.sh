@@ -47,6 +47,12 @@ expect_rc 2 run --kernel naive,naive $FAST
 expect_rc 2 run --kernel naive --threads 1,1 $FAST
 expect_rc 2 run --kernel naive --threads 1 --shape 'B=1,H=1,L=8,Dh=8;B=1,H=1,Lq=8,Lk=8,Dh=8'
 grep -q "given twice" "$TMP/err" && ok || bad "a shape given twice: $(cat "$TMP/err")"
+# Where the results go is checked before the run, not after it.
+expect_rc 2 run $FAST --json "$TMP/no-such-dir/r.json"
+grep -q "cannot write in" "$TMP/err" && ! grep -q "B1_H2_L16_Dh8" "$TMP/out" && ok \
+    || bad "--json into a missing folder ran first: $(cat "$TMP/err")"
+expect_rc 2 run $FAST --csv "$TMP"
+grep -q "is a directory" "$TMP/err" && ok || bad "--csv DIRECTORY: $(cat "$TMP/err")"
 # A flag where a value belongs is a forgotten value, not a file named
 # "--csv"; a suite filtered to nothing is an error, not an empty run
 # written over --json.

@@ -440,6 +440,15 @@ static int plan_of(int argc, char **argv, run_plan *p)
         fprintf(stderr, "attnbench run: give --json or --json-dir, not both\n");
         return AB_EXIT_USAGE;
     }
+    /* Where the results go is checked now, not after the run (--json-dir
+     * is made when written). */
+    for (int fmt = 0; fmt < 2; fmt++) {
+        const char *out_path = fmt == 0 ? json : csv;
+        if (out_path && ab_atomic_probe(out_path, err, sizeof err) != 0) {
+            fprintf(stderr, "attnbench run: %s\n", err);
+            return AB_EXIT_USAGE;
+        }
+    }
     p->nk = ab_select_kernels(kernel, getenv("ATTN_KERNEL"), p->kernels, 64, err, sizeof err);
     if (p->nk < 0) {
         fprintf(stderr, "attnbench run: %s\n", err);

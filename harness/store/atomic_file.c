@@ -8,9 +8,30 @@
 
 #include "atomic_file.h"
 
+int ab_atomic_probe(const char *path, char *err, size_t err_len)
+{
+    struct stat st;
+    char dir[PATH_MAX];
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, err_len, "%s is a directory", path);
+        return -1;
+    }
+    ab_parent_dir(path, dir, sizeof dir);
+    if (access(dir, W_OK) != 0) {
+        snprintf(err, err_len, "%s: cannot write in %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int ab_atomic_open(ab_atomic_file *a, const char *path, char *err, size_t err_len)
 {
     a->f = NULL;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {   /* rename said "Device or resource busy" */
+        snprintf(err, err_len, "%s is a directory", path);
+        return -1;
+    }
     if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path
         || snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof a->tmp) {
         snprintf(err, err_len, "%s: path too long", path);

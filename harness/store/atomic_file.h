@@ -21,8 +21,13 @@ typedef struct ab_atomic_file {
     char tmp[PATH_MAX];
 } ab_atomic_file;
 
-/* 0 on success; -1 with a reason in err. */
+/* 0 on success; -1 with a reason in err (a directory at path is one). */
 int ab_atomic_open(ab_atomic_file *a, const char *path, char *err, size_t err_len);
+/* Whether a file could be published at path later, asked before the work
+ * that makes it (a run's minutes lost to a typo otherwise): path is not a
+ * directory and its directory exists and is writable. 0, or -1 with a
+ * reason in err. */
+int ab_atomic_probe(const char *path, char *err, size_t err_len);
 /* Flushes, syncs and publishes. no_clobber: fail with EEXIST (reported in
  * err, return 1) instead of replacing an existing file. 0 on success, -1 on
  * other failures. The temporary file is removed in every case. */
