@@ -42,6 +42,21 @@ int ab_plan_make(ab_plan *p, const char *suite, const char *shape_text, ab_op op
                              p->suite_times, err, len);
     if (p->ns < 0)
         return -1;
+    /* The same shape twice (however spelt) would be one benchmark name
+     * timed twice, its results merged under it (list and explain, which
+     * time nothing, take any list). */
+    for (int a = 0; a < p->ns; a++) {
+        char label[160], other[160];
+        ab_shape_label(&p->shapes[a], label, sizeof label);
+        for (int b = 0; b < a; b++) {
+            ab_shape_label(&p->shapes[b], other, sizeof other);
+            if (p->shapes[a].op == p->shapes[b].op && strcmp(label, other) == 0) {
+                snprintf(err, len, "--shape: %s %s given twice", ab_op_name(p->shapes[a].op),
+                         label);
+                return -1;
+            }
+        }
+    }
     ab_machine_load(&p->machine);
     p->have_topology = ab_topology_load(&p->topo, p->topology_error,
                                         sizeof p->topology_error) == 0;

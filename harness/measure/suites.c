@@ -254,18 +254,6 @@ int ab_shapes_select(const char *suite_name, const char *shape_text, ab_op op, i
             }
             if (ab_shape_parse(item, op, &out[n], err, len) != 0)
                 return -1;
-            /* The same shape twice (however spelt) is one benchmark name
-             * timed twice: the results would merge under it. */
-            char label[160], other[160];
-            ab_shape_label(&out[n], label, sizeof label);
-            for (int i = 0; i < n; i++) {
-                ab_shape_label(&out[i], other, sizeof other);
-                if (out[i].op == out[n].op && strcmp(label, other) == 0) {
-                    snprintf(err, len, "--shape: %s %s given twice", ab_op_name(out[n].op),
-                             label);
-                    return -1;
-                }
-            }
             n++;
         }
         if (n == 0)
