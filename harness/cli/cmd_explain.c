@@ -178,6 +178,17 @@ int ab_cmd_explain(int argc, char **argv)
         free(shapes);
         return AB_EXIT_USAGE;
     }
+    ab_topology topo;
+    const int have_topo = measure && ab_topology_load(&topo, err, sizeof err) == 0;
+    if (measure && !have_topo)   /* as run says it */
+        fprintf(stderr, "attnbench explain: topology unavailable (%s); threads are not pinned\n",
+                err);
+    if (have_topo && threads > topo.cores) {   /* a usage error, as run's --threads */
+        fprintf(stderr, "attnbench explain: --threads %d --measure: this machine has %d cores "
+                "(a dry run, without --measure, takes any count)\n", threads, topo.cores);
+        free(shapes);
+        return AB_EXIT_USAGE;
+    }
     ab_atomic_file file;
     ab_json j;
     if (json_path) {
@@ -192,19 +203,6 @@ int ab_cmd_explain(int argc, char **argv)
     }
     int failed = 0;
     attn_trace trace = { 0 };
-    ab_topology topo;
-    const int have_topo = measure && ab_topology_load(&topo, err, sizeof err) == 0;
-    if (measure && !have_topo)   /* as run says it */
-        fprintf(stderr, "attnbench explain: topology unavailable (%s); threads are not pinned\n",
-                err);
-    if (have_topo && threads > topo.cores) {   /* a usage error, as run's --threads */
-        fprintf(stderr, "attnbench explain: --threads %d --measure: this machine has %d cores "
-                "(a dry run, without --measure, takes any count)\n", threads, topo.cores);
-        free(shapes);
-        if (json_path)
-            ab_atomic_abort(&file);
-        return AB_EXIT_USAGE;
-    }
     for (int i = 0; i < ns && !failed; i++) {
         char text[512], ran[64];
         ab_shape_format(&shapes[i], text, sizeof text);

@@ -8,14 +8,23 @@
 
 #include "atomic_file.h"
 
-int ab_atomic_probe(const char *path, char *err, size_t err_len)
+/* -1, said in err, when path is a directory (rename over one said "Device
+ * or resource busy"). */
+static int refuse_directory(const char *path, char *err, size_t err_len)
 {
     struct stat st;
-    char dir[PATH_MAX];
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(err, err_len, "%s is a directory", path);
         return -1;
     }
+    return 0;
+}
+
+int ab_atomic_probe(const char *path, char *err, size_t err_len)
+{
+    char dir[PATH_MAX];
+    if (refuse_directory(path, err, err_len) != 0)
+        return -1;
     ab_parent_dir(path, dir, sizeof dir);
     if (access(dir, W_OK) != 0) {
         snprintf(err, err_len, "%s: cannot write in %s: %s", path, dir, strerror(errno));
@@ -27,11 +36,8 @@ int ab_atomic_probe(const char *path, char *err, size_t err_len)
 int ab_atomic_open(ab_atomic_file *a, const char *path, char *err, size_t err_len)
 {
     a->f = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {   /* rename said "Device or resource busy" */
-        snprintf(err, err_len, "%s is a directory", path);
+    if (refuse_directory(path, err, err_len) != 0)
         return -1;
-    }
     if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path
         || snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof a->tmp) {
         snprintf(err, err_len, "%s: path too long", path);

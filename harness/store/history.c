@@ -146,13 +146,17 @@ fail:
     return -1;
 }
 
+int ab_history_missing(const char *target, char *err, size_t len)
+{
+    if (ab_sql_is_url(target) || access(target, F_OK) == 0)
+        return 0;
+    snprintf(err, len, "%.400s: no history there (history add creates one)", target);
+    return 1;
+}
+
 ab_history *ab_history_open_existing(const char *target, char *err, size_t len)
 {
-    if (!ab_sql_is_url(target) && access(target, F_OK) != 0) {
-        snprintf(err, len, "%.400s: no history there (history add creates one)", target);
-        return NULL;
-    }
-    return ab_history_open(target, err, len);
+    return ab_history_missing(target, err, len) ? NULL : ab_history_open(target, err, len);
 }
 
 ab_history *ab_history_open(const char *target, char *err, size_t len)

@@ -62,6 +62,9 @@ ab_history *ab_history_open(const char *target, char *err, size_t len);
  * empty history (a mistyped --db read as "empty", and created the file
  * and its directories). */
 ab_history *ab_history_open_existing(const char *target, char *err, size_t len);
+/* 1 when target names an SQLite file that is not there (the case
+ * ab_history_open_existing refuses), said in err; else 0. */
+int ab_history_missing(const char *target, char *err, size_t len);
 void ab_history_close(ab_history *h);
 /* The target as it may be shown (a URL's password redacted). */
 const char *ab_history_name(const ab_history *h);
