@@ -207,6 +207,8 @@ fi
 expect_rc 2 run --kernel blocked --param no_such_param=3 $FAST
 expect_rc 2 run --kernel blocked --param kc=0 $FAST
 expect_rc 2 run --kernel blocked --param kc $FAST
+expect_rc 2 run --kernel blocked --param 'kc= 8' $FAST   # strtol would skip the space
+expect_rc 2 run --kernel blocked --param kc=+8 $FAST
 expect_rc 0 run --kernel blocked --param kc=8,mc=6 $FAST
 
 # A thread list: a threaded kernel runs once per count, naive once at 1
@@ -280,6 +282,10 @@ printf 'attnbench-wisdom 99\nfrom the future\n' >"$TMP/newer.w"
 expect_rc 1 tune --wisdom "$TMP/newer.w" --import "$TMP/exported"
 grep -q "from the future" "$TMP/newer.w" && [ ! -e "$TMP/newer.w.damaged" ] && ok \
     || bad "tune over a newer schema's wisdom: $(cat "$TMP/err")"
+# ... and a tune refuses it before it times anything, not after its budget.
+expect_rc 1 tune --wisdom "$TMP/newer.w" --shape "$TS" --threads 1 --level estimate
+! grep -q bucket "$TMP/out" && grep -q "left as it is" "$TMP/err" && grep -q "from the future" "$TMP/newer.w" \
+    && ok || bad "tune timed before refusing a newer schema's wisdom: $(cat "$TMP/out" "$TMP/err")"
 expect_rc 2 tune --level sloppy --shape "$TS"
 # generate's P + N is bounded (their sum overflowed an int), and a bucket's
 # check shortens N as it does P (the oracle decoded 2^24 tokens past --budget).

@@ -232,6 +232,10 @@ static int tune_buckets(const tune_plan *t)
     o.deadline = start + t->budget;
 
     char key[320], err[512];
+    if (ab_wisdom_probe(t->wisdom, err, sizeof err) != 0) {   /* before the budget is spent */
+        fprintf(stderr, "attnbench tune: writing %s: %s\n", t->wisdom, err);
+        return AB_EXIT_FAIL;
+    }
     attn_machine_key(key, sizeof key);
     uint64_t me = attn_machine_hash(key);
     attn_wisdom *found = calloc(1, sizeof *found);

@@ -83,3 +83,23 @@ int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t
     close(lock);
     return rc;
 }
+
+int ab_wisdom_probe(const char *path, char *err, size_t len)
+{
+    char dir[PATH_MAX], why[200];
+    snprintf(dir, sizeof dir, "%s", path);
+    if (ab_mkdirs(dirname(dir), err, len) != 0 || ab_atomic_probe(path, err, len) != 0)
+        return -1;
+    attn_wisdom *w = malloc(sizeof *w);
+    if (!w) {
+        snprintf(err, len, "out of memory");
+        return -1;
+    }
+    int r = attn_wisdom_read(path, w, why, sizeof why);
+    free(w);
+    if (r == -3) {
+        snprintf(err, len, "%.400s (left as it is)", why);
+        return -1;
+    }
+    return 0;
+}

@@ -25,4 +25,11 @@
 int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t note_len,
                     char *err, size_t len);
 
+/* Whether a merge into path could succeed, asked before a tune spends its
+ * budget: the directory is created and must be writable, and a file there
+ * must not be one the merge would refuse (unreadable, not a regular file, a
+ * newer attnbench's). A damaged file passes: the merge sets it aside. 0, or
+ * -1 with the reason in err. */
+int ab_wisdom_probe(const char *path, char *err, size_t len);
+
 #endif /* AB_WISDOM_STORE_H */
