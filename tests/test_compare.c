@@ -11,6 +11,9 @@
 #include "check.h"
 #include "compare.h"
 
+/* A run's statistics from a median and its 95% precision. */
+#define RUN(median, precision) ((ab_run_stat){ (median), (precision), 0, (precision) / 1.96 })
+
 void test_compare(void)
 {
     ab_comparison c;
@@ -67,8 +70,8 @@ void test_compare(void)
     memset(b, 0, sizeof b);
     for (int i = 0; i < 10; i++) {
         b[i].nb = b[i].nf = 1;
-        b[i].base[0] = (ab_run_stat){ 1e-3 * (1 + i), 0.01, 0 };
-        b[i].fresh[0] = (ab_run_stat){ 1e-3 * (1 + i), 0.01, 0 };
+        b[i].base[0] = RUN(1e-3 * (1 + i), 0.01);
+        b[i].fresh[0] = RUN(1e-3 * (1 + i), 0.01);
     }
     t_case("compare runs: one run a side, a gross change is caught and nothing else");
     b[3].fresh[0].median *= 1.3;
@@ -109,10 +112,10 @@ void test_compare(void)
     for (int i = 0; i < 10; i++) {
         b[i].nb = b[i].nf = 2;
         double m = 1e-3 * (1 + i), j = 0.005 * ((i % 3) - 1);   /* run jitter within ±1% */
-        b[i].base[0] = (ab_run_stat){ m * (1 + j), 0.01, 0 };
-        b[i].base[1] = (ab_run_stat){ m * (1 - j + 0.004), 0.01, 0 };
-        b[i].fresh[0] = (ab_run_stat){ m * (1 - j), 0.01, 0 };
-        b[i].fresh[1] = (ab_run_stat){ m * (1 + j - 0.004), 0.01, 0 };
+        b[i].base[0] = RUN(m * (1 + j), 0.01);
+        b[i].base[1] = RUN(m * (1 - j + 0.004), 0.01);
+        b[i].fresh[0] = RUN(m * (1 - j), 0.01);
+        b[i].fresh[1] = RUN(m * (1 + j - 0.004), 0.01);
     }
     fired = 0;
     CHECK(ab_compare_runs(b, 10, &o, v) == 0, "rejected");
@@ -136,9 +139,18 @@ void test_compare(void)
     CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[6].unstable && v[6].verdict == AB_INCONCLUSIVE
           && v[6].ratio > 1.4, "verdict %d unstable %d ratio %g", v[6].verdict, v[6].unstable,
           v[6].ratio);
-    ab_run_stat st = ab_run_stat_of((const double[]){ 1, 1.2, 0.8, 1.1, 0.9 }, 5, -1, NAN, NAN, 0);
-    CHECK(st.median == 1 && st.unstable && fabs(st.precision - 0.2) < 1e-12,
+    ab_run_stat st = ab_run_stat_of((const double[]){ 1, 1.2, 0.8, 1.1, 0.9, 1.0 }, 6, -1, NAN,
+                                    NAN, 0);
+    CHECK(st.median == 1 && st.unstable && fabs(st.precision - 0.2) < 1e-12
+              && fabs(st.se - 0.2 / 1.96) < 1e-12,
           "a ±20%% median is unstable (precision %g)", st.precision);
+    /* Five samples have no 95%% interval of their median ([min, max] covers
+     * it 94%% of the time): no precision, so not unstable on a guess, and a
+     * normal model's standard error for the noise (sd 0.158). */
+    st = ab_run_stat_of((const double[]){ 1, 1.2, 0.8, 1.1, 0.9 }, 5, -1, NAN, NAN, 0);
+    CHECK(st.median == 1 && !st.unstable && isnan(st.precision)
+              && fabs(st.se - 1.2533 * sqrt(0.025) / sqrt(5.0)) < 1e-9,
+          "five samples: unstable %d precision %g se %g", st.unstable, st.precision, st.se);
     st = ab_run_stat_of((const double[]){ 1, 1.2, 0.8 }, 3, 0, NAN, NAN, 0);
     CHECK(!st.unstable, "the file's own flag (stable) was not taken");
     st = ab_run_stat_of((const double[]){ 1e-6 }, 1, -1, NAN, 0.04, 25);
@@ -151,8 +163,8 @@ void test_compare(void)
      * file (no attnbench context) is judged on the flat 5% floor. */
     for (int i = 0; i < 10; i++) {
         b[i].nb = b[i].nf = 1;
-        b[i].base[0] = (ab_run_stat){ 20e-6, 0.01, 0 };
-        b[i].fresh[0] = (ab_run_stat){ i == 4 ? 26e-6 : 20e-6, 0.01, 0 };
+        b[i].base[0] = RUN(20e-6, 0.01);
+        b[i].fresh[0] = RUN(i == 4 ? 26e-6 : 20e-6, 0.01);
         b[i].attnbench = 1;
     }
     CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[4].verdict == AB_INCONCLUSIVE
@@ -177,8 +189,8 @@ void test_compare(void)
         b[i].nb = b[i].nf = 1;
         b[i].attnbench = 1;
         b[i].threads = 1;
-        b[i].base[0] = (ab_run_stat){ 1e-3 * (1 + i), 0.01, 0 };
-        b[i].fresh[0] = (ab_run_stat){ 1.3e-3 * (1 + i), 0.01, 0 };
+        b[i].base[0] = RUN(1e-3 * (1 + i), 0.01);
+        b[i].fresh[0] = RUN(1.3e-3 * (1 + i), 0.01);
     }
     int called = 0;
     CHECK(ab_compare_runs(b, 10, &dflt, v) == 0 && ab_compare_whole(b, v, 10, &dflt, &whole) == 0,
@@ -204,6 +216,65 @@ void test_compare(void)
     CHECK(ab_compare_runs(b, 10, &dflt, v) == 0 && ab_compare_whole(b, v, 10, &dflt, &whole) == 0
           && whole.runs_base == 0 && whole.verdict == AB_INCONCLUSIVE,
           "short calls counted (%d), verdict %d", whole.runs_base, whole.verdict);
+
+    t_case("compare whole run: benchmarks that disagree widen its noise");
+    {
+        /* Three benchmarks of one run a side at 1.20, 1.18 and 0.85 (a
+         * review's A/A pair): each inconclusive alone, and the median of
+         * such scattered ratios is no evidence that the run moved. The same
+         * three at 1.30 each are a slowdown of everything. */
+        const double r3[3] = { 1.20, 1.18, 0.85 };
+        for (int i = 0; i < 3; i++) {
+            b[i].base[0] = RUN(1e-3 * (1 + i), NAN);
+            b[i].fresh[0] = RUN(r3[i] * 1e-3 * (1 + i), NAN);
+        }
+        CHECK(ab_compare_runs(b, 3, &dflt, v) == 0 && ab_compare_whole(b, v, 3, &dflt, &whole) == 0
+                  && whole.runs_base == 3 && whole.verdict == AB_INCONCLUSIVE && whole.p > 0.05,
+              "scattered: whole %d p %g", whole.verdict, whole.p);
+        for (int i = 0; i < 3; i++)
+            b[i].fresh[0].median = 1.3 * b[i].base[0].median;
+        CHECK(ab_compare_runs(b, 3, &dflt, v) == 0 && ab_compare_whole(b, v, 3, &dflt, &whole) == 0
+                  && whole.verdict == AB_REGRESSION, "30%% on all three: whole %d p %g",
+              whole.verdict, whole.p);
+    }
+
+    t_case("compare runs: runs a side are judged family-wise, and a run is no closer than its "
+           "median is known");
+    {
+        /* Ten benchmarks, two runs a side whose medians differ by 2% within
+         * each side; one benchmark 7% slower: t = 4.2 on 6 df, p ~ 0.005,
+         * called at alpha 1% when judged alone, not among ten (alpha / 10,
+         * Bonferroni). */
+        for (int i = 0; i < 10; i++) {
+            b[i].nb = b[i].nf = 2;
+            double m = 1e-3 * (1 + i);
+            b[i].base[0] = RUN(m * 1.01, 0.002);
+            b[i].base[1] = RUN(m * 0.99, 0.002);
+            b[i].fresh[0] = RUN(m * 1.01, 0.002);
+            b[i].fresh[1] = RUN(m * 0.99, 0.002);
+        }
+        for (int k = 0; k < 2; k++)
+            b[9].fresh[k].median *= 1.07;
+        CHECK(ab_compare_runs(&b[9], 1, &o, v) == 0 && v[0].verdict == AB_REGRESSION,
+              "7%% alone: verdict %d p %g", v[0].verdict, v[0].p);
+        CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[9].p > 0.001 && v[9].p < 0.01
+                  && v[9].verdict == AB_INCONCLUSIVE,
+              "7%% among ten: verdict %d p %g", v[9].verdict, v[9].p);
+        /* The same file twice a side: its runs agree exactly, yet a 7%
+         * change is not known better than the runs' own medians (±0.2%):
+         * a finite interval, not p = 0. */
+        for (int i = 0; i < 10; i++)
+            for (int k = 0; k < 2; k++) {
+                b[i].base[k].median = 1e-3 * (1 + i);
+                b[i].fresh[k].median = 1e-3 * (1 + i) * (i == 9 ? 1.07 : 1.0);
+            }
+        CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[9].p > 0 && v[9].hi > v[9].lo
+                  && v[9].noise >= 0.002 / 1.96 * 0.999,
+              "identical runs: p %g interval [%g, %g] noise %g", v[9].p, v[9].lo, v[9].hi,
+              v[9].noise);
+        for (int i = 0; i < 10; i++)
+            b[i].nb = b[i].nf = 1;
+    }
 
     t_case("compare paired: builds side by side, judged from per-round log ratios");
     {

@@ -192,18 +192,22 @@ static double student_isf(double q, double df)
 ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision, double cv,
                            int repetitions)
 {
-    ab_run_stat r = { NAN, NAN, 0 };
+    ab_run_stat r = { NAN, NAN, 0, NAN };
     ab_stats st;
     if (n < 1 || ab_stats_compute(t, n, &st) != 0)
         return r;
     r.median = st.median;
+    /* The median's standard error is about 1.2533·σ/√n for a normal sample. */
     if (!isnan(precision))
         r.precision = precision;
-    else if (n >= 2)
+    else if (n >= AB_MEDIAN_CI_MIN)
         r.precision = ab_median_precision(t, n);
-    else if (!isnan(cv) && repetitions >= 2)
-        /* The median's standard error is about 1.2533·σ/√n for a normal sample. */
+    else if (n >= 2 && st.median > 0)
+        r.se = 1.2533 * st.stddev / st.median / sqrt((double)n);
+    else if (n == 1 && !isnan(cv) && repetitions >= 2)
         r.precision = 1.96 * 1.2533 * cv / sqrt((double)repetitions);
+    if (!isnan(r.precision))
+        r.se = r.precision / 1.96;
     r.unstable = flagged >= 0 ? flagged : r.precision > AB_UNSTABLE_PRECISION;
     return r;
 }
@@ -269,6 +273,7 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
     /* Pass 1: each benchmark's mean log-median difference, the spread of its
      * runs within their sides, and which are judged at all. */
     int n_var = 0, n_diff = 0, n_judged = 0;
+    double df_sum = 0.0;
     for (int i = 0; i < n; i++) {
         const ab_bench_runs *x = &b[i];
         ab_run_comparison *c = &out[i];
@@ -302,12 +307,21 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
         if (c->unstable)
             continue;
         n_judged++;
-        if (x->nb + x->nf > 2)
+        if (x->nb + x->nf > 2) {
             var[n_var++] = ss / (x->nb + x->nf - 2);
+            df_sum += x->nb + x->nf - 2;
+        }
     }
-    /* The typical spread between runs of one side (the prior), and the
+    /* The typical spread between runs of one side (the prior): the median of
+     * the benchmarks' variances, each s²·k ~ σ²·χ²_k, over the median of
+     * χ²_k / k (Wilson–Hilferty), without which it was ~0.69σ² at k = 2 and
+     * the t-tests called A/A rows 2.8% of the time at alpha 1%. And the
      * spread of the differences across benchmarks around their median. */
-    double prior = n_var > 0 ? ab_median_inplace(var, n_var) : NAN, cross = 0.0;
+    double prior = NAN, cross = 0.0;
+    if (n_var > 0) {
+        double k = df_sum / n_var, c = 1.0 - 2.0 / (9.0 * k);
+        prior = ab_median_inplace(var, n_var) / (c * c * c);
+    }
     if (n_diff >= MIN_CROSS) {
         double center = ab_median_inplace(diff, n_diff);
         for (int i = 0; i < n_diff; i++)
@@ -318,10 +332,20 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
     for (int i = 0; i < n; i++) {
         const ab_bench_runs *x = &b[i];
         ab_run_comparison *c = &out[i];
-        double d = log(c->ratio), se, df, alpha = o->alpha;
+        double d = log(c->ratio), se, df;
         int df_own = x->nb + x->nf - 2;
+        /* Each run's own uncertainty of its median, averaged over the runs
+         * of a side (u_b, u_f): what the runs cannot be closer than. */
+        double u_b = 0.0, u_f = 0.0;
+        for (int k = 0; k < x->nb; k++)
+            u_b += isnan(x->base[k].se) ? 0 : x->base[k].se * x->base[k].se / x->nb;
+        for (int k = 0; k < x->nf; k++)
+            u_f += isnan(x->fresh[k].se) ? 0 : x->fresh[k].se * x->fresh[k].se / x->nf;
         if (df_own >= 1 && !isnan(prior)) {
             double s2 = (c->noise + PRIOR_DF * prior) / (df_own + PRIOR_DF);
+            /* Runs that agree to the last digit (the same file twice) are not
+             * a variance of 0: no closer than their own medians are known. */
+            s2 = fmax(s2, 0.5 * (u_b + u_f));
             c->noise = sqrt(s2);
             se = c->noise * sqrt(1.0 / x->nb + 1.0 / x->nf);
             df = df_own + PRIOR_DF;
@@ -336,21 +360,18 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
             if (x->attnbench && t < AB_SHORT_CALL)
                 floor *= x->threads > 1 ? AB_SHORT_CALL / t : sqrt(AB_SHORT_CALL / t);
             floor = floor > cross ? floor : cross;
-            double u = 0.0;
-            for (int k = 0; k < x->nb; k++)
-                u += isnan(x->base[k].precision) ? 0 : pow(x->base[k].precision / 1.96, 2) / x->nb;
-            for (int k = 0; k < x->nf; k++)
-                u += isnan(x->fresh[k].precision) ? 0 : pow(x->fresh[k].precision / 1.96, 2) / x->nf;
             c->noise = floor;
-            se = sqrt(floor * floor * (1.0 / x->nb + 1.0 / x->nf) + u);
+            se = sqrt(floor * floor * (1.0 / x->nb + 1.0 / x->nf) + u_b + u_f);
             df = INFINITY;
-            /* The noise here is a model, not a measurement, and its tails
-             * are heavier than a normal's (A/A shifts of 4-5 sigma now and
-             * then): the verdicts are family-wise, at alpha over the number
-             * of benchmarks judged (Bonferroni). */
-            alpha = n_judged > 1 ? o->alpha / n_judged : o->alpha;
         }
-        test_ratio(c, d, se, df, alpha, o);
+        c->se = se;
+        /* The verdicts are family-wise, at alpha over the number of
+         * benchmarks judged (Bonferroni): a CI gate fails on any one row,
+         * and at alpha each, 50 benchmarks of an A/A pair would fail it 40%
+         * of the time. With one run a side the noise is moreover a model,
+         * with tails heavier than a normal's (A/A shifts of 4-5 sigma now
+         * and then). */
+        test_ratio(c, d, se, df, n_judged > 1 ? o->alpha / n_judged : o->alpha, o);
     }
     free(diff);
     free(var);
@@ -413,11 +434,37 @@ int ab_compare_whole(const ab_bench_runs *b, const ab_run_comparison *judged, in
             logs[m++] = log(judged[i].ratio);
     }
     if (m >= AB_WHOLE_MIN) {
-        double d = ab_median_inplace(logs, m), se = AB_WHOLE_NOISE * o->run_noise;
+        /* Two parts of noise: the shift all benchmarks share (a model,
+         * AB_WHOLE_NOISE of the floor, on infinite df), and each one's own,
+         * which a median of m averages down (variance π/2·s²/m) and whose s
+         * is read off the ratios themselves (on m − 1 df): their MAD from
+         * MIN_CROSS benchmarks up, robust to the one that moved alone, else
+         * their standard deviation. With the shared part alone, three A/A
+         * benchmarks at 1.20, 1.18 and 0.85 were a REGRESSION of the whole
+         * run, and 10% noise a benchmark failed 9.5% of such pairs. The two
+         * are combined on Welch–Satterthwaite's df. */
+        double mean = 0.0, ss = 0.0, s2;
+        for (int i = 0; i < m; i++)
+            mean += logs[i] / m;
+        for (int i = 0; i < m; i++)
+            ss += (logs[i] - mean) * (logs[i] - mean);
+        double d = ab_median_inplace(logs, m);
+        if (m >= MIN_CROSS) {
+            for (int i = 0; i < m; i++)
+                logs[i] = fabs(logs[i] - d);
+            s2 = pow(1.4826 * ab_median_inplace(logs, m), 2);
+        } else {
+            s2 = ss / (m - 1);
+        }
+        double shared = pow(AB_WHOLE_NOISE * o->run_noise, 2), own = M_PI / 2.0 * s2 / m;
+        double se = sqrt(shared + own);
+        double df = own > 0 ? (shared + own) * (shared + own) / (own * own / (m - 1)) : INFINITY;
+        df = df < 1e3 ? df : INFINITY;   /* a normal by then; the t's tail fails at 1e60 */
         w->runs_base = w->runs_new = m;
-        w->noise = se;
+        w->noise = AB_WHOLE_NOISE * o->run_noise;
+        w->se = se;
         w->ratio = exp(d);
-        test_ratio(w, d, se, INFINITY, o->alpha, o);   /* a normal: the noise is a model */
+        test_ratio(w, d, se, df, o->alpha, o);
     }
     free(logs);
     return 0;

@@ -78,6 +78,11 @@ typedef struct ab_run_stat {
     double median;            /* seconds */
     double precision;         /* relative half-width of its median's 95% interval; NaN unknown */
     int unstable;
+    /* The median's relative standard error within its run, NaN unknown:
+     * precision / 1.96, or below AB_MEDIAN_CI_MIN repetitions (where no
+     * 95% interval exists) 1.2533·sd / (median·sqrt(n)), a normal model's.
+     * It adds to a row's noise; only precision can make a row unstable. */
+    double se;
 } ab_run_stat;
 
 typedef struct ab_bench_runs {
@@ -110,15 +115,20 @@ typedef struct ab_run_comparison {
     double mde;
     double p;
     double noise;             /* the run-level σ of log time used */
+    double se;                /* the standard error of log(ratio) tested */
     int runs_base, runs_new;
     int unstable;             /* flagged on a side: reported, not judged */
     ab_verdict_kind verdict;  /* AB_INCONCLUSIVE when unstable */
 } ab_run_comparison;
 
 /* The run statistics of one benchmark's samples in one file: the median,
- * its precision (ab_median_precision; from cv and repetitions for a file
- * of aggregates), unstable as the file flags it, else when the precision
- * is worse than AB_UNSTABLE_PRECISION. */
+ * its precision (the file's, else ab_median_precision from at least
+ * AB_MEDIAN_CI_MIN samples, else from cv and repetitions for a file of
+ * aggregates; NaN for 2-5 samples: the [min, max] of so few covers the
+ * median less than 95% of the time, and taken as a 95% interval it made
+ * nearly every row of another program's 3-repetition file unstable, so
+ * never judged), its se, and unstable as the file flags it, else when the
+ * precision is worse than AB_UNSTABLE_PRECISION. */
 ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision, double cv,
                            int repetitions);
 
