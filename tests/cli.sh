@@ -368,6 +368,49 @@ gbench_aggregates "$TMP/agg-b.json" 1.3
 expect_rc 1 compare "$TMP/agg-a.json" "$TMP/agg-b.json"   # aggregates only are read
 grep -q "^x  .*1.300 .*1/1" "$TMP/out" && grep -q "whole run.*1.300.*REGRESSION" "$TMP/out" && ok \
     || bad "compare: aggregates only: $(cat "$TMP/out")"
+# What other programs write: a benchmark that failed in NEW is a regression;
+# a time that is not positive leaves that benchmark out, named, and the
+# others judged (exit 2); a name past 255 bytes is refused, not cut into
+# another's; an older writer's NAME_stddev (no run_type) is an aggregate,
+# and stddev / mean stands for a missing cv; one file twice a side is not
+# two runs.
+gb_rows() {   # FILE ENTRY...: a Google Benchmark file of these entries
+    f=$1; shift
+    { printf '{"context": {}, "benchmarks": ['; sep=
+      for e in "$@"; do printf '%s%s' "$sep" "$e"; sep=,; done; printf ']}\n'; } >"$f"
+}
+row() { printf '{"name": "%s", "run_type": "iteration", "real_time": %s, "time_unit": "ms"}' "$1" "$2"; }
+gb_rows "$TMP/e-base.json" "$(row a 1)" "$(row b 2)" "$(row c 3)"
+gb_rows "$TMP/e-new.json" "$(row a 1)" '{"name": "b", "run_type": "iteration", "error_occurred": true, "error_message": "out of memory", "real_time": 0, "time_unit": "ms"}' "$(row c 3)"
+expect_rc 1 compare "$TMP/e-base.json" "$TMP/e-new.json" --json "$TMP/e.json"
+grep -q "^b  *FAILED in NEW" "$TMP/out" \
+    && /usr/bin/python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["failed_in_new"] == ["b"]' "$TMP/e.json" && ok \
+    || bad "compare: a benchmark failed in NEW: $(cat "$TMP/out" "$TMP/e.json")"
+gb_rows "$TMP/z-new.json" "$(row a -1)" "$(row b 4)" "$(row c 6)"
+expect_rc 2 compare "$TMP/e-base.json" "$TMP/z-new.json"
+grep -q "a: a time that is not a positive number in NEW run 1" "$TMP/err" \
+    && grep -q "^b .* 2.000 " "$TMP/out" && ok || bad "compare: a bad time: $(cat "$TMP/out" "$TMP/err")"
+long=$(printf 'n%.0s' $(seq 300))
+gb_rows "$TMP/long.json" "$(row "$long" 1)"
+expect_rc 2 compare "$TMP/long.json" "$TMP/long.json"
+grep -q "longer than 255 bytes" "$TMP/err" && ok || bad "compare: a long name: $(cat "$TMP/err")"
+old_gb() {   # FILE FACTOR: Google Benchmark before run_type: x with repetitions and its aggregates
+    gb_rows "$1" "$(printf '{"name": "x", "real_time": %s, "time_unit": "ms"}' "$2")" \
+        "$(printf '{"name": "x", "real_time": %s, "time_unit": "ms"}' "$2")" \
+        "$(printf '{"name": "x_mean", "real_time": %s, "time_unit": "ms"}' "$2")" \
+        '{"name": "x_stddev", "real_time": 0.001, "time_unit": "ms"}'
+}
+old_gb "$TMP/old-a.json" 1
+expect_rc 0 compare "$TMP/old-a.json" "$TMP/old-a.json"
+! grep -q "x_stddev\|x_mean" "$TMP/out" && ok || bad "compare: an older writer's aggregates judged: $(cat "$TMP/out")"
+agg() {   # NAME KIND TIME: an aggregate of 12 repetitions
+    printf '{"name": "%s_%s", "run_name": "%s", "run_type": "aggregate", "repetitions": 12, "aggregate_name": "%s", "real_time": %s, "time_unit": "ms"}' "$1" "$2" "$1" "$2" "$3"
+}
+gb_rows "$TMP/agg-wide.json" "$(agg x median 1.3)" "$(agg x mean 1.3)" "$(agg x stddev 0.4)"
+expect_rc 0 compare "$TMP/agg-a.json" "$TMP/agg-wide.json"   # stddev / mean 0.3: unstable
+grep -q "^x .*(unstable)" "$TMP/out" && ok || bad "compare: no cv, stddev / mean: $(cat "$TMP/out")"
+expect_rc 2 compare "$TMP/a.json,$TMP/a.json" "$TMP/s1.json,$TMP/s2.json"
+grep -q "same bytes" "$TMP/err" && ok || bad "compare: one file twice a side: $(cat "$TMP/err")"
 # A failed benchmark is written as Google Benchmark writes one (zero times,
 # error_occurred), so its tools read the file: inputs too large to allocate.
 expect_rc 1 run --kernel blocked --threads 1 --precision 0 --repetitions 2 --min-time 0.001 \

@@ -52,17 +52,49 @@ static void machine_of(const ab_bench_file *f, char *buf, size_t len)
         buf[0] = '\0';
 }
 
-/* 1 when every file of both sides names the same machine (or none says). */
+/* 1 when every file of both sides that names its machine names the same
+ * one (the first such file's; files that say nothing are skipped). */
 static int one_machine(const ab_bench_file *b, int nb, const ab_bench_file *f, int nf,
                        char *first, char *other, size_t len)
 {
-    machine_of(&b[0], first, len);
+    first[0] = '\0';
     for (int i = 0; i < nb + nf; i++) {
         machine_of(i < nb ? &b[i] : &f[i - nb], other, len);
-        if (first[0] && other[0] && strcmp(first, other) != 0)
+        if (!first[0])
+            snprintf(first, len, "%s", other);
+        else if (other[0] && strcmp(first, other) != 0)
             return 0;
     }
     return 1;
+}
+
+/* 0 when no file of a side is another's copy (the same bytes): two copies
+ * are not two runs, and their agreement is no measure of the noise. */
+static int distinct_runs(const ab_bench_file *f, int n, const char *side, const char *list)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(f[i].content_sha256, f[j].content_sha256) == 0) {
+                fprintf(stderr, "attnbench compare: %s: files %d and %d of '%.200s' are the same "
+                        "bytes: one run given twice\n", side, j + 1, i + 1, list);
+                return 0;
+            }
+    return 1;
+}
+
+/* The file of files[0..n) in which name has no usable times, and why: NULL
+ * when none; *failed 1 when it failed there (error_occurred), 0 when a time
+ * is not a positive number. */
+static const ab_bench_file *bad_in(const ab_bench_file *files, int n, const char *name,
+                                   int *failed)
+{
+    for (int f = 0; f < n; f++)
+        for (int k = 0; k < files[f].n_bad; k++)
+            if (strcmp(files[f].bad[k].name, name) == 0) {
+                *failed = files[f].bad[k].failed;
+                return &files[f];
+            }
+    return NULL;
 }
 
 static ab_run_stat stat_of(const ab_sample_set *s)
@@ -92,11 +124,31 @@ static int listed(const char *const *names, int n, const char *name)
     return 0;
 }
 
+/* What --json says beside the rows of two sides: the benchmarks that
+ * failed in NEW, those not judged for a bad time, and whether the files
+ * name different machines. */
+typedef struct side_notes {
+    const char *const *failed;
+    int n_failed;
+    const char *const *unusable;
+    int n_unusable;
+    int machines_differ;
+} side_notes;
+
+static void json_names(ab_json *j, const char *key, const char *const *names, int n)
+{
+    ab_json_begin_array(j, key);
+    for (int k = 0; k < n; k++)
+        ab_json_string(j, NULL, names[k]);
+    ab_json_end_array(j);
+}
+
 /* --json FILE: rows[i] named name_of(i), and the whole-run line when there
- * is one; written atomically. 0, or -1 after a message. */
+ * is one (and notes, for two sides); written atomically. 0, or -1 after a
+ * message. */
 static int write_verdicts(const char *path, const char *(*name_of)(const void *, int),
                           const void *names, const ab_run_comparison *rows, int n,
-                          const ab_run_comparison *whole)
+                          const ab_run_comparison *whole, const side_notes *notes)
 {
     char err[512];
     ab_atomic_file file;
@@ -115,6 +167,11 @@ static int write_verdicts(const char *path, const char *(*name_of)(const void *,
         ab_json_begin_array(&j, "whole_run");
         json_row(&j, "the whole run (median over benchmarks)", whole);
         ab_json_end_array(&j);
+    }
+    if (notes) {
+        json_names(&j, "failed_in_new", notes->failed, notes->n_failed);
+        json_names(&j, "not_judged_bad_times", notes->unusable, notes->n_unusable);
+        ab_json_bool(&j, "machines_differ", notes->machines_differ);
     }
     ab_json_end_object(&j);
     fputc('\n', file.f);
@@ -240,7 +297,7 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
            unclear, pairs, 100 * o->min_effect, o->alpha, 100 * o->threshold);
     status = regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
     const pair_names named = { b, mine };
-    if (json_path && write_verdicts(json_path, pair_name, &named, v, pairs, NULL) != 0)
+    if (json_path && write_verdicts(json_path, pair_name, &named, v, pairs, NULL, NULL) != 0)
         status = AB_EXIT_USAGE;
 done:
     free(mine);
@@ -314,26 +371,52 @@ int ab_cmd_compare(int argc, char **argv)
         ab_bench_files_free(fresh, nf);
         return AB_EXIT_USAGE;
     }
+    if (!distinct_runs(base, nb, "BASE", pos[0]) || !distinct_runs(fresh, nf, "NEW", pos[1])) {
+        ab_bench_files_free(base, nb);
+        ab_bench_files_free(fresh, nf);
+        return AB_EXIT_USAGE;
+    }
     char first[256], other[256];
-    if (!one_machine(base, nb, fresh, nf, first, other, sizeof first))
+    side_notes notes = { 0 };
+    notes.machines_differ = !one_machine(base, nb, fresh, nf, first, other, sizeof first);
+    if (notes.machines_differ) {
         printf("warning: the files come from different machines (%s; %s): a ratio mixes the "
                "change with the machine\n", first, other);
+        fprintf(stderr, "attnbench compare: warning: the files come from different machines "
+                "(%s; %s)\n", first, other);
+    }
 
     /* The benchmarks of the first base file, then any other base file's, each
      * with its runs on both sides. */
     ab_bench_runs *runs = calloc(AB_MAX_BENCH, sizeof *runs);
     ab_run_comparison *verdicts = calloc(AB_MAX_BENCH, sizeof *verdicts);
     const char **names = calloc(AB_MAX_BENCH, sizeof *names);
+    const char **failed = calloc(AB_MAX_BENCH, sizeof *failed);
+    const char **unusable = calloc(2 * AB_MAX_BENCH, sizeof *unusable);
     int n = 0, status = AB_EXIT_OK;
-    if (!runs || !verdicts || !names) {
+    if (!runs || !verdicts || !names || !failed || !unusable) {
         fprintf(stderr, "attnbench compare: out of memory\n");
         status = AB_EXIT_FAIL;
         goto done;
     }
+    /* A benchmark with a time that is not a positive number in any file is
+     * named and left out; the others are still judged (exit 2 at the end:
+     * the input was not all usable). */
+    for (int i = 0; i < nb + nf; i++) {
+        const ab_bench_file *file = i < nb ? &base[i] : &fresh[i - nb];
+        for (int k = 0; k < file->n_bad; k++)
+            if (!file->bad[k].failed && !listed(unusable, notes.n_unusable, file->bad[k].name)) {
+                unusable[notes.n_unusable++] = file->bad[k].name;
+                fprintf(stderr, "attnbench compare: %s: a time that is not a positive number in "
+                        "%s run %d: not judged\n", file->bad[k].name, i < nb ? "BASE" : "NEW",
+                        1 + (i < nb ? i : i - nb));
+            }
+    }
     for (int i = 0; i < nb; i++)
         for (int k = 0; k < base[i].n; k++) {
             const char *name = base[i].set[k].name;
-            if (listed(names, n, name) || n == AB_MAX_BENCH)
+            if (listed(names, n, name) || listed(unusable, notes.n_unusable, name)
+                || n == AB_MAX_BENCH)
                 continue;
             ab_bench_runs *r = &runs[n];
             r->attnbench = base[i].attnbench;
@@ -342,13 +425,16 @@ int ab_cmd_compare(int argc, char **argv)
             r->nf = side_stats(fresh, nf, name, r->fresh);
             names[n++] = name;
         }
-    /* Only in BASE: listed, not judged (and kept out of the pooled noise). */
-    int judged = 0;
+    /* Failed in a NEW run: a regression whatever the other runs say. Only
+     * in BASE: listed, not judged (and kept out of the pooled noise). */
+    int judged = 0, why;
     for (int j = 0; j < n; j++) {
+        if (bad_in(fresh, nf, names[j], &why) && why)
+            failed[notes.n_failed++] = names[j];
         if (runs[j].nf > 0) {
             runs[judged] = runs[j];
             names[judged++] = names[j];
-        } else {
+        } else if (!listed(failed, notes.n_failed, names[j])) {
             printf("%-64s only in BASE\n", names[j]);
         }
     }
@@ -381,7 +467,9 @@ int ab_cmd_compare(int argc, char **argv)
             if (!known)
                 printf("%-64s only in NEW\n", name);
         }
-    if (judged == 0) {   /* the wrong files, or a renamed suite: no verdict, not a pass */
+    for (int k = 0; k < notes.n_failed; k++)
+        printf("%-64s FAILED in NEW (error_occurred)\n", failed[k]);
+    if (judged == 0 && notes.n_failed == 0) {   /* the wrong files, or a renamed suite: no verdict, not a pass */
         fprintf(stderr, "attnbench compare: BASE and NEW have no benchmark in common: nothing "
                 "to judge\n");
         status = AB_EXIT_USAGE;
@@ -406,16 +494,25 @@ int ab_cmd_compare(int argc, char **argv)
                "spread across benchmarks)\n", judged ? 100 * verdicts[0].noise : 100 * run_noise);
     else
         printf("%d and %d runs: run-to-run noise estimated from them)\n", nb, nf);
-    status = regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
+    if (notes.n_failed)
+        printf("%d benchmark%s FAILED in NEW: a regression\n", notes.n_failed,
+               notes.n_failed == 1 ? "" : "s");
+    status = regressions || notes.n_failed ? AB_EXIT_FAIL : AB_EXIT_OK;
+    if (notes.n_unusable)   /* the verdicts above stand; the input was not all usable */
+        status = AB_EXIT_USAGE;
+    notes.failed = failed;
+    notes.unusable = unusable;
     if (json_path
-        && write_verdicts(json_path, name_in_list, names, verdicts, judged, has_whole ? &whole : NULL)
-               != 0)
+        && write_verdicts(json_path, name_in_list, names, verdicts, judged, has_whole ? &whole : NULL,
+                          &notes) != 0)
         status = AB_EXIT_USAGE;
 
 done:
     free(runs);
     free(verdicts);
     free(names);
+    free(failed);
+    free(unusable);
     ab_bench_files_free(base, nb);
     ab_bench_files_free(fresh, nf);
     return status;

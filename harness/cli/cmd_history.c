@@ -78,6 +78,12 @@ static int history_add(int argc, char **argv)
             status = AB_EXIT_USAGE;
             continue;
         }
+        if (bf.n == 0) {   /* every benchmark failed, or has a time that is not positive */
+            fprintf(stderr, "attnbench history add: %s: no benchmark with usable times\n", pos[i]);
+            ab_bench_file_free(&bf);
+            status = AB_EXIT_USAGE;
+            continue;
+        }
         int r = ab_history_add(h, &bf, pos[i], commit, min_effect, err, sizeof err);
         if (r < 0) {
             fprintf(stderr, "attnbench history add: %s: %s: %s (nothing of it was added)\n",

@@ -80,26 +80,38 @@ static double number_of(const jv *o, const char *key)
     return v && v->type == JV_NUMBER && v->number >= 0 && v->number < 1e300 ? v->number : NAN;
 }
 
-/* What an aggregate entry says of its benchmark: the median (else mean) as
- * the sample of a file without repetitions, the cv, the repetitions, and
- * attnbench's stability fields. */
-static int read_aggregate(ab_bench_file *bf, const jv *b, const char *path, double *central,
-                          int *central_rank, char *err, size_t len)
+/* The aggregates read, per benchmark, until the file is read: the
+ * central value (rank 2 median, 1 mean) and the mean and stddev for a cv. */
+typedef struct aggregates {
+    double central, mean, stddev;
+    int central_rank;
+} aggregates;
+
+/* NAME_<aggregate> of an older writer: the length of NAME when name ends
+ * in "_" agg, else 0. */
+static size_t suffixed(const char *name, const char *agg)
 {
-    const jv *agg = jv_get(b, "aggregate_name"), *name = jv_get(b, "run_name");
-    if (!agg || agg->type != JV_STRING)
-        return 0;                              /* an aggregate of a kind we do not read */
+    size_t n = strlen(name), a = strlen(agg);
+    return n > a + 1 && strcmp(name + n - a, agg) == 0 && name[n - a - 1] == '_' ? n - a - 1 : 0;
+}
+
+/* What an aggregate entry (of kind agg) says of its benchmark: the median
+ * (else mean) as the sample of a file without repetitions, the cv (else
+ * stddev and mean), the repetitions, and attnbench's stability fields. */
+static int read_aggregate(ab_bench_file *bf, const jv *b, const char *agg, const char *path,
+                          aggregates *ag, char *err, size_t len)
+{
+    const jv *name = jv_get(b, "run_name");
     char base[256];
     if (name && name->type == JV_STRING && name->string[0]) {
         snprintf(base, sizeof base, "%s", name->string);
     } else {
         /* Older writers give only "NAME_median": strip the aggregate's suffix. */
         const jv *full = jv_get(b, "name");
-        size_t n = full && full->type == JV_STRING ? strlen(full->string) : 0, a = strlen(agg->string);
-        if (n <= a + 1 || strcmp(full->string + n - a, agg->string) != 0
-            || full->string[n - a - 1] != '_')
+        size_t n = full && full->type == JV_STRING ? suffixed(full->string, agg) : 0;
+        if (!n)
             return 0;
-        snprintf(base, sizeof base, "%.*s", (int)(n - a - 1), full->string);
+        snprintf(base, sizeof base, "%.*s", (int)n, full->string);
     }
     ab_sample_set *s = set_of(bf, base, jv_get(b, "threads"));
     if (!s) {
@@ -115,17 +127,53 @@ static int read_aggregate(ab_bench_file *bf, const jv *b, const char *path, doub
         s->unstable = unstable->number != 0;
     if (!isnan(number_of(b, "median_precision")))
         s->precision = number_of(b, "median_precision");
-    if (strcmp(agg->string, "cv") == 0 && !isnan(time)) {
+    if (strcmp(agg, "cv") == 0 && !isnan(time)) {
         s->cv = time;                          /* Google Benchmark: a fraction in the time field */
         return 0;
     }
-    int rank = strcmp(agg->string, "median") == 0 ? 2 : strcmp(agg->string, "mean") == 0 ? 1 : 0;
     double scale = unit_seconds(unit && unit->type == JV_STRING ? unit->string : NULL);
-    if (rank > central_rank[k] && time > 0 && scale > 0) {
-        central[k] = time * scale;
-        central_rank[k] = rank;
+    if (strcmp(agg, "stddev") == 0 && !isnan(time) && scale > 0)
+        ag[k].stddev = time * scale;
+    if (strcmp(agg, "mean") == 0 && time > 0 && scale > 0)
+        ag[k].mean = time * scale;
+    int rank = strcmp(agg, "median") == 0 ? 2 : strcmp(agg, "mean") == 0 ? 1 : 0;
+    if (rank > ag[k].central_rank && time > 0 && scale > 0) {
+        ag[k].central = time * scale;
+        ag[k].central_rank = rank;
     }
     return 0;
+}
+
+/* Records name as a benchmark without usable times (once; the first reason
+ * kept). 0, or -1 when the list is full. */
+static int mark_bad(ab_bench_file *bf, const char *name, int failed, const char *path, char *err,
+                    size_t len)
+{
+    for (int k = 0; k < bf->n_bad; k++)
+        if (strcmp(bf->bad[k].name, name) == 0)
+            return 0;
+    if (bf->n_bad == AB_MAX_BENCH) {
+        snprintf(err, len, "%s: more than %d benchmarks", path, AB_MAX_BENCH);
+        return -1;
+    }
+    snprintf(bf->bad[bf->n_bad].name, sizeof bf->bad[0].name, "%s", name);
+    bf->bad[bf->n_bad++].failed = failed;
+    return 0;
+}
+
+/* Older Google Benchmark (no "run_type"): the aggregate an entry named
+ * NAME_mean, _median, _stddev or _cv is after the benchmark NAME read
+ * before it; NULL for a benchmark's own entry. */
+static const char *old_aggregate(const ab_bench_file *bf, const char *name)
+{
+    static const char *const kinds[] = { "mean", "median", "stddev", "cv" };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t n = suffixed(name, kinds[i]);
+        for (int k = 0; n && k < bf->n; k++)
+            if (strlen(bf->set[k].name) == n && strncmp(bf->set[k].name, name, n) == 0)
+                return kinds[i];
+    }
+    return NULL;
 }
 
 int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t len)
@@ -155,9 +203,11 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
         bf->attnbench = jv_get(ctx, "attnbench_version") != NULL;
     }
     bf->set = calloc(AB_MAX_BENCH, sizeof *bf->set);
-    double *central = calloc(AB_MAX_BENCH, sizeof *central);
-    int *central_rank = calloc(AB_MAX_BENCH, sizeof *central_rank);
-    int rc = bf->set && central && central_rank ? 0 : -1;
+    bf->bad = calloc(AB_MAX_BENCH, sizeof *bf->bad);
+    aggregates *ag = calloc(AB_MAX_BENCH, sizeof *ag);
+    int rc = bf->set && bf->bad && ag ? 0 : -1;
+    for (int k = 0; ag && k < AB_MAX_BENCH; k++)
+        ag[k].mean = ag[k].stddev = NAN;
     if (rc != 0)
         snprintf(err, len, "%s: out of memory", path);
     for (int i = 0; rc == 0 && i < benchmarks->n; i++) {
@@ -169,15 +219,33 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
         }
         const jv *type = jv_get(b, "run_type"), *name = jv_get(b, "run_name");
         const jv *time = jv_get(b, "real_time"), *unit = jv_get(b, "time_unit");
-        const jv *error = jv_get(b, "error_occurred");
-        if (error && error->type == JV_BOOL && error->number != 0)
-            continue;
-        if (type && type->type == JV_STRING && strcmp(type->string, "aggregate") == 0) {
-            rc = read_aggregate(bf, b, path, central, central_rank, err, len);
-            continue;
-        }
+        const jv *error = jv_get(b, "error_occurred"), *agg = jv_get(b, "aggregate_name");
         if (!name || name->type != JV_STRING)
             name = jv_get(b, "name");
+        if (name && name->type == JV_STRING && strlen(name->string) >= sizeof bf->set[0].name) {
+            /* Cut short, two names could become one benchmark. */
+            snprintf(err, len, "%s: benchmark %d: a name longer than %zu bytes", path, i,
+                     sizeof bf->set[0].name - 1);
+            rc = -1;
+            break;
+        }
+        if (error && error->type == JV_BOOL && error->number != 0) {
+            if (name && name->type == JV_STRING && name->string[0]
+                && !(type && type->type == JV_STRING && strcmp(type->string, "aggregate") == 0))
+                rc = mark_bad(bf, name->string, 1, path, err, len);
+            continue;
+        }
+        if (type && type->type == JV_STRING && strcmp(type->string, "aggregate") == 0) {
+            if (agg && agg->type == JV_STRING)   /* else an aggregate of a kind we do not read */
+                rc = read_aggregate(bf, b, agg->string, path, ag, err, len);
+            continue;
+        }
+        const char *old_agg = !type && name && name->type == JV_STRING
+                              ? old_aggregate(bf, name->string) : NULL;
+        if (old_agg) {
+            rc = read_aggregate(bf, b, old_agg, path, ag, err, len);
+            continue;
+        }
         double scale = unit_seconds(unit && unit->type == JV_STRING ? unit->string : NULL);
         if (!name || name->type != JV_STRING || !name->string[0] || !time
             || time->type != JV_NUMBER || scale < 0) {
@@ -185,6 +253,10 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
                      path, i);
             rc = -1;
             break;
+        }
+        if (!(time->number > 0) || !isfinite(time->number * scale)) {
+            rc = mark_bad(bf, name->string, 0, path, err, len);   /* named by compare, the rest judged */
+            continue;
         }
         ab_sample_set *s = set_of(bf, name->string, jv_get(b, "threads"));
         if (!s) {
@@ -200,24 +272,29 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
         }
     }
     /* Benchmarks seen only through their aggregates: their central value is
-     * the one sample; one with neither is dropped. */
+     * the one sample (and stddev / mean their cv when no cv was given); one
+     * with neither, or with a bad time, is dropped. */
     int kept = 0;
     for (int k = 0; rc == 0 && k < bf->n; k++) {
         ab_sample_set *s = &bf->set[k];
-        if (s->n == 0 && central_rank[k] > 0) {
+        if (s->n == 0 && ag[k].central_rank > 0) {
             s->round[s->n] = -1;
-            s->t[s->n++] = central[k];
+            s->t[s->n++] = ag[k].central;
             s->aggregates_only = 1;
         }
-        if (s->n > 0)
+        if (isnan(s->cv) && ag[k].mean > 0 && !isnan(ag[k].stddev))
+            s->cv = ag[k].stddev / ag[k].mean;
+        int bad = 0;
+        for (int j = 0; j < bf->n_bad && !bad; j++)
+            bad = !bf->bad[j].failed && strcmp(bf->bad[j].name, s->name) == 0;
+        if (s->n > 0 && !bad)
             bf->set[kept++] = *s;
     }
     if (rc == 0)
         bf->n = kept;
     jv_free(root);
-    free(central);
-    free(central_rank);
-    if (rc == 0 && bf->n == 0) {
+    free(ag);
+    if (rc == 0 && bf->n == 0 && bf->n_bad == 0) {
         snprintf(err, len, "%s: no benchmarks", path);
         rc = -1;
     }
@@ -229,8 +306,10 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
 void ab_bench_file_free(ab_bench_file *bf)
 {
     free(bf->set);
+    free(bf->bad);
     bf->set = NULL;
-    bf->n = 0;
+    bf->bad = NULL;
+    bf->n = bf->n_bad = 0;
 }
 
 const ab_sample_set *ab_bench_file_find(const ab_bench_file *bf, const char *name)

@@ -34,9 +34,18 @@ typedef struct ab_sample_set {
     double precision;
 } ab_sample_set;
 
+/* A benchmark the file has no usable times of: it failed there (Google
+ * Benchmark's "error_occurred"), or a time is not a positive number. */
+typedef struct ab_bad_bench {
+    char name[256];
+    int failed;               /* 1 error_occurred, 0 a time <= 0 (or not finite) */
+} ab_bad_bench;
+
 typedef struct ab_bench_file {
     int n;
-    ab_sample_set *set;
+    ab_sample_set *set;       /* the benchmarks with usable times */
+    int n_bad;
+    ab_bad_bench *bad;        /* the others, each once, not in set */
     /* From the context; "" when absent (other programs write only some). */
     char machine_key[320], machine_id[24], git_commit[64], date[48], host[128], cpu_model[96];
     int attnbench;            /* the context names an attnbench version: attnbench wrote it */
@@ -45,7 +54,10 @@ typedef struct ab_bench_file {
 
 /* Reads path. 0, or -1 with a one-line reason in err (the file is unusable:
  * unreadable, not JSON, no "benchmarks", an entry without a name, a time or
- * a known unit). */
+ * a known unit, a name longer than 255 bytes). Entries without "run_type"
+ * (Google Benchmark before 1.5) named NAME_mean, _median, _stddev or _cv
+ * after a benchmark NAME are read as its aggregates; a file of aggregates
+ * without "cv" takes stddev / mean for it. */
 int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t len);
 void ab_bench_file_free(ab_bench_file *bf);
 
