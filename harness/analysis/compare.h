@@ -51,7 +51,10 @@ double ab_student_sf(double t, double df);
  *    runs themselves: the spread of each benchmark's run medians within its
  *    side, moderated toward the typical spread of all benchmarks of the
  *    comparison (df0 = 4 runs' worth of prior, as limma's moderated t), and
- *    the difference of the sides' mean log medians gets a t-test;
+ *    the difference of the sides' mean log medians gets a t-test (the
+ *    prior: the median variance over the median of chi2_k / k, so as not
+ *    to be biased low; a run's variance no smaller than its own
+ *    uncertainty of its median);
  *  - with one run a side, it cannot be: the noise is the larger of the
  *    floor run_noise (this machine kind's A/A calibration, the docs give
  *    it; for calls shorter than AB_SHORT_CALL it grows as 1/sqrt of their
@@ -60,8 +63,9 @@ double ab_student_sf(double t, double df);
  *    ratios around their median (robust: MAD; a uniform shift leaves it
  *    alone, so a 30% slowdown of everything still shows; unstable benchmarks
  *    count in it too), plus each run's own uncertainty of its median; the
- *    log ratio gets a normal test at alpha over the number of benchmarks
- *    judged (Bonferroni: the noise is a model there, with heavy tails). One
+ *    log ratio gets a normal test. Either way at alpha over the number of
+ *    benchmarks judged (Bonferroni: a CI gate fails on any one, and with
+ *    one run a side the noise is a model, with heavy tails). One
  *    benchmark alone is then called only for a gross change (about 1.6x at
  *    the default floor: A/A pairs here moved single benchmarks by up to 48%);
  *    a change of the whole run is judged by ab_compare_whole.
@@ -144,7 +148,8 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
  * whole smoke runs moved by up to 35%), at least
  * AB_WHOLE_MIN of them, against AB_WHOLE_NOISE of the floor (A/A pairs
  * here: whole-run shifts within -12%..+5% at those sizes while single
- * benchmarks moved 48%).
+ * benchmarks moved 48%) plus the benchmarks' own scatter around their
+ * median (read off the ratios, on m - 1 df).
  * A median is robust to the one benchmark that moved alone, so this is
  * what catches a slowdown of everything. w->verdict is AB_INCONCLUSIVE
  * (w->runs_base 0) when there are too few benchmarks or more than one run
