@@ -94,11 +94,16 @@ typedef struct attn_mask {
 
 typedef struct attn_ctx attn_ctx;        /* owns kernel choice, threads, workspace */
 
+/* The most threads a context takes: OpenMP's runtime exits the process when
+ * it cannot start a team, so absurd counts are refused instead. */
+#define ATTN_MAX_THREADS 4096
+
 /* kernel: a registered name, or NULL / "auto": the best for this machine
  * (tuned choice when one is stored, else by CPU features). With NULL/"auto",
  * a non-empty environment variable ATTN_KERNEL names the kernel instead.
  * n_threads 0 = all online cores.
- * Returns ATTN_ERR_INVALID_ARG for a NULL ctx or n_threads < 0, and
+ * Returns ATTN_ERR_INVALID_ARG for a NULL ctx or n_threads outside
+ * 0..ATTN_MAX_THREADS, and
  * ATTN_ERR_UNSUPPORTED (creating nothing) for a kernel that is unknown or
  * cannot run here. */
 ATTN_API attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads);

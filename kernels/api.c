@@ -347,13 +347,14 @@ attn_status attn_ctx_create(attn_ctx **ctx, const char *kernel, int n_threads)
 attn_status attn_ctx_create_traced(attn_ctx **ctx, const char *kernel, int n_threads,
                                    attn_trace *trace)
 {
-    return trace && n_threads > 0 ? ctx_create(ctx, kernel, n_threads, trace)
-                                  : ATTN_ERR_INVALID_ARG;
+    return trace && n_threads > 0 && n_threads <= ATTN_MAX_THREADS
+               ? ctx_create(ctx, kernel, n_threads, trace)
+               : ATTN_ERR_INVALID_ARG;
 }
 
 static attn_status ctx_create(attn_ctx **ctx, const char *kernel, int n_threads, attn_trace *trace)
 {
-    if (!ctx || n_threads < 0)
+    if (!ctx || n_threads < 0 || n_threads > ATTN_MAX_THREADS)
         return ATTN_ERR_INVALID_ARG;
     const char *source;
     int bf16;

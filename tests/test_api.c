@@ -4,6 +4,7 @@
  * ATTN_KERNEL), and workspace reuse across calls.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,12 @@ static void test_ctx_create(void)
     CHECK_STATUS(attn_ctx_create(NULL, "naive", 0), ATTN_ERR_INVALID_ARG);
     ctx = sentinel;
     CHECK_STATUS(attn_ctx_create(&ctx, "naive", -1), ATTN_ERR_INVALID_ARG);
+    CHECK(ctx == sentinel, "ctx written on failure");
+    /* Past ATTN_MAX_THREADS: refused, where OpenMP exited the process (a
+     * team of 2^31 - 1 threads) or crashed (10^8). The avx2 kernel starts
+     * its team at creation, so the refusal must come first. */
+    CHECK_STATUS(attn_ctx_create(&ctx, NULL, ATTN_MAX_THREADS + 1), ATTN_ERR_INVALID_ARG);
+    CHECK_STATUS(attn_ctx_create(&ctx, NULL, INT_MAX), ATTN_ERR_INVALID_ARG);
     CHECK(ctx == sentinel, "ctx written on failure");
 
     t_case("attn_ctx_create: an unknown kernel is unsupported and creates nothing");
