@@ -659,14 +659,25 @@ static void embed_row(const attn_embed_args *a, long r, float *dst)
     }
 }
 
+/* A region run by its first thread alone: every unit is thread 0's. */
+static long first_takes_all(const void *units, int t)
+{
+    return t == 0 ? *(const long *)units : 0;
+}
+
 static void embed_sum(const attn_embed_args *a, const attn_exec *ex, float *dst)
 {
     const int d = a->c->d_model;
     const long rows = (long)a->batch * a->seq_len;
-    /* Below ~64 KiB of output a team costs more than it saves. */
+    /* Below ~64 KiB of output a team costs more than it saves. Traced over
+     * the context's threads even then: the others wait, which explain must
+     * show (as a one-thread region it read "imbalance 1.000"). */
     attn_exec team = *ex;
     team.n_threads = (size_t)rows * (size_t)d < 16384 ? 1 : ex->n_threads;
-    if (attn_trace_units(&team, rows, "row", "embedding sums %ldx%d", rows, d))
+    if (team.n_threads == 1
+            ? attn_trace_region(ex, first_takes_all, &rows, "row", "embedding sums %ldx%d",
+                                rows, d)
+            : attn_trace_units(&team, rows, "row", "embedding sums %ldx%d", rows, d))
         return;
 #pragma omp parallel num_threads(team.n_threads)
     {

@@ -97,6 +97,7 @@ grep -q "24 positions" "$TMP/err" && ok || bad "--weights L 25: $(cat "$TMP/err"
 EXPLAIN_SHAPE='op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none'
 expect_rc 2 explain --shape "$EXPLAIN_SHAPE"
 expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 0
+expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads ' 8'   # strtol skips the space; run refuses it
 expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 5 --kernel no-such-kernel
 expect_rc 2 explain --shape 'op=sdpa,B=1,X=2' --threads 5
 expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads $(($(nproc) + 1)) --measure 2 --json "$TMP/exm.json"

@@ -222,9 +222,25 @@ static void test_no_work(void)
     attn_trace_clear(&t);
     CHECK_STATUS(attn_ctx_create_traced(&ctx, "blocked", 0, &t), ATTN_ERR_INVALID_ARG);
     CHECK_STATUS(attn_ctx_create_traced(&ctx, "blocked", 4, NULL), ATTN_ERR_INVALID_ARG);
+    CHECK_STATUS(attn_ctx_create_traced(&ctx, "blocked", ATTN_MAX_THREADS + 1, &t),
+                 ATTN_ERR_INVALID_ARG);
+    /* A region too small to split runs on one thread while the others
+     * wait: shown over all of them, thread 0 holding every unit (it read
+     * as a balanced one-thread region). */
+    ab_shape bert;
+    char why[256], ran[64] = "";
+    if (parse("op=bert,B=1,L=16,layers=1", &bert) == 0) {
+        CHECK(ab_explain_shape(&bert, "blocked", 16, &t, NULL, ran, sizeof ran, why,
+                               sizeof why) == 0, "bert: %s", why);
+        const attn_region *e = find_region(&t, "embedding sums");
+        CHECK(e && e->n_threads == 16 && e->units_per_thread[0] == 16
+                  && attn_region_units(e) == 16 && attn_region_imbalance(e) == 16.0,
+              "embedding sums: %d threads, imbalance %g", e ? e->n_threads : -1,
+              e ? attn_region_imbalance(e) : -1.0);
+        attn_trace_clear(&t);
+    }
     /* einsum-* run their own loops, which explain does not know. */
     ab_shape s;
-    char ran[64] = "";
     if (parse("op=sdpa,B=1,L=40,H=2,Dh=16,mask=none", &s) == 0) {
         CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, &t, NULL, ran, sizeof ran, err,
                                sizeof err) != 0

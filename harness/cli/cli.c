@@ -1,4 +1,5 @@
 /* cli.c — command-line flags for the attnbench subcommands. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -21,7 +22,10 @@ static int set_value(const ab_flag *f, const char *text, char *err, size_t err_l
     switch (f->kind) {
     case AB_FLAG_INT: {
         long v = strtol(text, &end, 10);
-        if (*text == '\0' || *end != '\0' || errno == ERANGE || v < f->min || v > f->max) {
+        /* Digits after an optional '-' (strtol takes " 8" and "+8", as run's
+         * sizes and counts, which refuse them, do not). */
+        if (!isdigit((unsigned char)text[text[0] == '-']) || *end != '\0' || errno == ERANGE
+            || v < f->min || v > f->max) {
             snprintf(err, err_len, "--%s: '%s' is not an integer in [%.0f, %.0f]", f->name, text,
                      f->min, f->max);
             return -1;
@@ -31,7 +35,8 @@ static int set_value(const ab_flag *f, const char *text, char *err, size_t err_l
     }
     case AB_FLAG_DOUBLE: {
         double v = strtod(text, &end);
-        if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v) || v < f->min
+        if (*text == '\0' || isspace((unsigned char)*text) || *end != '\0' || errno == ERANGE
+            || !isfinite(v) || v < f->min
             || v > f->max) {
             snprintf(err, err_len, "--%s: '%s' is not a number in [%g, %g]", f->name, text, f->min,
                      f->max);
