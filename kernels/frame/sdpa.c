@@ -71,10 +71,14 @@ void blk_sdpa(const attn_exec *ex, const attn_sdpa_problem *p, const blk_sdpa_pl
     attn_finite_scan *scan = ex->finite_scan;
     if (scan)
         scan->done = 1;
-    /* Tasks differ in cost under a causal mask: hand them out dynamically.
-     * Which thread runs a task does not change its result. */
+    /* Tasks differ in cost under a causal mask: hand them out dynamically,
+     * the longest first. Which thread runs a task does not change its
+     * result. */
+    const int causal = p->mask && p->mask->causal;
+    const long heads = (long)p->batch * p->n_heads;
 #pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
-    for (long t = 0; t < tasks; t++) {
+    for (long next = 0; next < tasks; next++) {
+        const long t = causal ? attn_task_longest_first(next, heads, q_blocks) : next;
         int b = (int)(t / ((long)p->n_heads * q_blocks));
         int h = (int)(t / q_blocks % p->n_heads);
         int q0 = (int)(t % q_blocks) * bq;

@@ -221,8 +221,10 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
     if (scan)
         scan->done = 1;
 
+    const int causal = p->mask && p->mask->causal;
 #pragma omp parallel for num_threads(ex->n_threads) schedule(dynamic, 1)
-    for (long t = 0; t < tasks; t++) {
+    for (long i = 0; i < tasks; i++) {
+        const long t = causal ? attn_task_longest_first(i, heads, work.chunks) : i;
         int b = (int)(t / work.chunks / p->n_heads), h = (int)(t / work.chunks % p->n_heads);
         long g0, g1;
         attn_chunk_parts(&work, t, &g0, &g1);
