@@ -984,6 +984,9 @@ static attn_status decoder_cross(const attn_kernel *k, const attn_exec *ex,
     if (!c || !in_ws) {   /* fp32: the projections, in the workspace or the cache */
         p.k = mk;
         p.v = mv;
+    } else {   /* a typed cache: a side it stores as fp32 is read from it, as fp32 */
+        p.k = c->k_type == ATTN_F32 ? c->mem_k : NULL;
+        p.v = c->v_type == ATTN_F32 ? c->mem_v : NULL;
     }
     p.out = (float *)(ws + l->o);
     attend(k, ex, l->gemm, l->sdpa, l->sdpa_bytes, &p, w, rows, d, residual, out, ln);

@@ -441,12 +441,13 @@ static int make_layer(layer *l, uint64_t seed)
 }
 
 /* The target decoded token by token (after a prompt of 3) through a cache
- * of type t, into y ([B][LEN][D]). */
-static attn_status decode_steps(attn_ctx *ctx, const attn_encoder_config *c, const layer *l,
-                                attn_dtype t, const float *x, const float *mem, float *y)
+ * of keys of type kt and values of type vt, into y ([B][LEN][D]). */
+static attn_status decode_steps_kv(attn_ctx *ctx, const attn_encoder_config *c, const layer *l,
+                                   attn_dtype kt, attn_dtype vt, const float *x, const float *mem,
+                                   float *y)
 {
     attn_kv_cache *cache;
-    attn_status st = attn_kv_cache_create_typed(&cache, B, NH, D / NH, LEN, t, t);
+    attn_status st = attn_kv_cache_create_typed(&cache, B, NH, D / NH, LEN, kt, vt);
     float chunk[B * LEN * D];
     for (int p = 0, n = 3; st == ATTN_OK && p < LEN; p += n, n = 1) {
         for (int b = 0; b < B; b++)
@@ -457,6 +458,54 @@ static attn_status decode_steps(attn_ctx *ctx, const attn_encoder_config *c, con
     }
     attn_kv_cache_destroy(cache);
     return st;
+}
+
+static attn_status decode_steps(attn_ctx *ctx, const attn_encoder_config *c, const layer *l,
+                                attn_dtype t, const float *x, const float *mem, float *y)
+{
+    return decode_steps_kv(ctx, c, l, t, t, x, mem, y);
+}
+
+/* Keys and values of different types, one of them fp32: the cross
+ * attention read the fp32 side from a NULL pointer (a review; the self
+ * attention did not), every kernel on its first call. */
+static void test_mixed_cache(void)
+{
+    layer l;
+    if (make_layer(&l, 12) != 0)
+        return;
+    const attn_encoder_config c = { D, NH, F, 1e-5f, 1, ATTN_ACT_GELU_ERF };
+    static float x[B * LEN * D], mem[B * MEM * D], steps[B * LEN * D], whole[B * LEN * D];
+    uint64_t seed = 6;
+    t_fill(x, sizeof x / sizeof(float), 1.0f, &seed);
+    t_fill(mem, sizeof mem / sizeof(float), 1.0f, &seed);
+    const attn_dtype pairs[][2] = { { ATTN_F32, ATTN_F16 }, { ATTN_I8, ATTN_F32 },
+                                    { ATTN_F32, ATTN_BF16 }, { ATTN_BF16, ATTN_I8 } };
+    const char *kernels[64];
+    int nk = t_kernels(kernels, 64);
+    for (size_t pi = 0; pi < sizeof pairs / sizeof pairs[0]; pi++) {
+        attn_dtype kt = pairs[pi][0], vt = pairs[pi][1];
+        t_case("kvtypes: a cache of %s keys and %s values, token by token and in one call, every "
+               "kernel", type_names[kt], type_names[vt]);
+        for (int i = 0; i < nk; i++) {
+            attn_ctx *ctx;
+            if (attn_ctx_create(&ctx, kernels[i], 2) != ATTN_OK)
+                continue;
+            attn_kv_cache *cache;
+            CHECK_STATUS(attn_kv_cache_create_typed(&cache, B, NH, D / NH, LEN, kt, vt), ATTN_OK);
+            CHECK_STATUS(attn_decoder_layer(ctx, &c, &l.w, B, LEN, x, MEM, mem, NULL, cache, whole),
+                         ATTN_OK);
+            attn_kv_cache_destroy(cache);
+            CHECK_STATUS(decode_steps_kv(ctx, &c, &l, kt, vt, x, mem, steps), ATTN_OK);
+            double err = t_max_diff(steps, whole, sizeof steps / sizeof(float));
+            double tol = strcmp(kernels[i], "naive") == 0 ? 0.0
+                       : 1e-4 * fmax(1.0, t_max_abs(whole, sizeof whole / sizeof(float)));
+            CHECK(err <= tol && t_max_abs(whole, sizeof whole / sizeof(float)) > 0,
+                  "%s: steps differ from one call by %g > %g", kernels[i], err, tol);
+            attn_ctx_destroy(ctx);
+        }
+    }
+    t_free(l.all);
 }
 
 static void test_typed_cache(void)
@@ -555,4 +604,5 @@ void test_kvtypes(void)
     test_conversions();
     test_sdpa_kv();
     test_typed_cache();
+    test_mixed_cache();
 }
