@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -567,10 +568,15 @@ attn_status attn_sdpa(attn_ctx *ctx, const attn_sdpa_shape *s,
 }
 
 /* A view as the problem's store (ATTN_F32: its data is the fp32 k or v);
- * 0 when it is not one (NULL, no data, an unknown type, int8 unscaled). */
+ * 0 when it is not one (NULL, no data, an unknown type, int8 unscaled, or
+ * fp32 data at an address no float can be at: the kernels read ATTN_F32
+ * views as the floats of attn_sdpa, which is undefined behaviour in C
+ * there, caught by a review's UBSan build in blocked's GEMM; the narrow
+ * types are read bytewise and may be anywhere). */
 static int view_store(const attn_kv_view *view, attn_kv_store *s)
 {
     if (!view || !view->data || attn_dtype_bytes(view->type) == 0
+        || (view->type == ATTN_F32 && (uintptr_t)view->data % sizeof(float) != 0)
         || (view->type == ATTN_I8 && !view->scale))
         return 0;
     attn_kv_store st = { .type = view->type, .data = view->data,

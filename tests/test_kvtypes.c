@@ -393,7 +393,10 @@ static void test_sdpa_kv(void)
     attn_sdpa_shape sh = { 1, 1, 1, 2, 4, 0.0f, 0, 0 };
     attn_kv_view good = { ATTN_F32, k, NULL }, none = { ATTN_F16, NULL, NULL };
     attn_kv_view unknown = { (attn_dtype)7, k, NULL }, unscaled = { ATTN_I8, k8, NULL };
-    const attn_kv_view *bad[] = { NULL, &none, &unknown, &unscaled };
+    /* fp32 where no float can be: a byte off (16-bit rows may be; store()
+     * puts them at odd addresses). */
+    attn_kv_view odd32 = { ATTN_F32, (const char *)k + 1, NULL };
+    const attn_kv_view *bad[] = { NULL, &none, &unknown, &unscaled, &odd32 };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_STATUS(attn_sdpa_kv(ctx, &sh, q, bad[i], &good, NULL, out), ATTN_ERR_INVALID_ARG);
         CHECK_STATUS(attn_sdpa_kv(ctx, &sh, q, &good, bad[i], NULL, out), ATTN_ERR_INVALID_ARG);
