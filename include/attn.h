@@ -251,8 +251,8 @@ typedef struct attn_encoder_weights {
  * pairs for a bf16 row — so that its calls neither convert nor repack them.
  * Every later call on ctx whose weights are these (the same pointers, as
  * attn_encoder_layer and attn_encoder pass them; a BERT is attn_embed,
- * then attn_encoder) reads the packed form; the results are the same as without it, bit for bit.
- * The fp32 weights must stay alive and unchanged while packed (pack again
+ * then attn_encoder) reads the packed form; the results are the same as
+ * without it, bit for bit. The fp32 weights must stay alive and unchanged while packed (pack again
  * after changing them). A kernel that reads weights as they are (naive,
  * einsum, openblas, onednn) packs nothing and runs as before; a call that
  * runs another kernel or tile size (an "auto" context's tuned choice)
