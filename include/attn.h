@@ -245,21 +245,22 @@ typedef struct attn_encoder_weights {
     const float *w_ff2, *b_ff2;          /* [D][F], [D] (b_ff2 may be NULL) */
 } attn_encoder_weights;
 
-/* Weights packed once (contract 0.3). attn_weights_pack_encoder converts
- * and lays out the matrices of n_layers encoder layers (Q, K, V, O, W1,
- * W2) the way ctx's kernel multiplies them — panels for its GEMM, bf16
- * pairs for a bf16 row — so that its calls neither convert nor repack them.
- * Every later call on ctx whose weights are these (the same pointers, as
- * attn_encoder_layer and attn_encoder pass them; a BERT is attn_embed,
- * then attn_encoder) reads the packed form; the results are the same as
- * without it, bit for bit. The fp32 weights must stay alive and unchanged while packed (pack again
- * after changing them). A kernel that reads weights as they are (naive,
- * einsum, openblas, onednn) packs nothing and runs as before; a call that
- * runs another kernel or tile size (an "auto" context's tuned choice)
- * ignores the packed form. Packing uses memory of the order of the fp32
- * weights'. attn_weights_destroy frees the set (NULL is a no-op); it may
- * come before or after attn_ctx_destroy. Errors: INVALID_ARG (as for
- * attn_encoder), OVERFLOW, NO_MEMORY; *out is written only on success. */
+/* Weights packed once (contract 0.3). attn_weights_pack_encoder converts and
+ * lays out the matrices of n_layers encoder layers (Q, K, V, O, W1, W2) the
+ * way ctx's kernel multiplies them — panels for its GEMM, bf16 pairs for a
+ * bf16 row — so that its calls neither convert nor repack them. Every later
+ * call on ctx whose weights are these (the same pointers, as
+ * attn_encoder_layer and attn_encoder pass them; a BERT is attn_embed, then
+ * attn_encoder) reads the packed form; the results are the same as without
+ * it, bit for bit. The fp32 weights must stay alive and unchanged while
+ * packed (pack again after changing them). A kernel that reads weights as
+ * they are (naive, einsum, openblas, onednn) packs nothing and runs as
+ * before; a call that runs another kernel or tile size (an "auto" context's
+ * tuned choice) ignores the packed form. Packing uses memory of the order of
+ * the fp32 weights'. attn_weights_destroy frees the set (NULL is a no-op);
+ * it may come before or after attn_ctx_destroy. Errors: INVALID_ARG (as for
+ * attn_encoder), OVERFLOW, NO_MEMORY; *out is written only on success.
+ */
 typedef struct attn_packed_weights attn_packed_weights;
 ATTN_API attn_status attn_weights_pack_encoder(attn_ctx *ctx, const attn_encoder_config *c,
                                                int n_layers, const attn_encoder_weights *layers,
