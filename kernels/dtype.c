@@ -93,7 +93,9 @@ static void store_i8_row(const float *x, int n, int8_t *q, float *scale)
         s = nextafterf(s, 0.0f);
     for (int d = 0; d < n; d++) {
         float r = s > 0.0f ? rintf(x[d] / s) : 0.0f;
-        q[d] = (int8_t)(r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r);
+        /* A NaN (only a dry run stores unchecked rows) clamps too: casting
+         * it to an integer is undefined behaviour. */
+        q[d] = (int8_t)(r > 127.0f ? 127.0f : r >= -127.0f ? r : -127.0f);
     }
     *scale = s;
 }
