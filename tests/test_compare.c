@@ -243,8 +243,10 @@ void test_compare(void)
     {
         /* Ten benchmarks, two runs a side whose medians differ by 2% within
          * each side; one benchmark 7% slower: t = 4.2 on 6 df, p ~ 0.005,
-         * called at alpha 1% when judged alone, not among ten (alpha / 10,
-         * Bonferroni). */
+         * called at alpha 1% when judged alone, not among ten unchanged
+         * ones (Benjamini-Hochberg: the smallest p must be below alpha /
+         * 10), and all ten when all ten are 7% slower (each p below
+         * alpha · 10 / 10), where Bonferroni would call none. */
         for (int i = 0; i < 10; i++) {
             b[i].nb = b[i].nf = 2;
             double m = 1e-3 * (1 + i);
@@ -260,6 +262,17 @@ void test_compare(void)
         CHECK(ab_compare_runs(b, 10, &o, v) == 0 && v[9].p > 0.001 && v[9].p < 0.01
                   && v[9].verdict == AB_INCONCLUSIVE,
               "7%% among ten: verdict %d p %g", v[9].verdict, v[9].p);
+        for (int i = 0; i < 9; i++)
+            for (int k = 0; k < 2; k++)
+                b[i].fresh[k].median *= 1.07;
+        int all = 0;
+        CHECK(ab_compare_runs(b, 10, &o, v) == 0, "rejected");
+        for (int i = 0; i < 10; i++)
+            all += v[i].verdict == AB_REGRESSION && v[i].p > 0.001;
+        CHECK(all == 10, "7%% on all ten: %d called (p %g)", all, v[0].p);
+        for (int i = 0; i < 9; i++)
+            for (int k = 0; k < 2; k++)
+                b[i].fresh[k].median /= 1.07;
         /* The same file twice a side: its runs agree exactly, yet a 7%
          * change is not known better than the runs' own medians (±0.2%):
          * a finite interval, not p = 0. */

@@ -120,6 +120,7 @@ typedef struct ab_run_comparison {
     double p;
     double noise;             /* the run-level σ of log time used */
     double se;                /* the standard error of log(ratio) tested */
+    double df;                /* its degrees of freedom (INFINITY: a normal) */
     int runs_base, runs_new;
     int unstable;             /* flagged on a side: reported, not judged */
     ab_verdict_kind verdict;  /* AB_INCONCLUSIVE when unstable */
