@@ -767,6 +767,53 @@ static void test_summary(void)
           && NEAR(sum[0].ci_low, 0.02, 1e-9) && !sum[0].faster,
           "%s over %s: %g [%g, %g]", sum[0].best, sum[0].runner_up, sum[0].ratio, sum[0].ci_low,
           sum[0].ci_high);
+
+    t_case("summary: the best is set against every kernel, not the runner-up by median alone");
+    {
+        /* 20 rounds of drift 1.00-1.38: A steady, B 3% slower, C 3% faster
+         * than A in 15 rounds and 2x slower in 5 (a review's case). By the
+         * medians A is best and B runner-up, "faster"; round by round C
+         * beat A 15 times of 20: C is best. Then C noisy (0.8x or 1.45x A,
+         * its median above B's): A beats B every round but not C, a tie. */
+        double ta[20], tb[20], tc[20];
+        for (int i = 0; i < 20; i++) {
+            double d = 1e-3 * (1.0 + 0.02 * i);
+            ta[i] = d;
+            tb[i] = 1.03 * d;
+            tc[i] = (i < 5 ? 2.0 : 0.97) * d;
+        }
+        timed_result(&r[0], "avx2", shape, 1, ta, 20);
+        timed_result(&r[1], "blocked", shape, 1, tb, 20);
+        timed_result(&r[2], "avx512", shape, 1, tc, 20);
+        n = ab_summarize(r, 3, sum, 8);
+        CHECK(n == 1 && strcmp(sum[0].best, "avx512") == 0 && strcmp(sum[0].runner_up, "avx2") == 0,
+              "best %s, runner-up %s", sum[0].best, sum[0].runner_up);
+        for (int i = 0; i < 20; i++) {
+            ta[i] = 1e-3;
+            tb[i] = 1.1e-3;
+            tc[i] = i < 2 ? (1.11 + 0.01 * i) * 1e-3 : (i % 2 ? 0.8e-3 : 1.45e-3);
+        }
+        timed_result(&r[0], "avx2", shape, 1, ta, 20);
+        timed_result(&r[1], "blocked", shape, 1, tb, 20);
+        timed_result(&r[2], "avx512", shape, 1, tc, 20);
+        n = ab_summarize(r, 3, sum, 8);
+        CHECK(n == 1 && strcmp(sum[0].best, "avx2") == 0 && !sum[0].faster,
+              "noisy third: best %s, %s", sum[0].best, ab_summary_verdict(&sum[0]));
+    }
+
+    t_case("summary: beside run --lib, a group whose first kernel of this build failed is "
+           "still answered");
+    {
+        static const ab_library other = { .name = "old" };
+        timed_result(&r[0], "avx2@self", shape, 1, a, 9);
+        snprintf(r[0].error, sizeof r[0].error, "failed");
+        timed_result(&r[1], "avx2@old", shape, 1, a, 9);
+        r[1].lib = &other;
+        timed_result(&r[2], "blocked@self", shape, 1, b, 9);
+        timed_result(&r[3], "avx512@self", shape, 1, a, 9);
+        n = ab_summarize(r, 4, sum, 8);
+        CHECK(n == 1 && strcmp(sum[0].best, "avx512@self") == 0, "%d answers", n);
+    }
 }
 
 /* Writes with ab_json, reads back with the test parser. */
