@@ -1056,6 +1056,26 @@ static jv *report_json_doc(const ab_run_context *c, const ab_result *r, int n, c
     return doc;
 }
 
+/* The peak a kernel's % of peak is against: a bf16 row is never held to
+ * an fp32 peak its bf16 units could pass twice over. */
+static void test_kernel_peaks(void)
+{
+    t_case("peaks: bf16 rows against the bf16 units' peak, or none");
+    const attn_kernel *emulated = attn_registry_find("blocked-bf16");
+    const attn_kernel *neon_bf16 = attn_registry_find("neon-bf16");
+    const attn_kernel *avx512_bf16 = attn_registry_find("avx512-bf16");
+    const attn_kernel *onednn_bf16 = attn_registry_find("onednn-bf16");
+    CHECK(emulated && ab_isa_of_kernel(emulated) == AB_ISA_BASELINE, "blocked-bf16: %d",
+          emulated ? (int)ab_isa_of_kernel(emulated) : -1);
+    CHECK(neon_bf16 && ab_isa_of_kernel(neon_bf16) == AB_ISA_COUNT, "neon-bf16 held to %d",
+          neon_bf16 ? (int)ab_isa_of_kernel(neon_bf16) : -1);
+    CHECK(!avx512_bf16 || ab_isa_of_kernel(avx512_bf16) == AB_ISA_AVX512_BF16, "avx512-bf16");
+    if (onednn_bf16 && onednn_bf16->own_isa_dispatch)
+        CHECK(ab_isa_of_kernel(onednn_bf16)
+                  == (ab_isa_available(AB_ISA_AVX512_BF16) ? AB_ISA_COUNT : ab_widest_isa()),
+              "onednn-bf16 held to %d", (int)ab_isa_of_kernel(onednn_bf16));
+}
+
 static void test_report(void)
 {
     ab_machine m;
@@ -1409,6 +1429,7 @@ static void test_plan(void)
 
 void test_harness(void)
 {
+    test_kernel_peaks();
     test_atomic_file();
     test_shapes_select();
     test_plan();

@@ -128,9 +128,18 @@ ab_isa ab_isa_of_kernel(const attn_kernel *k)
     if (!k)
         return AB_ISA_BASELINE;
     /* A bf16 row's products are held to the bf16 units' peak (the
-     * emulation, on fp32 FMAs, to its ISA's). */
+     * emulation, on fp32 FMAs, to its ISA's). One whose bf16 products run
+     * on units no peak here measures — a library's own dispatch on a CPU
+     * with bf16 units (oneDNN picks AMX where there is one), NEON's
+     * BFDOT/BFMMLA at twice FMLA's products — has none (AB_ISA_COUNT: % of
+     * peak "-"): held to the fp32 peak it could read ~200%, which is a bug
+     * by the contract. Without bf16 units a library's bf16 mode runs fp32
+     * FMAs, and is held to their peak. */
     if (k->math == ATTN_BF16 && (k->requires & ATTN_CPU_AVX512BF16))
         return AB_ISA_AVX512_BF16;
+    if (k->math == ATTN_BF16
+        && (k->own_isa_dispatch ? ab_isa_available(AB_ISA_AVX512_BF16) : k->requires != 0))
+        return AB_ISA_COUNT;
     if (k->own_isa_dispatch)
         return ab_isa_available(AB_ISA_AVX512) ? AB_ISA_AVX512
              : ab_isa_available(AB_ISA_AVX2) ? AB_ISA_AVX2 : AB_ISA_BASELINE;

@@ -31,7 +31,9 @@ ab_isa ab_widest_isa(void);
 /* The widest ISA among ATTN_CPU_* requirement bits (a kernel's ISA). */
 ab_isa ab_isa_of_requirements(unsigned requires);
 /* The ISA whose peak kernel k is held to: its requirements', or, for a
- * kernel that dispatches itself (a library), the widest this machine runs. */
+ * kernel that dispatches itself (a library), the widest this machine runs;
+ * AB_ISA_COUNT (no peak: % of peak "-") for a bf16 row whose bf16 units no
+ * peak here measures (onednn-bf16 on a CPU with bf16 units, neon-bf16). */
 struct attn_kernel;
 ab_isa ab_isa_of_kernel(const struct attn_kernel *k);
 
