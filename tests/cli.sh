@@ -363,7 +363,9 @@ grep -q "no benchmark in common" "$TMP/err" && [ ! -e "$TMP/none.json" ] && ok \
     || bad "compare of sides with nothing in common: $(cat "$TMP/err")"
 grep -q "other_x *only in NEW" "$TMP/out" && ok || bad "compare: NEW's names not listed: $(cat "$TMP/out")"
 expect_rc 1 compare "$TMP/a.json,$TMP/a2.json" "$TMP/s1.json,$TMP/s2.json"   # two runs a side
-[ "$(grep -c "2/2  REGRESSION" "$TMP/out")" -eq 3 ] && ok || bad "compare: runs a side: $(cat "$TMP/out")"
+[ "$(grep -c "^[xyz] .*2/2  REGRESSION" "$TMP/out")" -eq 3 ] \
+    && grep -q "^the whole run (runs' geometric means) .*2/2  REGRESSION" "$TMP/out" && ok \
+    || bad "compare: runs a side: $(cat "$TMP/out")"
 gbench_aggregates "$TMP/agg-a.json" 1
 gbench_aggregates "$TMP/agg-b.json" 1.3
 expect_rc 1 compare "$TMP/agg-a.json" "$TMP/agg-b.json"   # aggregates only are read

@@ -289,6 +289,36 @@ void test_compare(void)
             b[i].nb = b[i].nf = 1;
     }
 
+    t_case("compare whole run, runs a side: the runs' geometric means");
+    {
+        /* Ten benchmarks, two runs a side, each benchmark's runs 3% apart
+         * in a pattern that leaves every run's geometric mean the same: a
+         * 10% slowdown of all ten is plain in the runs as a whole, and no
+         * slowdown is none. */
+        for (int i = 0; i < 10; i++) {
+            b[i].nb = b[i].nf = 2;
+            b[i].attnbench = 0;
+            for (int k = 0; k < 2; k++) {
+                double f = (i + k) % 2 ? 1.03 : 0.97;
+                b[i].base[k] = RUN(1e-3 * (1 + i) * f, 0.002);
+                b[i].fresh[k] = RUN(1.1e-3 * (1 + i) * f, 0.002);
+            }
+        }
+        CHECK(ab_compare_runs(b, 10, &o, v) == 0 && ab_compare_whole(b, v, 10, &o, &whole) == 0
+                  && whole.verdict == AB_REGRESSION && whole.runs_base == 2
+                  && fabs(whole.ratio - 1.1) < 1e-9,
+              "10%% on every benchmark: whole %d ratio %g p %g", whole.verdict, whole.ratio,
+              whole.p);
+        for (int i = 0; i < 10; i++)
+            for (int k = 0; k < 2; k++)
+                b[i].fresh[k].median = b[i].base[1 - k].median;
+        CHECK(ab_compare_runs(b, 10, &o, v) == 0 && ab_compare_whole(b, v, 10, &o, &whole) == 0
+                  && whole.verdict != AB_REGRESSION && whole.verdict != AB_IMPROVEMENT,
+              "A/A: whole %d ratio %g", whole.verdict, whole.ratio);
+        for (int i = 0; i < 10; i++)
+            b[i].nb = b[i].nf = 1;
+    }
+
     t_case("compare paired: builds side by side, judged from per-round log ratios");
     {
         /* 12 rounds, ratios 1.10 +- 1%: a regression, its MDE small. */

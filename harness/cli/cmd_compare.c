@@ -124,6 +124,14 @@ static int listed(const char *const *names, int n, const char *name)
     return 0;
 }
 
+/* The whole-run line's name: a median of ratios with one run a side, the
+ * runs' geometric means with more (ab_compare_whole). */
+static const char *whole_name(const ab_run_comparison *w)
+{
+    return w->runs_base + w->runs_new > 2 ? "the whole run (runs' geometric means)"
+                                          : "the whole run (median over benchmarks)";
+}
+
 /* What --json says beside the rows of two sides: the benchmarks that
  * failed in NEW, those not judged for a bad time, and whether the files
  * name different machines. */
@@ -165,7 +173,7 @@ static int write_verdicts(const char *path, const char *(*name_of)(const void *,
     ab_json_end_array(&j);
     if (whole) {
         ab_json_begin_array(&j, "whole_run");
-        json_row(&j, "the whole run (median over benchmarks)", whole);
+        json_row(&j, whole_name(whole), whole);
         ab_json_end_array(&j);
     }
     if (notes) {
@@ -478,12 +486,15 @@ int ab_cmd_compare(int argc, char **argv)
     ab_run_comparison whole;
     int has_whole = ab_compare_whole(runs, verdicts, judged, &o, &whole) == 0 && whole.runs_base > 0;
     if (has_whole) {
-        print_row("the whole run (median over benchmarks)", &whole, "1/1");
+        char count[24];
+        snprintf(count, sizeof count, "%d/%d", whole.runs_base, whole.runs_new);
+        print_row(whole_name(&whole), &whole, count);
         regressions += whole.verdict == AB_REGRESSION;
         improvements += whole.verdict == AB_IMPROVEMENT;
-    } else if (judged > 0 && one_run == judged) {
-        printf("%-64s inconclusive: fewer than %d benchmarks of calls >= %.0f us\n",
-               "the whole run (median over benchmarks)", AB_WHOLE_MIN, 1e6 * AB_SHORT_CALL);
+    } else if (judged > 0) {
+        printf("%-64s inconclusive: fewer than %d benchmarks of calls >= %.0f us%s\n",
+               "the whole run", AB_WHOLE_MIN, 1e6 * AB_SHORT_CALL,
+               one_run == judged ? "" : " in every run");
     }
     printf("%d regression%s, %d improvement%s, %d inconclusive (%d unstable) of %d (ratio beyond "
            "+-%.0f%% and p < %g; no change needs an MDE <= %.0f%%; ", regressions,
