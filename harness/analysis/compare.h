@@ -63,9 +63,11 @@ double ab_student_sf(double t, double df);
  *    ratios around their median (robust: MAD; a uniform shift leaves it
  *    alone, so a 30% slowdown of everything still shows; unstable benchmarks
  *    count in it too), plus each run's own uncertainty of its median; the
- *    log ratio gets a normal test. Either way at alpha over the number of
- *    benchmarks judged (Bonferroni: a CI gate fails on any one, and with
- *    one run a side the noise is a model, with heavy tails). One
+ *    log ratio gets a normal test at alpha over the number of benchmarks
+ *    judged (Bonferroni: the noise is a model, with heavy tails); with runs
+ *    a side the rows are judged together by Benjamini-Hochberg (a CI gate
+ *    fails on any one row: with nothing changed it calls one at most alpha
+ *    of the time, yet a change of many lowers every row's bar). One
  *    benchmark alone is then called only for a gross change (about 1.6x at
  *    the default floor: A/A pairs here moved single benchmarks by up to 48%);
  *    a change of the whole run is judged by ab_compare_whole.
@@ -143,7 +145,9 @@ ab_run_stat ab_run_stat_of(const double *t, int n, int flagged, double precision
 int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
                     ab_run_comparison *out);
 
-/* With one run a side, whether the run as a whole moved: the median log
+/* Whether the run as a whole moved. With runs a side: each run's mean log
+ * time over the benchmarks every run has, the sides' means of those in a
+ * t-test on the runs (nb + nf - 2 df). With one run a side: the median log
  * ratio over the benchmarks (unstable ones too) whose calls take at least
  * AB_SHORT_CALL (attnbench's short ones shift together with the machine:
  * whole smoke runs moved by up to 35%), at least
@@ -153,8 +157,7 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
  * median (read off the ratios, on m - 1 df).
  * A median is robust to the one benchmark that moved alone, so this is
  * what catches a slowdown of everything. w->verdict is AB_INCONCLUSIVE
- * (w->runs_base 0) when there are too few benchmarks or more than one run
- * on a side (then every benchmark has its own test). Its MDE at the
+ * (w->runs_base 0) when there are too few benchmarks. Its MDE at the
  * default floor is 23%: one run a side never says "no change" at 10%.
  * 0, or -1 as ab_compare_runs. */
 #define AB_WHOLE_MIN 3
