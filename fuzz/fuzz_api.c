@@ -317,7 +317,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         __builtin_trap();
                 continue;
             }
-            ab_verdict v = ab_verify_kernel(k, s.op, out, ref, w.out_len, w.max_abs_v);
+            ab_verdict v = ab_verify_kernel(k, &s, out, ref, w.out_len, w.max_abs_v);
             if (!v.ok)
                 __builtin_trap();        /* kernel k disagrees with the oracle */
             if (s.op == AB_OP_DECODER)

@@ -87,7 +87,7 @@ static void check_rounding(const char *shape, double agree)
     float *ref = t_run_kernel("naive", 1, &w), *emu = t_run_kernel("blocked-bf16", 2, &w);
     if (ref && emu) {
         ab_verdict fp32 = ab_verify(w.shape.op, emu, ref, w.out_len, w.max_abs_v);
-        ab_verdict bf16 = ab_verify_kernel("blocked-bf16", w.shape.op, emu, ref, w.out_len,
+        ab_verdict bf16 = ab_verify_kernel("blocked-bf16", &w.shape, emu, ref, w.out_len,
                                            w.max_abs_v);
         CHECK(!fp32.ok, "error %.3g within fp32's bound %.3g: the operands were not rounded",
               fp32.max_err, fp32.tol);

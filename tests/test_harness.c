@@ -1076,6 +1076,34 @@ static void test_kernel_peaks(void)
               "onednn-bf16 held to %d", (int)ab_isa_of_kernel(onednn_bf16));
 }
 
+/* A layer storing its projections narrower: the kernel's and the oracle's
+ * projections, an ulp apart, may round a stored value either way; a
+ * quarter of the type's step is allowed on top of the fp32 bound, and
+ * nowhere else. */
+static void test_typed_layer_bound(void)
+{
+    t_case("verify: a decoder through a bf16 cache is allowed a quarter step over the fp32 bound");
+    ab_shape dec, dec32, sdpa;
+    char err[128];
+    CHECK(ab_shape_parse("op=decoder,B=1,L=4,M=4,D=16,H=2,F=8,kv=bf16", AB_OP_DECODER, &dec, err,
+                         sizeof err) == 0
+              && ab_shape_parse("op=decoder,B=1,L=4,M=4,D=16,H=2,F=8", AB_OP_DECODER, &dec32, err,
+                                sizeof err) == 0
+              && ab_shape_parse("op=sdpa,B=1,H=1,Lq=4,Lk=4,Dh=4,kv=bf16", AB_OP_SDPA, &sdpa, err,
+                                sizeof err) == 0,
+          "%s", err);
+    const float ref[4] = { 1.0f, -0.5f, 0.25f, 0.0f };
+    float y[4];
+    memcpy(y, ref, sizeof y);
+    y[1] += 5e-4f;   /* 5x the fp32 bound, under a quarter of bf16's 2^-7 */
+    CHECK(ab_verify_kernel("blocked", &dec, y, ref, 4, 1.0).ok, "kv=bf16 decoder refused");
+    CHECK(!ab_verify_kernel("blocked", &dec32, y, ref, 4, 1.0).ok, "fp32 decoder passed");
+    CHECK(!ab_verify_kernel("blocked", &sdpa, y, ref, 4, 1.0).ok,
+          "SDPA on given stored values passed (its oracle reads the same ones)");
+    y[1] = ref[1] + 3e-3f;   /* past a quarter step */
+    CHECK(!ab_verify_kernel("blocked", &dec, y, ref, 4, 1.0).ok, "kv=bf16 decoder: 3e-3 passed");
+}
+
 static void test_report(void)
 {
     ab_machine m;
@@ -1430,6 +1458,7 @@ static void test_plan(void)
 void test_harness(void)
 {
     test_kernel_peaks();
+    test_typed_layer_bound();
     test_atomic_file();
     test_shapes_select();
     test_plan();

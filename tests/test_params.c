@@ -75,7 +75,7 @@ static void check_values(const char *kernel, int n, const int *v, const ab_shape
     if (ctx && ref_ctx && ref && y) {
         CHECK_STATUS(ab_workload_run(ref_ctx, &w, ref), ATTN_OK);
         CHECK_STATUS(ab_workload_run(ctx, &w, y), ATTN_OK);
-        ab_verdict vd = ab_verify_kernel(kernel, w.shape.op, y, ref, w.out_len, w.max_abs_v);
+        ab_verdict vd = ab_verify_kernel(kernel, &w.shape, y, ref, w.out_len, w.max_abs_v);
         CHECK(vd.ok, "max error %.3g exceeds %.3g", vd.max_err, vd.tol);
     }
     attn_ctx_destroy(ctx);

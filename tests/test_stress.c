@@ -83,7 +83,7 @@ static void check_against_naive(const char *kn, const ab_workload *w, const unsi
         CHECK(wrong == 0, "%zu outputs finite where they should not be, or not where they should "
               "(first: row %zu col %zu: got %g, naive %g, expected %s)", wrong, first / wd,
               first % wd, got, oracle, wrong && bad && bad[first] ? "non-finite" : "finite");
-        ab_verdict v = ab_verify_kernel(kn, w->shape.op, y, ref, w->out_len, w->max_abs_v);
+        ab_verdict v = ab_verify_kernel(kn, &w->shape, y, ref, w->out_len, w->max_abs_v);
         CHECK(v.ok, "differs from naive by %.3g (bound %.3g)", v.max_err, v.tol);
     }
     ab_free(y);

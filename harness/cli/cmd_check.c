@@ -72,7 +72,7 @@ static int run_variant(const attn_kernel *k, const ab_shape *s, const variant *v
     if (st == ATTN_OK)
         st = ab_workload_run(ctx, &w, y);
     if (st == ATTN_OK) {
-        *out = ab_verify_kernel(k->name, s->op, y, ref, w.out_len, w.max_abs_v);
+        *out = ab_verify_kernel(k->name, s, y, ref, w.out_len, w.max_abs_v);
         rc = 0;
     } else {
         snprintf(err, len, "%s", attn_strerror(st));

@@ -60,7 +60,7 @@ static int check_candidate(ab_candidate *c, const ab_shape *s, int threads)
     int ok = 0;
     if (ctx && ref && y && attn_ctx_create(&ref_ctx, "naive", 1) == ATTN_OK
         && ab_workload_run(ref_ctx, &w, ref) == ATTN_OK && ab_workload_run(ctx, &w, y) == ATTN_OK) {
-        ab_verdict v = ab_verify_kernel(c->kernel->name, small.op, y, ref, w.out_len, w.max_abs_v);
+        ab_verdict v = ab_verify_kernel(c->kernel->name, &small, y, ref, w.out_len, w.max_abs_v);
         c->max_err = v.tol > 0 ? v.max_err / v.tol : INFINITY;
         ok = v.ok;
     }

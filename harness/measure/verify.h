@@ -30,9 +30,13 @@ ab_verdict ab_verify(ab_op op, const float *y, const float *ref, size_t n, doubl
 /* The bound of the bf16 rows, relative to the output's scale. */
 #define AB_BF16_BOUND 3e-2
 
-/* ab_verify for kernel's output: its math's bound (the bf16 one for a bf16
- * row, else ab_verify's). */
-ab_verdict ab_verify_kernel(const char *kernel, ab_op op, const float *y, const float *ref,
-                            size_t n, double max_abs_v);
+/* ab_verify for kernel's output on shape s: its math's bound (the bf16 one
+ * for a bf16 row, else ab_verify's); a decoder layer or a generation whose
+ * cache stores another type than fp32 gets a quarter of that type's step
+ * (relative to max(1, max|y_ref|)) on top: each kernel stores its own
+ * projections, and an ulp between them and the oracle's can round a stored
+ * value the other way. */
+ab_verdict ab_verify_kernel(const char *kernel, const ab_shape *s, const float *y,
+                            const float *ref, size_t n, double max_abs_v);
 
 #endif /* AB_VERIFY_H */
