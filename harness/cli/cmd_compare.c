@@ -126,10 +126,10 @@ static int listed(const char *const *names, int n, const char *name)
 
 /* The whole-run line's name: a median of ratios with one run a side, the
  * runs' geometric means with more (ab_compare_whole). */
-static const char *whole_name(const ab_run_comparison *w)
+static const char *whole_name(int runs_a_side)
 {
-    return w->runs_base + w->runs_new > 2 ? "the whole run (runs' geometric means)"
-                                          : "the whole run (median over benchmarks)";
+    return runs_a_side ? "the whole run (runs' geometric means)"
+                       : "the whole run (median over benchmarks)";
 }
 
 /* What --json says beside the rows of two sides: the benchmarks that
@@ -141,6 +141,7 @@ typedef struct side_notes {
     const char *const *unusable;
     int n_unusable;
     int machines_differ;
+    int runs_a_side;          /* more than one run on a side: the whole run's kind */
 } side_notes;
 
 static void json_names(ab_json *j, const char *key, const char *const *names, int n)
@@ -173,7 +174,7 @@ static int write_verdicts(const char *path, const char *(*name_of)(const void *,
     ab_json_end_array(&j);
     if (whole) {
         ab_json_begin_array(&j, "whole_run");
-        json_row(&j, whole_name(whole), whole);
+        json_row(&j, whole_name(notes && notes->runs_a_side), whole);
         ab_json_end_array(&j);
     }
     if (notes) {
@@ -485,10 +486,12 @@ int ab_cmd_compare(int argc, char **argv)
     }
     ab_run_comparison whole;
     int has_whole = ab_compare_whole(runs, verdicts, judged, &o, &whole) == 0 && whole.runs_base > 0;
+    notes.runs_a_side = one_run != judged;
     if (has_whole) {
         char count[24];
-        snprintf(count, sizeof count, "%d/%d", whole.runs_base, whole.runs_new);
-        print_row(whole_name(&whole), &whole, count);
+        snprintf(count, sizeof count, "%d/%d", notes.runs_a_side ? whole.runs_base : 1,
+                 notes.runs_a_side ? whole.runs_new : 1);
+        print_row(whole_name(notes.runs_a_side), &whole, count);
         regressions += whole.verdict == AB_REGRESSION;
         improvements += whole.verdict == AB_IMPROVEMENT;
     } else if (judged > 0) {
