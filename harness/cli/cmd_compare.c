@@ -401,7 +401,8 @@ int ab_cmd_compare(int argc, char **argv)
     ab_run_comparison *verdicts = calloc(AB_MAX_BENCH, sizeof *verdicts);
     const char **names = calloc(AB_MAX_BENCH, sizeof *names);
     const char **failed = calloc(AB_MAX_BENCH, sizeof *failed);
-    const char **unusable = calloc(2 * AB_MAX_BENCH, sizeof *unusable);
+    /* Each file may name AB_MAX_BENCH benchmarks with bad times. */
+    const char **unusable = calloc((size_t)(nb + nf) * AB_MAX_BENCH, sizeof *unusable);
     int n = 0, status = AB_EXIT_OK;
     if (!runs || !verdicts || !names || !failed || !unusable) {
         fprintf(stderr, "attnbench compare: out of memory\n");
