@@ -469,6 +469,34 @@ static attn_status decode_steps(attn_ctx *ctx, const attn_encoder_config *c, con
     return decode_steps_kv(ctx, c, l, t, t, x, mem, y);
 }
 
+/* On every kernel: the target decoded token by token through a cache of kt
+ * keys and vt values equals one call over it (naive: bit for bit; the
+ * others within the layer bound), and is not all zeros. */
+static void check_steps_are_one_call(const attn_encoder_config *c, const layer *l, attn_dtype kt,
+                                     attn_dtype vt, const float *x, const float *mem)
+{
+    static float steps[B * LEN * D], whole[B * LEN * D];
+    const size_t n = sizeof whole / sizeof(float);
+    const char *kernels[64];
+    int nk = t_kernels(kernels, 64);
+    for (int i = 0; i < nk; i++) {
+        attn_ctx *ctx;
+        if (attn_ctx_create(&ctx, kernels[i], 2) != ATTN_OK)
+            continue;
+        attn_kv_cache *cache;
+        CHECK_STATUS(attn_kv_cache_create_typed(&cache, B, NH, D / NH, LEN, kt, vt), ATTN_OK);
+        CHECK_STATUS(attn_decoder_layer(ctx, c, &l->w, B, LEN, x, MEM, mem, NULL, cache, whole),
+                     ATTN_OK);
+        attn_kv_cache_destroy(cache);
+        CHECK_STATUS(decode_steps_kv(ctx, c, l, kt, vt, x, mem, steps), ATTN_OK);
+        double err = t_max_diff(steps, whole, n);
+        double tol = strcmp(kernels[i], "naive") == 0 ? 0.0 : 1e-4 * fmax(1.0, t_max_abs(whole, n));
+        CHECK(err <= tol && t_max_abs(whole, n) > 0, "%s: steps differ from one call by %g > %g",
+              kernels[i], err, tol);
+        attn_ctx_destroy(ctx);
+    }
+}
+
 /* Keys and values of different types, one of them fp32: the cross
  * attention read the fp32 side from a NULL pointer (a review; the self
  * attention did not), every kernel on its first call. */
@@ -478,35 +506,17 @@ static void test_mixed_cache(void)
     if (make_layer(&l, 12) != 0)
         return;
     const attn_encoder_config c = { D, NH, F, 1e-5f, 1, ATTN_ACT_GELU_ERF };
-    static float x[B * LEN * D], mem[B * MEM * D], steps[B * LEN * D], whole[B * LEN * D];
+    static float x[B * LEN * D], mem[B * MEM * D];
     uint64_t seed = 6;
     t_fill(x, sizeof x / sizeof(float), 1.0f, &seed);
     t_fill(mem, sizeof mem / sizeof(float), 1.0f, &seed);
     const attn_dtype pairs[][2] = { { ATTN_F32, ATTN_F16 }, { ATTN_I8, ATTN_F32 },
                                     { ATTN_F32, ATTN_BF16 }, { ATTN_BF16, ATTN_I8 } };
-    const char *kernels[64];
-    int nk = t_kernels(kernels, 64);
     for (size_t pi = 0; pi < sizeof pairs / sizeof pairs[0]; pi++) {
         attn_dtype kt = pairs[pi][0], vt = pairs[pi][1];
         t_case("kvtypes: a cache of %s keys and %s values, token by token and in one call, every "
                "kernel", type_names[kt], type_names[vt]);
-        for (int i = 0; i < nk; i++) {
-            attn_ctx *ctx;
-            if (attn_ctx_create(&ctx, kernels[i], 2) != ATTN_OK)
-                continue;
-            attn_kv_cache *cache;
-            CHECK_STATUS(attn_kv_cache_create_typed(&cache, B, NH, D / NH, LEN, kt, vt), ATTN_OK);
-            CHECK_STATUS(attn_decoder_layer(ctx, &c, &l.w, B, LEN, x, MEM, mem, NULL, cache, whole),
-                         ATTN_OK);
-            attn_kv_cache_destroy(cache);
-            CHECK_STATUS(decode_steps_kv(ctx, &c, &l, kt, vt, x, mem, steps), ATTN_OK);
-            double err = t_max_diff(steps, whole, sizeof steps / sizeof(float));
-            double tol = strcmp(kernels[i], "naive") == 0 ? 0.0
-                       : 1e-4 * fmax(1.0, t_max_abs(whole, sizeof whole / sizeof(float)));
-            CHECK(err <= tol && t_max_abs(whole, sizeof whole / sizeof(float)) > 0,
-                  "%s: steps differ from one call by %g > %g", kernels[i], err, tol);
-            attn_ctx_destroy(ctx);
-        }
+        check_steps_are_one_call(&c, &l, kt, vt, x, mem);
     }
     t_free(l.all);
 }
@@ -517,33 +527,15 @@ static void test_typed_cache(void)
     if (make_layer(&l, 11) != 0)
         return;
     const attn_encoder_config c = { D, NH, F, 1e-5f, 1, ATTN_ACT_GELU_ERF };
-    static float x[B * LEN * D], mem[B * MEM * D], steps[B * LEN * D], whole[B * LEN * D];
-    static float f32[B * LEN * D];
+    static float x[B * LEN * D], mem[B * MEM * D], steps[B * LEN * D], f32[B * LEN * D];
     uint64_t seed = 5;
     t_fill(x, sizeof x / sizeof(float), 1.0f, &seed);
     t_fill(mem, sizeof mem / sizeof(float), 1.0f, &seed);
-    const char *kernels[64];
-    int nk = t_kernels(kernels, 64);
     for (size_t ti = 1; ti < sizeof types / sizeof types[0]; ti++) {
         attn_dtype t = types[ti];
         t_case("kvtypes: a %s cache token by token is one call over the sequence, every kernel "
                "(naive: bit for bit)", type_names[t]);
-        for (int i = 0; i < nk; i++) {
-            attn_ctx *ctx;
-            if (attn_ctx_create(&ctx, kernels[i], 2) != ATTN_OK)
-                continue;
-            attn_kv_cache *cache;
-            CHECK_STATUS(attn_kv_cache_create_typed(&cache, B, NH, D / NH, LEN, t, t), ATTN_OK);
-            CHECK_STATUS(attn_decoder_layer(ctx, &c, &l.w, B, LEN, x, MEM, mem, NULL, cache, whole),
-                         ATTN_OK);
-            attn_kv_cache_destroy(cache);
-            CHECK_STATUS(decode_steps(ctx, &c, &l, t, x, mem, steps), ATTN_OK);
-            double err = t_max_diff(steps, whole, sizeof steps / sizeof(float));
-            double tol = strcmp(kernels[i], "naive") == 0 ? 0.0
-                       : 1e-4 * fmax(1.0, t_max_abs(whole, sizeof whole / sizeof(float)));
-            CHECK(err <= tol, "%s: steps differ from one call by %g > %g", kernels[i], err, tol);
-            attn_ctx_destroy(ctx);
-        }
+        check_steps_are_one_call(&c, &l, t, t, x, mem);
 
         t_case("kvtypes: a %s cache against an fp32 one: the stored values' error", type_names[t]);
         attn_ctx *ctx;
