@@ -21,11 +21,8 @@ static int set_value(const ab_flag *f, const char *text, char *err, size_t err_l
     errno = 0;
     switch (f->kind) {
     case AB_FLAG_INT: {
-        long v = strtol(text, &end, 10);
-        /* Digits after an optional '-' (strtol takes " 8" and "+8", as run's
-         * sizes and counts, which refuse them, do not). */
-        if (!isdigit((unsigned char)text[text[0] == '-']) || *end != '\0' || errno == ERANGE
-            || v < f->min || v > f->max) {
+        long v = ab_strtol_digits(text, &end);
+        if (end == text || *end != '\0' || errno == ERANGE || v < f->min || v > f->max) {
             snprintf(err, err_len, "--%s: '%s' is not an integer in [%.0f, %.0f]", f->name, text,
                      f->min, f->max);
             return -1;

@@ -2,7 +2,6 @@
  * cmd_run.c — `attnbench run`: benchmarks kernels on shapes, prints a table,
  * and writes Google Benchmark JSON and CSV.
  */
-#include <ctype.h>
 #include <limits.h>
 #include <malloc.h>
 #include <math.h>
@@ -48,11 +47,9 @@ static int parse_params(const char *text, param_setting *out, int max, char *err
     for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
          item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '='), *end = NULL;
-        /* Digits, after an optional '-': strtol alone would take " 5" and "+5". */
-        const char *digits = eq ? eq + 1 + (eq[1] == '-') : NULL;
-        long v = eq ? strtol(eq + 1, &end, 10) : 0;
-        if (!eq || eq == item || (size_t)(eq - item) >= sizeof out[0].name
-            || !isdigit((unsigned char)*digits) || *end || v < INT_MIN || v > INT_MAX) {
+        long v = eq ? ab_strtol_digits(eq + 1, &end) : 0;
+        if (!eq || eq == item || (size_t)(eq - item) >= sizeof out[0].name || end == eq + 1 || *end
+            || v < INT_MIN || v > INT_MAX) {
             snprintf(err, len, "--param: '%.60s' is not NAME=INTEGER", item);
             return -1;
         }

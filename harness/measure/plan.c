@@ -1,5 +1,4 @@
 /* plan.c — the common plan of run and tune (plan.h). */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +12,8 @@ static int parse_threads(const char *text, int *counts, int max, char *err, size
     const char *p = text;
     for (;;) {
         char *end;
-        long v = strtol(p, &end, 10);   /* digits only: strtol also takes " 1" and "+1" */
-        if (!isdigit((unsigned char)*p) || v < 1 || v > 4096 || (*end && *end != ',')) {
+        long v = ab_strtol_digits(p, &end);
+        if (end == p || v < 1 || v > 4096 || (*end && *end != ',')) {
             snprintf(err, len, "--threads: '%s' is not a count (1..4096) or a list of them", text);
             return -1;
         }

@@ -176,6 +176,11 @@ int ab_op_takes(ab_op op, ab_key k);
 const char *ab_mask_name(ab_mask_kind m);
 const char *ab_key_name(ab_key k);
 
+/* strtol(s, end, 10) when s starts with a digit, or '-' and a digit; else
+ * 0 with *end = s. strtol alone skips leading space and takes '+': sizes,
+ * counts and flags refuse " 1" and "+1". The caller clears errno first. */
+long ab_strtol_digits(const char *s, char **end);
+
 /* Parses a shape's text (see the top of this file); op defaults to
  * default_op. Returns 0, or -1 with a reason in err. */
 int ab_shape_parse(const char *text, ab_op default_op, ab_shape *s, char *err, size_t err_len);

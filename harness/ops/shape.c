@@ -169,6 +169,15 @@ static void list_masks(unsigned set, char *out, size_t len)
                                      mask_names[m]);
 }
 
+long ab_strtol_digits(const char *s, char **end)
+{
+    if (!isdigit((unsigned char)s[s[0] == '-'])) {
+        *end = (char *)s;
+        return 0;
+    }
+    return strtol(s, end, 10);
+}
+
 /* Reads value v of key k into *out. 0, or -1 with a reason. */
 static int read_value(ab_key k, const char *v, ab_shape_keys *out, char *err, size_t err_len)
 {
@@ -178,8 +187,8 @@ static int read_value(ab_key k, const char *v, ab_shape_keys *out, char *err, si
     switch (keys[k].kind) {
     case SIZE: {
         errno = 0;
-        long x = strtol(v, &end, 10);   /* digits only: strtol also takes " 1" and "+1" */
-        if (!isdigit((unsigned char)v[0]) || *end != '\0' || errno == ERANGE || x < 1
+        long x = ab_strtol_digits(v, &end);
+        if (end == v || *end != '\0' || errno == ERANGE || x < 1
             || x > (1L << 30)) {
             snprintf(err, err_len, "shape: %s=%s is not a size in [1, 2^30]", name, v);
             return -1;
