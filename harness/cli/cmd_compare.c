@@ -82,19 +82,14 @@ static int distinct_runs(const ab_bench_file *f, int n, const char *side, const 
     return 1;
 }
 
-/* The file of files[0..n) in which name has no usable times, and why: NULL
- * when none; *failed 1 when it failed there (error_occurred), 0 when a time
- * is not a positive number. */
-static const ab_bench_file *bad_in(const ab_bench_file *files, int n, const char *name,
-                                   int *failed)
+/* 1 when name failed (error_occurred) in one of files[0..n). */
+static int failed_in(const ab_bench_file *files, int n, const char *name)
 {
     for (int f = 0; f < n; f++)
         for (int k = 0; k < files[f].n_bad; k++)
-            if (strcmp(files[f].bad[k].name, name) == 0) {
-                *failed = files[f].bad[k].failed;
-                return &files[f];
-            }
-    return NULL;
+            if (files[f].bad[k].failed && strcmp(files[f].bad[k].name, name) == 0)
+                return 1;
+    return 0;
 }
 
 static ab_run_stat stat_of(const ab_sample_set *s)
@@ -437,9 +432,9 @@ int ab_cmd_compare(int argc, char **argv)
         }
     /* Failed in a NEW run: a regression whatever the other runs say. Only
      * in BASE: listed, not judged (and kept out of the pooled noise). */
-    int judged = 0, why;
+    int judged = 0;
     for (int j = 0; j < n; j++) {
-        if (bad_in(fresh, nf, names[j], &why) && why)
+        if (failed_in(fresh, nf, names[j]))
             failed[notes.n_failed++] = names[j];
         if (runs[j].nf > 0) {
             runs[judged] = runs[j];

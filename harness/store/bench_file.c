@@ -220,6 +220,8 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
         const jv *type = jv_get(b, "run_type"), *name = jv_get(b, "run_name");
         const jv *time = jv_get(b, "real_time"), *unit = jv_get(b, "time_unit");
         const jv *error = jv_get(b, "error_occurred"), *agg = jv_get(b, "aggregate_name");
+        const int aggregate = type && type->type == JV_STRING
+                           && strcmp(type->string, "aggregate") == 0;
         if (!name || name->type != JV_STRING)
             name = jv_get(b, "name");
         if (name && name->type == JV_STRING && strlen(name->string) >= sizeof bf->set[0].name) {
@@ -230,12 +232,11 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
             break;
         }
         if (error && error->type == JV_BOOL && error->number != 0) {
-            if (name && name->type == JV_STRING && name->string[0]
-                && !(type && type->type == JV_STRING && strcmp(type->string, "aggregate") == 0))
+            if (name && name->type == JV_STRING && name->string[0] && !aggregate)
                 rc = mark_bad(bf, name->string, 1, path, err, len);
             continue;
         }
-        if (type && type->type == JV_STRING && strcmp(type->string, "aggregate") == 0) {
+        if (aggregate) {
             if (agg && agg->type == JV_STRING)   /* else an aggregate of a kind we do not read */
                 rc = read_aggregate(bf, b, agg->string, path, ag, err, len);
             continue;
