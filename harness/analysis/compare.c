@@ -328,7 +328,9 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
             diff[i] = fabs(diff[i] - center);
         cross = 1.4826 * ab_median_inplace(diff, n_diff) / sqrt(2.0);   /* per run: a difference of two */
     }
-    /* Pass 2: each benchmark's noise, test and verdict. */
+    /* Pass 2: each benchmark's noise, test and verdict; the p-values of the
+     * rows with runs a side, for pass 3, in diff's room (its values spent). */
+    double *p_runs = diff;
     for (int i = 0; i < n; i++) {
         const ab_bench_runs *x = &b[i];
         ab_run_comparison *c = &out[i];
@@ -372,7 +374,7 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
          * Runs a side: after pass 3. */
         test_ratio(c, d, se, df, n_judged > 1 ? o->alpha / n_judged : o->alpha, o);
         if (isfinite(df) && !c->unstable)
-            diff[n_bh++] = c->p;
+            p_runs[n_bh++] = c->p;
     }
     /* Pass 3, runs a side: a CI gate fails on any one row, and at alpha
      * each, an A/A pair of 50 benchmarks would fail it 40% of the time —
@@ -386,10 +388,10 @@ int ab_compare_runs(const ab_bench_runs *b, int n, const ab_compare_opts *o,
      * each interval and MDE the level of Benjamini-Yekutieli's
      * false-coverage intervals. */
     if (n_bh > 0) {
-        qsort(diff, (size_t)n_bh, sizeof *diff, ab_cmp_double);
+        qsort(p_runs, (size_t)n_bh, sizeof *p_runs, ab_cmp_double);
         int called = 0;
         for (int k = 1; k <= n_bh; k++)
-            if (diff[k - 1] <= o->alpha * k / n_bh)
+            if (p_runs[k - 1] <= o->alpha * k / n_bh)
                 called = k;
         double level = o->alpha * (called > 0 ? called : 1) / n_bh;
         for (int i = 0; i < n; i++)
