@@ -263,6 +263,15 @@ typedef struct attn_exec {
     attn_finite_scan *finite_scan;
 } attn_exec;
 
+/* How many threads' slices of scratch a primitive sizes and lays its scratch
+ * out for (its scratch slot and the primitive itself, the same way):
+ * ex->n_threads, but 1 in a dry run (split.h), which runs none of its
+ * parallel regions, so no thread touches a slice of its own; a dry run of
+ * 4096 threads would otherwise allocate 4096 slices (10 GB for a BERT-base
+ * layer at L 512). Only the code inside a region may index a slice by its
+ * thread. */
+int attn_exec_scratch_threads(const attn_exec *ex);
+
 /* A tunable parameter of a kernel (tile sizes). */
 #define ATTN_MAX_PARAMS 16
 typedef struct attn_param {
@@ -279,11 +288,13 @@ typedef struct attn_param {
 
 typedef void (*attn_gemm_fn)(const attn_exec *ex, const attn_gemm_problem *p);
 typedef void (*attn_sdpa_fn)(const attn_exec *ex, const attn_sdpa_problem *p);
-/* Scratch bytes a gemm of this size needs with ex's threads, params and data
- * (packing buffers); SIZE_MAX when that size does not fit in size_t. */
-typedef size_t (*attn_gemm_scratch_fn)(const attn_exec *ex, size_t m, int n, int k);
-/* Scratch bytes attn_sdpa_fn needs for p with ex's threads, params and data;
+/* Scratch bytes a gemm of this size needs with ex's threads (per-thread
+ * slices: attn_exec_scratch_threads), params and data (packing buffers);
  * SIZE_MAX when that size does not fit in size_t. */
+typedef size_t (*attn_gemm_scratch_fn)(const attn_exec *ex, size_t m, int n, int k);
+/* Scratch bytes attn_sdpa_fn needs for p with ex's threads (per-thread
+ * slices: attn_exec_scratch_threads), params and data; SIZE_MAX when that
+ * size does not fit in size_t. */
 typedef size_t (*attn_sdpa_scratch_fn)(const attn_exec *ex, const attn_sdpa_problem *p);
 /* y[i] = (x[i] − mean)/sqrt(var + eps)·gamma + beta over rows of width d;
  * biased variance. x and y are [m][d] contiguous and do not overlap. */

@@ -92,6 +92,11 @@ int attn_exec_dry(const attn_exec *ex)
     return ex->trace && !ex->trace->measure;
 }
 
+int attn_exec_scratch_threads(const attn_exec *ex)
+{
+    return attn_exec_dry(ex) ? 1 : ex->n_threads;
+}
+
 long attn_region_units(const attn_region *r)
 {
     long sum = 0;

@@ -4,15 +4,18 @@
  * and the work split it shows — the anchor shapes balanced within 1.15 at
  * 16, 32 and 64 threads in every region with at least as many units as
  * threads, on the SIMD rows this machine runs; and the measured trace
- * (explain --measure): the calls run, and their regions' times add up.
+ * (explain --measure): the calls run, and their regions' times add up; a
+ * dry run at ATTN_MAX_THREADS allocates no per-thread scratch.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "check.h"
 #include "explain.h"
 #include "kernel.h"
+#include "memory.h"
 #include "topology.h"
 #include "workload.h"
 
@@ -360,10 +363,99 @@ static void test_measured(void)
     }
 }
 
+/* Sanitizers reserve terabytes of address space: no limit on it can hold. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define T_ADDRESS_SPACE_RESERVED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) \
+    || __has_feature(memory_sanitizer)
+#define T_ADDRESS_SPACE_RESERVED 1
+#endif
+#endif
+
+/* A dry run at any thread count sizes its workspace for one thread's
+ * slices (attn_exec_scratch_threads): it runs no region, so no thread
+ * touches its own. Sized for 4096 the anchors' workspaces were 10 GB
+ * (encoder L 512) and 4.4 GB (SDPA L 2048) of address space, which a
+ * strict overcommit or a `ulimit -v` refuses ("out of memory"), though no
+ * page of them was touched. Here the dry run must fit in 1 GiB of address
+ * space more than the process holds, and touch less than 64 MiB; its
+ * regions are those of one thread, dealt over 4096. */
+static void test_dry_memory(void)
+{
+#ifdef T_ADDRESS_SPACE_RESERVED
+    t_skip("explain: a dry run's address space (not measurable under a sanitizer)");
+#else
+    const char *rows[2] = { "blocked", NULL };
+    static const char *const fp32_rows[] = { "avx512", "avx2", "neon" };
+    for (size_t i = 0; !rows[1] && i < sizeof fp32_rows / sizeof *fp32_rows; i++)
+        if (attn_registry_runnable(attn_registry_find(fp32_rows[i])))
+            rows[1] = fp32_rows[i];
+    const char *shapes[] = { anchors[0], anchors[2] };
+    const int n = ATTN_MAX_THREADS;
+    const long long slack = 1LL << 30, touched = 64LL << 20;
+    for (size_t a = 0; a < sizeof shapes / sizeof *shapes; a++) {
+        ab_workload w;
+        char err[256], ran[64];
+        if (t_workload(&w, shapes[a], 1, 0, err, sizeof err) != 0) {
+            t_case("explain: %s at %d threads", shapes[a], n);
+            CHECK(0, "setup: %s", err);
+            continue;
+        }
+        for (size_t k = 0; k < 2 && rows[k]; k++) {
+            t_case("explain [%s]: %s at %d threads: within 1 GiB of address space, 64 MiB "
+                   "touched",
+                   rows[k], shapes[a], n);
+            attn_trace one = { 0 }, t = { 0 };
+            CHECK(ab_explain_workload(&w, rows[k], 1, &one, ran, sizeof ran, err, sizeof err)
+                      == 0,
+                  "1 thread: %s", err);
+            struct rlimit old;
+            long long size = ab_rss_bytes("VmSize");
+            if (size < 0 || getrlimit(RLIMIT_AS, &old) != 0
+                || (old.rlim_max != RLIM_INFINITY
+                    && old.rlim_max < (rlim_t)(size + slack))) {
+                t_skip("explain: no address-space limit can be set here");
+                attn_trace_clear(&one);
+                continue;
+            }
+            char why[256];
+            const int peak = ab_rss_reset_peak(why, sizeof why) == 0;
+            const long long rss = ab_rss_bytes("VmRSS");
+            struct rlimit lim = { (rlim_t)(size + slack), old.rlim_max };
+            int rc = setrlimit(RLIMIT_AS, &lim);
+            if (rc == 0) {
+                rc = ab_explain_workload(&w, rows[k], n, &t, ran, sizeof ran, err, sizeof err);
+                (void)setrlimit(RLIMIT_AS, &old);
+                CHECK(rc == 0, "%d threads in %lld MiB more address space: %s", n, slack >> 20,
+                      err);
+            } else {
+                CHECK(0, "setrlimit(RLIMIT_AS) failed");
+            }
+            const long long hwm = peak ? ab_rss_bytes("VmHWM") : -1;
+            CHECK(hwm < 0 || rss < 0 || hwm - rss < touched, "%lld MiB touched",
+                  (hwm - rss) >> 20);
+            CHECK(rc != 0 || t.n == one.n, "%d regions at %d threads, %d at 1", t.n, n, one.n);
+            for (int i = 0; rc == 0 && i < t.n && i < one.n; i++)
+                CHECK(t.regions[i].n_threads == n
+                          && attn_region_units(&t.regions[i]) == attn_region_units(&one.regions[i])
+                          && strcmp(t.regions[i].unit, one.regions[i].unit) == 0,
+                      "region %d '%s': %d threads, %ld units (%ld at 1 thread)", i,
+                      t.regions[i].name, t.regions[i].n_threads, attn_region_units(&t.regions[i]),
+                      attn_region_units(&one.regions[i]));
+            attn_trace_clear(&one);
+            attn_trace_clear(&t);
+        }
+        ab_workload_free(&w);
+    }
+#endif
+}
+
 void test_explain(void)
 {
     test_measured();
     test_no_work();
+    test_dry_memory();
     test_totals();
     test_anchors();
 }

@@ -242,7 +242,7 @@ const blk_arch *blk_arch_portable_bf16(void)
 
 size_t attn_gemm_scratch__blocked_bf16(const attn_exec *ex, size_t m, int n, int k)
 {
-    return blk_gemm_scratch(&portable_bf16, m, n, k, ex->n_threads, ex->params);
+    return blk_gemm_scratch(&portable_bf16, m, n, k, attn_exec_scratch_threads(ex), ex->params);
 }
 
 void attn_gemm__blocked_bf16(const attn_exec *ex, const attn_gemm_problem *p)
@@ -274,7 +274,7 @@ void attn_pack_weights__blocked(const attn_exec *ex, const attn_gemm_problem *p,
 
 size_t attn_gemm_scratch__blocked(const attn_exec *ex, size_t m, int n, int k)
 {
-    return blk_gemm_scratch(&portable, m, n, k, ex->n_threads, ex->params);
+    return blk_gemm_scratch(&portable, m, n, k, attn_exec_scratch_threads(ex), ex->params);
 }
 
 void attn_gemm__blocked(const attn_exec *ex, const attn_gemm_problem *p)

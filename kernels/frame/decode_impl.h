@@ -513,7 +513,8 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
                                    int ahead, int lines)
 {
     sdpa_decode_plan d;
-    SIMD_NAME(sdpa_decode_plan_of)(p, rows, ex->n_threads, &d);   /* checked when sizing */
+    /* laid out as sized (a dry run's: one thread's slice) */
+    SIMD_NAME(sdpa_decode_plan_of)(p, rows, attn_exec_scratch_threads(ex), &d);
     float *scratch = ex->scratch, *parts = scratch + d.parts;
     const int hkv = attn_kv_heads(p);
     const long heads = (long)p->batch * hkv;

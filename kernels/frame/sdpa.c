@@ -37,13 +37,14 @@ size_t blk_sdpa_scratch(const attn_exec *ex, const attn_sdpa_problem *p, const b
     int rows = sdpa_decode_rows__portable(p, sp->decode_rows);
     if (rows > 0) {
         sdpa_decode_plan d;
-        return sdpa_decode_plan_of__portable(p, rows, ex->n_threads, &d) ? d.total * sizeof(float)
-                                                                          : SIZE_MAX;
+        return sdpa_decode_plan_of__portable(p, rows, attn_exec_scratch_threads(ex), &d)
+                   ? d.total * sizeof(float)
+                   : SIZE_MAX;
     }
     size_t s_floats, wide, bytes = sizeof(float);
     size_t floats = thread_floats(p, sp->bq, sp->pack_floats, &s_floats, &wide);
     if (!attn_mul_checked(&bytes, floats, SIZE_MAX)
-        || !attn_mul_checked(&bytes, (size_t)ex->n_threads, SIZE_MAX))
+        || !attn_mul_checked(&bytes, (size_t)attn_exec_scratch_threads(ex), SIZE_MAX))
         return SIZE_MAX;
     return bytes;
 }

@@ -55,7 +55,8 @@ static size_t bf16_gemm_scratch(const attn_exec *ex, size_t m, int n, int k)
 {
     if (bf16_fp32_rows(m))
         return BF_FP32_ROW.gemm_scratch(ex, m, n, k);
-    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, ex->n_threads, ex->params);
+    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, attn_exec_scratch_threads(ex),
+                            ex->params);
 }
 
 static void bf16_gemm(const attn_exec *ex, const attn_gemm_problem *p)

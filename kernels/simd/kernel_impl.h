@@ -64,8 +64,10 @@ static int SIMD_NAME(gemm_streams)(const attn_exec *ex, size_t m)
 static size_t SIMD_NAME(attn_gemm_scratch)(const attn_exec *ex, size_t m, int n, int k)
 {
     if (SIMD_NAME(gemm_streams)(ex, m))
-        return blk_gemm_streamed_scratch(&SIMD_NAME(blk_arch), m, k, ex->n_threads);
-    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, ex->n_threads, ex->params);
+        return blk_gemm_streamed_scratch(&SIMD_NAME(blk_arch), m, k,
+                                         attn_exec_scratch_threads(ex));
+    return blk_gemm_scratch(&SIMD_NAME(blk_arch), m, n, k, attn_exec_scratch_threads(ex),
+                            ex->params);
 }
 
 static void SIMD_NAME(attn_gemm)(const attn_exec *ex, const attn_gemm_problem *p)

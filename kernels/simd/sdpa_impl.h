@@ -100,7 +100,7 @@ static int SIMD_NAME(sdpa_layout_of)(const attn_sdpa_problem *p, const int *para
 
 static size_t SIMD_NAME(attn_sdpa_scratch)(const attn_exec *ex, const attn_sdpa_problem *p)
 {
-    const int n_threads = ex->n_threads, *params = ex->params;
+    const int n_threads = attn_exec_scratch_threads(ex), *params = ex->params;
     int rows = SIMD_NAME(sdpa_decode_rows)(p, params[SK_DECODE_ROWS]);
     if (rows > 0) {
         sdpa_decode_plan d;
