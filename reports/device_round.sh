@@ -6,9 +6,14 @@
 #
 # Builds this tree with only what such a machine has (no hwloc, PAPI,
 # SQLite, PostgreSQL, OpenBLAS or oneDNN), then runs, each under its own
-# `timeout`: reports/many_cores.sh at 1..MAX_THREADS (default: every core),
-# one round (about 3 minutes on 16 cores), and reports/decode_prefetch.sh
-# at 1 thread, one round (about 90 s). Every step's output goes to
+# `timeout`: the decoding steps of the storage types at 1 and 2 threads
+# with the peaks measured at those counts (% of the read bandwidth, and the
+# one-core FMA peak the products are held to; about 40 s), the products of
+# a BERT-base layer in PyTorch alone at 1 and MAX_THREADS
+# (reports/pytorch_gemm.py, when a Python has torch; about 20 s),
+# reports/many_cores.sh at 1..MAX_THREADS (default: every core), one round
+# (about 3 minutes on 16 cores), and reports/decode_prefetch.sh at 1
+# thread, one round (about 2 minutes). Every step's output goes to
 # OUTDIR/<step>.log as well as to the terminal, its JSON under
 # OUTDIR/<step>/, and a step that fails or runs out of time is named in
 # OUTDIR/summary.txt while the next step still runs. Logged through plain
@@ -38,6 +43,15 @@ lscpu >"$out/lscpu.txt" 2>&1
 step build make -j"$(nproc)" BUILD=bdev HWLOC=0 PAPI=0 SQLITE=0 POSTGRES=0 OPENBLAS=0 ONEDNN=0 \
     bdev/attnbench || exit 1
 step info ./bdev/attnbench info --no-peaks
+S='op=sdpa,B=1,Lq=1,Lk=16384,H=32,Dh=128,mask=causal-br'
+S4='op=sdpa,B=1,Lq=1,Lk=4096,H=32,Dh=128,mask=causal-br'
+step decode_types ./bdev/attnbench run --kernel "${ATTN_KERNEL:-avx512}" --threads 1,2 --max-time 1 \
+    --shape "$S;$S,kv=f16;$S,kv=i8;$S,Hkv=8;$S,Hkv=8,kv=f16;$S4;$S4,kv=f16;$S4,kv=i8" \
+    --json "$out/decode_types.json"
+python=/usr/bin/python3
+"$python" -c 'import torch' 2>/dev/null || python=python3
+"$python" -c 'import torch' 2>/dev/null && step pytorch_gemm "$python" reports/pytorch_gemm.py "1,$max"
 step many_cores sh reports/many_cores.sh bdev/attnbench "$out/many_cores" "$max" 1
-step decode_prefetch sh reports/decode_prefetch.sh bdev/attnbench "$out/decode_prefetch" 1 1
+step decode_prefetch env SETTINGS="${SETTINGS:-prefetch=0 prefetch=16,row_prefetch=0 prefetch=16,row_prefetch=1 prefetch=32,row_prefetch=1 prefetch=64,row_prefetch=1}" \
+    sh reports/decode_prefetch.sh bdev/attnbench "$out/decode_prefetch" 1 1
 cat "$out/summary.txt"
