@@ -125,6 +125,17 @@ names = {r["name"].split(",")[0] for r in calls[0]["regions"]}
 assert {"layernorm 300x96", "gemm 300x288x96", "attention 1x2x300x300 (B"} <= names, names
 assert [r["name"] for r in calls[1]["regions"]][1].endswith("the splits merged"), calls[1]
 PY
+# --param: the kernel's own parameters set first (split=2: every product's
+# tiles dealt by rows), recorded in the JSON; one the kernel lacks or out
+# of its range is a usage error
+expect_rc 0 explain --shape "$EXPLAIN_SHAPE" --threads 16 --kernel blocked --param split=2 \
+    --json "$TMP/exp.json"
+grep -q 'on blocked --param split=2' "$TMP/out" && grep -q 'threads 16 rows x 1 columns' "$TMP/out" \
+    && /usr/bin/python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["calls"][0]["params"] == {"split": 2}' "$TMP/exp.json" && ok \
+    || bad "explain --param split=2: $(head -c 400 "$TMP/out")"
+expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 4 --kernel blocked --param no_such=1
+expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 4 --kernel blocked --param split=99
+expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 4 --kernel blocked --param split
 
 # run --lib: another build's libattn.so timed beside this one in the same
 # rounds (make test links a second build of the library for it, the same

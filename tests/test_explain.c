@@ -118,7 +118,7 @@ static void test_totals(void)
            row->name);
     if (parse("op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none", &s) == 0) {
         for (int n = 1; n <= 24; n += 23) {
-            CHECK(ab_explain_shape(&s, row->name, n, &t, NULL, ran, sizeof ran, err,
+            CHECK(ab_explain_shape(&s, row->name, n, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                    sizeof err) == 0,
                   "%s", err);
             /* Two LayerNorms of 300 rows, the QKV, output and FFN products,
@@ -152,7 +152,7 @@ static void test_totals(void)
     for (size_t c = 0; c < sizeof layers / sizeof *layers; c++) {
         if (parse(layers[c], &s) != 0)
             continue;
-        CHECK(ab_explain_shape(&s, row->name, 8, &t, NULL, ran, sizeof ran, err,
+        CHECK(ab_explain_shape(&s, row->name, 8, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                sizeof err) == 0, "%s",
               err);
         const int post = c == 0;
@@ -180,7 +180,7 @@ static void test_totals(void)
 
     t_case("explain [%s]: a decoding step splits keys then merges heads", row->name);
     if (parse("op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br", &s) == 0) {
-        CHECK(ab_explain_shape(&s, row->name, 7, &t, NULL, ran, sizeof ran, err,
+        CHECK(ab_explain_shape(&s, row->name, 7, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                sizeof err) == 0, "%s",
               err);
         CHECK(t.n == 2 && strncmp(t.regions[0].name, "decode", 6) == 0
@@ -233,7 +233,7 @@ static void test_no_work(void)
     ab_shape bert;
     char why[256], ran[64] = "";
     if (parse("op=bert,B=1,L=16,layers=1", &bert) == 0) {
-        CHECK(ab_explain_shape(&bert, "blocked", 16, &t, NULL, ran, sizeof ran, why,
+        CHECK(ab_explain_shape(&bert, "blocked", 16, NULL, 0, &t, NULL, ran, sizeof ran, why,
                                sizeof why) == 0, "bert: %s", why);
         const attn_region *e = find_region(&t, "embedding sums");
         CHECK(e && e->n_threads == 16 && e->units_per_thread[0] == 16
@@ -245,7 +245,7 @@ static void test_no_work(void)
     /* einsum-* run their own loops, which explain does not know. */
     ab_shape s;
     if (parse("op=sdpa,B=1,L=40,H=2,Dh=16,mask=none", &s) == 0) {
-        CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, &t, NULL, ran, sizeof ran, err,
+        CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                sizeof err) != 0
                   && strstr(err, "einsum-nqhd") && strcmp(ran, "einsum-nqhd") == 0,
               "einsum explained: '%s' (ran '%s')", err, ran);
@@ -451,8 +451,53 @@ static void test_dry_memory(void)
 #endif
 }
 
+/* --param reaches the kernel's own partition code: split=1 (columns) and
+ * 2 (rows) deal a product's tiles as they say, whatever auto would pick,
+ * and a parameter the kernel lacks, or a value out of its range, is
+ * refused with the name in the reason. */
+static void test_param_settings(void)
+{
+    const char *const shape = "op=encoder,B=8,L=128,D=96,H=2,F=192,norm=post,act=gelu,mask=none";
+    ab_shape s;
+    char ran[64], err[256];
+    attn_trace t = { 0 };
+    if (parse(shape, &s) != 0)
+        return;
+    t_case("explain [blocked] --param split=1 and 2: every product 1 x 16, then 16 x 1");
+    for (int split = 1; split <= 2; split++) {
+        const ab_param_setting ps[] = { { "split", split } };
+        CHECK(ab_explain_shape(&s, "blocked", 16, ps, 1, &t, NULL, ran, sizeof ran, err,
+                               sizeof err) == 0,
+              "split=%d: %s", split, err);
+        const char *want = split == 1 ? "threads 1 rows x 16 columns" : "threads 16 rows x 1 columns";
+        int products = 0, as_set = 0;
+        for (int i = 0; i < t.n; i++) {
+            if (strncmp(t.regions[i].name, "gemm", 4) != 0)
+                continue;
+            products++;
+            as_set += strstr(t.regions[i].name, want) != NULL;
+        }
+        CHECK(products == 4 && as_set == 4, "split=%d: %d of %d products '%s'", split, as_set,
+              products, want);
+    }
+    t_case("explain [blocked] --param: an unknown parameter and a value out of range refused");
+    const ab_param_setting unknown[] = { { "no_such_param", 1 } }, wide[] = { { "split", 99 } };
+    err[0] = '\0';
+    CHECK(ab_explain_shape(&s, "blocked", 4, unknown, 1, &t, NULL, ran, sizeof ran, err,
+                           sizeof err) != 0
+              && strstr(err, "no_such_param"),
+          "unknown parameter: '%s'", err);
+    err[0] = '\0';
+    CHECK(ab_explain_shape(&s, "blocked", 4, wide, 1, &t, NULL, ran, sizeof ran, err, sizeof err)
+                  != 0
+              && strstr(err, "split=99"),
+          "split=99: '%s'", err);
+    attn_trace_clear(&t);
+}
+
 void test_explain(void)
 {
+    test_param_settings();
     test_measured();
     test_no_work();
     test_dry_memory();

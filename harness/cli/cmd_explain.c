@@ -89,12 +89,19 @@ static void print_call(const char *shape, const char *kernel, int n_threads, con
 }
 
 static void json_call(ab_json *j, const char *shape, const char *kernel, int n_threads,
+                      const ab_param_setting *ps, int n_ps,
                       const attn_trace *t, const ab_explain_times *times)
 {
     ab_json_begin_object(j, NULL);
     ab_json_string(j, "shape", shape);
     ab_json_string(j, "kernel", kernel);
     ab_json_int(j, "threads", n_threads);
+    if (n_ps > 0) {   /* --param: what the kernel was set to */
+        ab_json_begin_object(j, "params");
+        for (int i = 0; i < n_ps; i++)
+            ab_json_int(j, ps[i].name, ps[i].value);
+        ab_json_end_object(j);
+    }
     if (times) {
         ab_json_int(j, "measured_calls", times->reps);
         ab_json_number(j, "call_seconds", times->call_s);
@@ -121,9 +128,29 @@ static void json_call(ab_json *j, const char *shape, const char *kernel, int n_t
     ab_json_end_object(j);
 }
 
+/* A --param setting the named kernel row has, in its range: 0, or -1 with
+ * a reason (as run's --param checks). */
+static int check_setting(const attn_kernel *row, const ab_param_setting *ps, char *err,
+                         size_t len)
+{
+    for (int j = 0; j < row->n_params; j++) {
+        const attn_param *kp = &row->params[j];
+        if (strcmp(kp->name, ps->name) != 0)
+            continue;
+        if (ps->value >= kp->min && ps->value <= kp->max)
+            return 0;
+        snprintf(err, len, "--param %.31s=%d: %.40s takes %d..%d", kp->name, ps->value, row->name,
+                 kp->min, kp->max);
+        return -1;
+    }
+    snprintf(err, len, "--param %.31s: kernel %.40s has no such parameter (attnbench list)",
+             ps->name, row->name);
+    return -1;
+}
+
 int ab_cmd_explain(int argc, char **argv)
 {
-    const char *shape_text = NULL, *kernel = NULL, *json_path = NULL;
+    const char *shape_text = NULL, *kernel = NULL, *json_path = NULL, *params_text = NULL;
     int threads = 0, measure = 0, n_pos;
     const ab_flag flags[] = {
         { "shape", AB_FLAG_STRING, &shape_text, "SHAPES", "the shapes, as for run (';' between)", 0, 0 },
@@ -131,9 +158,10 @@ int ab_cmd_explain(int argc, char **argv)
         { "threads", AB_FLAG_INT, &threads, "N", "threads to split for: 1 to 4096, whatever this machine has (with --measure, at most its cores)", 1, 4096 },
         { "json", AB_FLAG_STRING, &json_path, "FILE", "also write the regions as JSON", 0, 0 },
         { "measure", AB_FLAG_INT, &measure, "R", "run the call R times after a warm-up on N threads of this machine and give each region's median time", 1, 100000 },
+        { "param", AB_FLAG_STRING, &params_text, "K=V,..", "set the kernel's parameters (attnbench list shows them), as run's --param: e.g. split, mc, bq", 0, 0 },
     };
     int rc = ab_cli_command("explain",
-                            "attnbench explain --shape SHAPES --threads N [--kernel K] [--measure R] [--json FILE]",
+                            "attnbench explain --shape SHAPES --threads N [--kernel K] [--param K=V,..] [--measure R] [--json FILE]",
                             "Shows how one call of each shape shares its work among N threads:\n"
                             "every parallel region the kernel runs, its unit of work, how many\n"
                             "units each thread gets, and the imbalance (largest share over the\n"
@@ -145,8 +173,10 @@ int ab_cmd_explain(int argc, char **argv)
                             "With --measure R the call runs, R times after a warm-up, on N of\n"
                             "this machine's cores, and each region's median time is shown:\n"
                             "from its fork to the next region's, so the serial work after a\n"
-                            "region counts in it (where the time goes at N threads).",
-                            argc, argv, flags, 5, NULL, 0, &n_pos);
+                            "region counts in it (where the time goes at N threads).\n"
+                            "With --param the kernel's parameters are set first, so a split or\n"
+                            "blocking can be read, or timed region by region, against another.",
+                            argc, argv, flags, 6, NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
     if (!shape_text || threads < 1) {
@@ -165,8 +195,19 @@ int ab_cmd_explain(int argc, char **argv)
         fprintf(stderr, "attnbench explain: kernel %s cannot run on this machine\n", kernel);
         return AB_EXIT_FAIL;
     }
-    ab_shape *shapes = malloc(MAX_SHAPES * sizeof *shapes);
     char err[512];
+    ab_param_setting settings[AB_MAX_PARAM_SETTINGS];
+    int n_settings = params_text ? ab_params_parse(params_text, settings, AB_MAX_PARAM_SETTINGS,
+                                                   err, sizeof err)
+                                 : 0;
+    for (int i = 0; row && i < n_settings; i++)   /* auto's kernel is checked when it is made */
+        if (check_setting(row, &settings[i], err, sizeof err) != 0)
+            n_settings = -1;
+    if (n_settings < 0) {
+        fprintf(stderr, "attnbench explain: %s\n", err);
+        return AB_EXIT_USAGE;
+    }
+    ab_shape *shapes = malloc(MAX_SHAPES * sizeof *shapes);
     if (!shapes) {
         fprintf(stderr, "attnbench explain: out of memory\n");
         return AB_EXIT_FAIL;
@@ -208,15 +249,18 @@ int ab_cmd_explain(int argc, char **argv)
         ab_shape_format(&shapes[i], text, sizeof text);
         ab_explain_times times = { .reps = measure, .topo = have_topo ? &topo : NULL };
         ab_explain_times *timed = measure ? &times : NULL;
-        if (ab_explain_shape(&shapes[i], kernel, threads, &trace, timed, ran, sizeof ran, err,
-                             sizeof err) != 0) {
+        if (ab_explain_shape(&shapes[i], kernel, threads, settings, n_settings, &trace, timed, ran,
+                             sizeof ran, err, sizeof err) != 0) {
             fprintf(stderr, "attnbench explain: %s: %s\n", text, err);
             failed = 1;
             break;
         }
-        print_call(text, ran, threads, &trace, timed);
+        char shown[640];   /* the kernel, and what --param set on it */
+        snprintf(shown, sizeof shown, "%s%s%.500s", ran, params_text ? " --param " : "",
+                 params_text ? params_text : "");
+        print_call(text, shown, threads, &trace, timed);
         if (json_path)
-            json_call(&j, text, ran, threads, &trace, timed);
+            json_call(&j, text, ran, threads, settings, n_settings, &trace, timed);
         free(times.region_s);
     }
     attn_trace_clear(&trace);

@@ -27,61 +27,6 @@
 #define SEED 20261122u
 #define MAX_EVENT_NAMES AB_MAX_EVENTS
 
-#define MAX_PARAMS 16
-
-typedef struct param_setting {
-    char name[32];
-    int value;
-} param_setting;
-
-/* "--param kc=256,bq=48" → settings[]; each name must belong to at least one
- * of the kernels (checked by the caller). */
-static int parse_params(const char *text, param_setting *out, int max, char *err, size_t len)
-{
-    char buf[512];
-    int n = 0;
-    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf) {
-        snprintf(err, len, "--param: too long");
-        return -1;
-    }
-    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '='), *end = NULL;
-        long v = eq ? ab_strtol_digits(eq + 1, &end) : 0;
-        if (!eq || eq == item || (size_t)(eq - item) >= sizeof out[0].name || end == eq + 1 || *end
-            || v < INT_MIN || v > INT_MAX) {
-            snprintf(err, len, "--param: '%.60s' is not NAME=INTEGER", item);
-            return -1;
-        }
-        if (n == max) {
-            snprintf(err, len, "--param: more than %d settings", max);
-            return -1;
-        }
-        memcpy(out[n].name, item, (size_t)(eq - item));
-        out[n].name[eq - item] = '\0';
-        out[n++].value = (int)v;
-    }
-    return n;
-}
-
-/* Applies every setting the context's kernel has; 0, or -1 with a reason
- * (a value out of the parameter's range). */
-static int apply_params(const ab_library *lib, attn_ctx *ctx, const param_setting *ps, int n,
-                        char *err, size_t len)
-{
-    for (int i = 0; i < n; i++) {
-        int unused;
-        if (lib->ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK)
-            continue;                   /* another kernel's parameter */
-        if (lib->ctx_set_param(ctx, ps[i].name, ps[i].value) != ATTN_OK) {
-            snprintf(err, len, "--param %.31s=%d: out of range for %.40s", ps[i].name, ps[i].value,
-                     lib->ctx_kernel(ctx));
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* The measured ceilings a result is held to: the FMA peak of its ISA at its
  * thread count (and that peak's error), and the read bandwidth. */
 static void set_ceilings(ab_result *r, ab_isa isa, const ab_peaks *peaks)
@@ -112,7 +57,7 @@ static void note_choice(const attn_ctx *ctx, ab_result *r, const ab_peaks *peaks
 
 /* The resident bytes one call on a fresh context adds (its workspace and
  * whatever else it touches), or NaN when it cannot be measured. */
-static double call_memory(const char *kernel, int threads, const param_setting *ps, int n_ps,
+static double call_memory(const char *kernel, int threads, const ab_param_setting *ps, int n_ps,
                           const ab_workload *w)
 {
     char err[200];
@@ -120,7 +65,7 @@ static double call_memory(const char *kernel, int threads, const param_setting *
     float *out = ab_alloc_floats(w->out_len, 0);
     double extra = NAN;
     if (out && attn_ctx_create(&ctx, kernel, threads) == ATTN_OK
-        && apply_params(&ab_library_self, ctx, ps, n_ps, err, sizeof err) == 0) {
+        && ab_params_apply(&ab_library_self, ctx, ps, n_ps, err, sizeof err) == 0) {
         for (size_t i = 0; i < w->out_len; i++)   /* the output's pages are the caller's */
             out[i] = 0.0f;
         /* Free heap pages go back to the OS first, so that reusing memory an
@@ -228,7 +173,7 @@ typedef struct run_plan {
     ab_plan plan;                  /* shapes, thread counts, machine (plan.h) */
     const attn_kernel *kernels[64];
     int nk;
-    param_setting settings[MAX_PARAMS];
+    ab_param_setting settings[AB_MAX_PARAM_SETTINGS];
     int n_settings;
     int want_auto, memory, refresh, no_peaks;
     ab_bench_opts o;
@@ -455,7 +400,7 @@ static int plan_of(int argc, char **argv, run_plan *p)
         return AB_EXIT_USAGE;
     }
     if (params_text) {
-        p->n_settings = parse_params(params_text, p->settings, MAX_PARAMS, err, sizeof err);
+        p->n_settings = ab_params_parse(params_text, p->settings, AB_MAX_PARAM_SETTINGS, err, sizeof err);
         if (p->n_settings < 0 || check_settings(p, err, sizeof err) != 0) {
             fprintf(stderr, "attnbench run: %s\n", err);
             return AB_EXIT_USAGE;
@@ -570,7 +515,7 @@ static int open_member(const member_setup *m, attn_ctx **ctx, attn_packed_weight
         snprintf(err, len, "%s", attn_strerror(st));
         return -1;
     }
-    if (apply_params(m->lib, *ctx, m->p->settings, m->p->n_settings, err, len) != 0) {
+    if (ab_params_apply(m->lib, *ctx, m->p->settings, m->p->n_settings, err, len) != 0) {
         m->lib->ctx_destroy(*ctx);
         *ctx = NULL;
         return -1;

@@ -13,13 +13,22 @@
 #include "workload.h"
 
 /* One explained call (or, with times, reps measured ones after a warm-up)
- * on a traced context; 0, or -1 with err. */
+ * on a traced context with the n_ps settings ps (each one the context's
+ * kernel must have); 0, or -1 with err. */
 static int explain_calls(const ab_workload *w, const char *kernel, int n_threads,
-                         attn_trace *trace, ab_explain_times *times, char *kernel_out,
-                         size_t kernel_len, char *err, size_t err_len)
+                         const ab_param_setting *ps, int n_ps, attn_trace *trace,
+                         ab_explain_times *times, char *kernel_out, size_t kernel_len, char *err,
+                         size_t err_len)
 {
     attn_trace_clear(trace);
     trace->measure = times != NULL;
+    if (times) {
+        times->region_s = NULL;
+        if (times->reps < 1) {
+            snprintf(err, err_len, "measured calls %d: at least 1", times->reps);
+            return -1;
+        }
+    }
     if (kernel_out && kernel_len)
         kernel_out[0] = '\0';
     if (n_threads < 1) {
@@ -45,6 +54,21 @@ static int explain_calls(const ab_workload *w, const char *kernel, int n_threads
     attn_status st = attn_ctx_create_traced(&ctx, kernel ? kernel : "auto", n_threads, trace);
     if (topo)
         (void)ab_pin_to_core(topo, 0, terr, sizeof terr);
+    /* Set before the weights are packed: a blocking parameter (kc) decides
+     * how they are cut. */
+    for (int i = 0; st == ATTN_OK && i < n_ps; i++) {
+        int unused;
+        if (attn_ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK) {
+            snprintf(err, err_len, "--param %s: kernel %s has no such parameter (attnbench list)",
+                     ps[i].name, attn_ctx_kernel(ctx));
+            attn_ctx_destroy(ctx);
+            return -1;
+        }
+    }
+    if (st == ATTN_OK && ab_params_apply(&ab_library_self, ctx, ps, n_ps, err, err_len) != 0) {
+        attn_ctx_destroy(ctx);
+        return -1;
+    }
     if (st == ATTN_OK && times) {
         st = ab_workload_pack(ctx, w, &packed);
         attn_trace_clear(trace);   /* the calls' regions only, not the packing's */
@@ -132,7 +156,7 @@ int ab_explain_workload(const ab_workload *w, const char *kernel, int n_threads,
                         attn_trace *trace, char *kernel_out, size_t kernel_len, char *err,
                         size_t err_len)
 {
-    return explain_calls(w, kernel, n_threads, trace, NULL, kernel_out, kernel_len, err,
+    return explain_calls(w, kernel, n_threads, NULL, 0, trace, NULL, kernel_out, kernel_len, err,
                          err_len);
 }
 
@@ -140,16 +164,12 @@ int ab_explain_measure(const ab_workload *w, const char *kernel, int n_threads,
                        attn_trace *trace, ab_explain_times *times, char *kernel_out,
                        size_t kernel_len, char *err, size_t err_len)
 {
-    times->region_s = NULL;
-    if (times->reps < 1) {
-        snprintf(err, err_len, "measured calls %d: at least 1", times->reps);
-        return -1;
-    }
-    return explain_calls(w, kernel, n_threads, trace, times, kernel_out, kernel_len, err,
-                         err_len);
+    return explain_calls(w, kernel, n_threads, NULL, 0, trace, times, kernel_out, kernel_len,
+                         err, err_len);
 }
 
-int ab_explain_shape(const ab_shape *s, const char *kernel, int n_threads, attn_trace *trace,
+int ab_explain_shape(const ab_shape *s, const char *kernel, int n_threads,
+                     const ab_param_setting *ps, int n_ps, attn_trace *trace,
                      ab_explain_times *times, char *kernel_out, size_t kernel_len, char *err,
                      size_t err_len)
 {
@@ -159,10 +179,8 @@ int ab_explain_shape(const ab_shape *s, const char *kernel, int n_threads, attn_
         snprintf(err, err_len, "out of memory for the shape's inputs");
         return -1;
     }
-    int rc = times ? ab_explain_measure(&w, kernel, n_threads, trace, times, kernel_out,
-                                        kernel_len, err, err_len)
-                   : ab_explain_workload(&w, kernel, n_threads, trace, kernel_out, kernel_len,
-                                         err, err_len);
+    int rc = explain_calls(&w, kernel, n_threads, ps, n_ps, trace, times, kernel_out, kernel_len,
+                           err, err_len);
     ab_workload_free(&w);
     return rc;
 }

@@ -11,15 +11,19 @@
 #include <stddef.h>
 
 #include "internal.h"
+#include "library.h"
 #include "ops.h"
 
 /* The regions of one call of s on kernel (a row name or "auto"/"auto-bf16"; NULL:
- * "auto") at n_threads, into trace (emptied first): a dry run, or with
- * times the measured calls of ab_explain_measure; the row that ran in
- * kernel_out. Returns 0, or -1 with a reason in err (a kernel that does not
- * describe its split, an unknown one, out of memory). */
+ * "auto") at n_threads with the n_ps parameter settings ps (`--param`;
+ * each must be one of the kernel's), into trace (emptied first): a dry
+ * run, or with times the measured calls of ab_explain_measure; the row
+ * that ran in kernel_out. Returns 0, or -1 with a reason in err (a kernel
+ * that does not describe its split, an unknown one or parameter, a value
+ * out of range, out of memory). */
 struct ab_explain_times;
-int ab_explain_shape(const ab_shape *s, const char *kernel, int n_threads, attn_trace *trace,
+int ab_explain_shape(const ab_shape *s, const char *kernel, int n_threads,
+                     const ab_param_setting *ps, int n_ps, attn_trace *trace,
                      struct ab_explain_times *times, char *kernel_out, size_t kernel_len,
                      char *err, size_t err_len);
 /* The same on inputs already made (ab_workload_init): several kernels and

@@ -4,10 +4,12 @@
  */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "library.h"
+#include "ops.h"
 
 const ab_library ab_library_self = {
     .name = "self",
@@ -81,5 +83,49 @@ int ab_library_parse(const char *text, char *name, size_t name_len, char *path, 
     memcpy(name, text, n);
     name[n] = '\0';
     snprintf(path, path_len, "%s", eq + 1);
+    return 0;
+}
+
+int ab_params_parse(const char *text, ab_param_setting *out, int max, char *err, size_t len)
+{
+    char buf[512];
+    int n = 0;
+    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf) {
+        snprintf(err, len, "--param: too long");
+        return -1;
+    }
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '='), *end = NULL;
+        long v = eq ? ab_strtol_digits(eq + 1, &end) : 0;
+        if (!eq || eq == item || (size_t)(eq - item) >= sizeof out[0].name || end == eq + 1 || *end
+            || v < INT_MIN || v > INT_MAX) {
+            snprintf(err, len, "--param: '%.60s' is not NAME=INTEGER", item);
+            return -1;
+        }
+        if (n == max) {
+            snprintf(err, len, "--param: more than %d settings", max);
+            return -1;
+        }
+        memcpy(out[n].name, item, (size_t)(eq - item));
+        out[n].name[eq - item] = '\0';
+        out[n++].value = (int)v;
+    }
+    return n;
+}
+
+int ab_params_apply(const ab_library *lib, attn_ctx *ctx, const ab_param_setting *ps, int n,
+                    char *err, size_t len)
+{
+    for (int i = 0; i < n; i++) {
+        int unused;
+        if (lib->ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK)
+            continue;                   /* another kernel's parameter */
+        if (lib->ctx_set_param(ctx, ps[i].name, ps[i].value) != ATTN_OK) {
+            snprintf(err, len, "--param %.31s=%d: out of range for %.40s", ps[i].name, ps[i].value,
+                     lib->ctx_kernel(ctx));
+            return -1;
+        }
+    }
     return 0;
 }

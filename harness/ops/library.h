@@ -50,4 +50,22 @@ void ab_library_unload(ab_library *lib);
 int ab_library_parse(const char *text, char *name, size_t name_len, char *path, size_t path_len,
                      char *err, size_t len);
 
+/* A kernel parameter set by name (`--param NAME=V,..` of run and explain). */
+#define AB_MAX_PARAM_SETTINGS 16
+typedef struct ab_param_setting {
+    char name[32];
+    int value;
+} ab_param_setting;
+
+/* "kc=256,bq=48" into out[0..max): the count, or -1 with a reason (not
+ * NAME=INTEGER, a name of 32 bytes or more, more than max). Whether each
+ * name belongs to a kernel is the caller's to check. */
+int ab_params_parse(const char *text, ab_param_setting *out, int max, char *err, size_t len);
+
+/* Sets on ctx, through lib, every setting its kernel has (another kernel's
+ * parameter is skipped: one --param list serves several kernels); 0, or -1
+ * with a reason (a value out of the parameter's range). */
+int ab_params_apply(const ab_library *lib, attn_ctx *ctx, const ab_param_setting *ps, int n,
+                    char *err, size_t len);
+
 #endif /* AB_LIBRARY_H */
