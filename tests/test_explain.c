@@ -178,13 +178,16 @@ static void test_totals(void)
               t.n, in_region);
     }
 
-    t_case("explain [%s]: a decoding step splits keys then merges heads", row->name);
+    t_case("explain [%s]: a decoding step splits keys, then merges each query row's output in "
+           "pieces", row->name);
     if (parse("op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br", &s) == 0) {
         CHECK(ab_explain_shape(&s, row->name, 7, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                sizeof err) == 0, "%s",
               err);
+        /* B 2 × H 8 query rows (Lq 1); at 7 threads 4·7 units are asked
+         * for, so each row of Dh 64 (4 vectors) in two pieces of 32 */
         CHECK(t.n == 2 && strncmp(t.regions[0].name, "decode", 6) == 0
-                  && attn_region_units(&t.regions[1]) == 2 * 2,
+                  && attn_region_units(&t.regions[1]) == 2 * 8 * 2,
               "%d regions; merge units %ld", t.n, t.n == 2 ? attn_region_units(&t.regions[1]) : -1);
         if (t.n == 2)
             CHECK(attn_region_units(&t.regions[0]) % 4 == 0

@@ -463,46 +463,75 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
     }
 }
 
-/* The exact merge of key/value head bh's splits, in split order. */
+/* The merge's unit: `cols` columns of one query row's output. A key/value
+ * head as the unit left threads idle or doubled up wherever the heads do
+ * not divide among them (32 heads on 24 threads: 2 against 1.33,
+ * imbalance 1.5; the 8 heads of a grouped step on 16: half idle). A row
+ * is cut into as many pieces of whole 16-float vectors as give every
+ * thread about four units (B·H·Lq rows of Dh 128 on 16 threads: 2 pieces
+ * of 64; on 96: 8 of 16). Each piece finds its row's maximum and sum over
+ * the splits itself (a few dozen floats; at most 8 pieces a row) and adds
+ * its columns in split order, so the output is the same bit for bit
+ * however the row is cut. */
+static int SIMD_NAME(decode_merge_cols)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
+                                        int n_threads)
+{
+    const long rows = (long)p->batch * attn_kv_heads(p) * d->rows;
+    const int vecs = (p->head_dim + 15) / 16;
+    long want = rows > 0 ? (4L * (n_threads > 0 ? n_threads : 1) + rows - 1) / rows : 1;
+    want = want < 1 ? 1 : want > vecs ? vecs : want;
+    return 16 * (int)((vecs + want - 1) / want);
+}
+
+static long SIMD_NAME(decode_merge_units)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
+                                          int cols)
+{
+    return (long)p->batch * attn_kv_heads(p) * d->rows * ((p->head_dim + cols - 1) / cols);
+}
+
+/* The exact merge of unit u of decode_merge_units: key/value head bh's
+ * query row r, columns [c0, c1) of `cols`-wide pieces, its splits in
+ * split order. */
 static void SIMD_NAME(sdpa_decode_merge)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
-                                         const float *parts, long bh)
+                                         const float *parts, int cols, long u)
 {
     const int hkv = attn_kv_heads(p), dh = p->head_dim, lq = p->q_len, rows = d->rows;
+    const int pieces = (dh + cols - 1) / cols;
+    const int c0 = (int)(u % pieces) * cols, c1 = c0 + cols < dh ? c0 + cols : dh;
+    const int r = (int)(u / pieces % rows);
+    const long bh = u / pieces / rows;
     const int b = (int)(bh / hkv), kvh = (int)(bh % hkv), group = p->n_heads / hkv;
     const float *first = parts + (size_t)bh * d->splits * d->part;
-    for (int r = 0; r < rows; r++) {
-        const int h = kvh * group + r / lq, i = r % lq;
-        float *out = p->out + b * p->out_st.batch + h * p->out_st.head
-                   + (size_t)i * p->out_st.row;
-        float mx = -INFINITY, sum = 0.0f;
-        for (int sp = 0; sp < d->splits; sp++) {
-            float ms = first[(size_t)sp * d->part + r];
-            mx = ms != ms || mx != mx ? NAN : ms > mx ? ms : mx;   /* NaN wins */
-        }
-        for (int j = 0; j < dh; j++)
-            out[j] = 0.0f;
-        if (mx == -INFINITY)           /* every key masked: zeros (api.md §1) */
-            continue;
-        for (int sp = 0; sp < d->splits; sp++) {
-            const float *part = first + (size_t)sp * d->part;
-            if (part[r] == -INFINITY)
-                continue;
-            float f = attn_expf(part[r] - mx);
-            sum += f * part[rows + r];
-            SIMD_NAME(sdpa_axpy)(out, part + 2 * rows + (size_t)r * dh, f, dh);
-        }
-        SIMD_NAME(sdpa_scale_row)(out, dh, 1.0f / sum);
+    const int h = kvh * group + r / lq, i = r % lq;
+    float *out = p->out + b * p->out_st.batch + h * p->out_st.head + (size_t)i * p->out_st.row + c0;
+    float mx = -INFINITY, sum = 0.0f;
+    for (int sp = 0; sp < d->splits; sp++) {
+        float ms = first[(size_t)sp * d->part + r];
+        mx = ms != ms || mx != mx ? NAN : ms > mx ? ms : mx;   /* NaN wins */
     }
+    for (int j = 0; j < c1 - c0; j++)
+        out[j] = 0.0f;
+    if (mx == -INFINITY)           /* every key masked: zeros (api.md §1) */
+        return;
+    for (int sp = 0; sp < d->splits; sp++) {
+        const float *part = first + (size_t)sp * d->part;
+        if (part[r] == -INFINITY)
+            continue;
+        float f = attn_expf(part[r] - mx);
+        sum += f * part[rows + r];
+        SIMD_NAME(sdpa_axpy)(out, part + 2 * rows + (size_t)r * dh + c0, f, c1 - c0);
+    }
+    SIMD_NAME(sdpa_scale_row)(out, c1 - c0, 1.0f / sum);
 }
 
 /* Offers the merge of the splits, `heads` key/value heads, to ex's trace
  * (split.h); 1: skip it. */
 static int SIMD_NAME(decode_offer_merge)(const attn_exec *ex, const attn_sdpa_problem *p,
-                                         long heads)
+                                         long units, int cols)
 {
-    return attn_trace_units(ex, heads, "a key/value head's splits merged",
-                            "decode %dx%dx%dx%d: the splits merged", p->batch, p->n_heads,
-                            p->q_len, p->kv_len);
+    return attn_trace_units(ex, units, "a piece of a query row, its splits merged",
+                            "decode %dx%dx%dx%d: the splits merged, rows in pieces of %d columns",
+                            p->batch, p->n_heads, p->q_len, p->kv_len, cols);
 }
 
 /* The decode path on rows (sdpa_decode_rows) query rows per key/value
@@ -517,14 +546,15 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
     SIMD_NAME(sdpa_decode_plan_of)(p, rows, attn_exec_scratch_threads(ex), &d);
     float *scratch = ex->scratch, *parts = scratch + d.parts;
     const int hkv = attn_kv_heads(p);
-    const long heads = (long)p->batch * hkv;
+    const int cols = SIMD_NAME(decode_merge_cols)(p, &d, ex->n_threads);
+    const long merges = SIMD_NAME(decode_merge_units)(p, &d, cols);
     /* Each region is offered right before its fork (split.h): a dry run
      * records both and returns. */
     if (attn_trace_units(ex, d.tasks, "a key/value head's run of keys",
                          "decode %dx%dx%dx%d (B, H, Lq, Lk), %d splits of %d keys per KV head",
                          p->batch, p->n_heads, p->q_len, p->kv_len, d.splits,
                          SDPA_DECODE_SPLIT)) {
-        (void)SIMD_NAME(decode_offer_merge)(ex, p, heads);
+        (void)SIMD_NAME(decode_offer_merge)(ex, p, merges, cols);
         return;
     }
 
@@ -537,13 +567,13 @@ static void SIMD_NAME(sdpa_decode)(const attn_exec *ex, const attn_sdpa_problem 
     }
 
     /* The exact merge of the splits, in split order. */
-    (void)SIMD_NAME(decode_offer_merge)(ex, p, heads);   /* a measured trace times the merge */
+    (void)SIMD_NAME(decode_offer_merge)(ex, p, merges, cols);   /* a measured trace times it */
 #pragma omp parallel num_threads(ex->n_threads)
     {
         long lo, hi;
-        attn_split_static(heads, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
-        for (long bh = lo; bh < hi; bh++)
-            SIMD_NAME(sdpa_decode_merge)(p, &d, parts, bh);
+        attn_split_static(merges, omp_get_num_threads(), omp_get_thread_num(), &lo, &hi);
+        for (long u = lo; u < hi; u++)
+            SIMD_NAME(sdpa_decode_merge)(p, &d, parts, cols, u);
     }
 }
 
