@@ -190,13 +190,36 @@ static void test_flops(void)
                                        + 8.0 * 4 + 16 + 4 + 6.0 * 4),
           "decoder bytes %.0f", ab_shape_bytes(&s));
 
+    t_case("bytes: a decoder call's and generation's caches count what they store, as stored");
+    /* With kv other than f32 the call also stores, in its cache, the keys
+     * and values of its 8 tokens and of the memory's 5 rows: B 2 · H 2 ·
+     * (K, V) 2 · 13 rows of Dh 2 as stored (2 bytes an element in f16 and
+     * bf16; 1 and a 4-byte scale per row in i8). f32 has no cache: K and V
+     * are intermediates, as before. */
+    const double decoder_f32 = ab_shape_bytes(&s);
+    const struct { const char *kv; double row; } dec_rows[] = {
+        { "f32", 0 }, { "f16", 2 * 2 }, { "bf16", 2 * 2 }, { "i8", 2 * 1 + 4 } };
+    for (size_t i = 0; i < sizeof dec_rows / sizeof dec_rows[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "op=decoder,B=2,L=8,M=5,D=4,H=2,F=16,kv=%s", dec_rows[i].kv);
+        CHECK(ab_shape_parse(text, AB_OP_SDPA, &s, err, sizeof err) == 0, "%s", err);
+        double want = 2.0 * 2 * 2 * (8 + 5) * dec_rows[i].row;
+        CHECK(ab_shape_bytes(&s) - decoder_f32 == want
+                  && ab_shape_pass_bytes(&s) == ab_shape_bytes(&s),
+              "decoder kv=%s: %.0f bytes over f32's, expected %.0f", dec_rows[i].kv,
+              ab_shape_bytes(&s) - decoder_f32, want);
+    }
+
     /* Generation, 2 layers over P 3 + N 2 tokens: the decoder's products
      * over L = 5, per layer. Bytes per layer: the prompt's call as the
      * decoder's (x, y, the memory, every weight: 8·D² + 2·D·F, biases and
      * LayerNorms 8·D + F + D + 6·D), then each step reads the weights but
-     * the memory's K and V projections (6·D² + 2·D·F, 6·D + F + D + 6·D),
-     * its token in and out (2·D), the memory's K and V (2·M·D) and the
-     * self-attention's K and V of the 4, then 5 tokens it sees, per batch. */
+     * the memory's K and V projections (6·D² + 2·D·F, 6·D + F + D + 6·D)
+     * and its token in and out (2·D), per batch. The caches (every kv, f32
+     * included), per batch, head and K or V, rows of Dh 2 as stored: the
+     * prompt stores its 3 tokens' and the memory's 5; step 1 reads the
+     * memory's 5 and the 3 earlier tokens' and stores its own, step 2 reads
+     * 5 and 4 and stores its own. */
     CHECK(ab_shape_parse("op=generate,B=2,P=3,N=2,M=5,layers=2,D=4,H=2,F=16", AB_OP_SDPA, &s,
                          err, sizeof err) == 0, "%s", err);
     CHECK(ab_shape_flops(&s) == 2.0 * 2.0 * (8.0 * 5 * 16 + 4.0 * 15 * 4 + 4.0 * 5 * 16
@@ -204,13 +227,25 @@ static void test_flops(void)
           "generate flops %.0f", ab_shape_flops(&s));
     double prompt = 2.0 * 3 * 4 * 2 + 2.0 * 5 * 4 + 8.0 * 16 + 2.0 * 4 * 16 + 8.0 * 4 + 16 + 4 + 6.0 * 4;
     double step_weights = 6.0 * 16 + 2.0 * 4 * 16 + 6.0 * 4 + 16 + 4 + 6.0 * 4;
-    double steps = 2.0 * (step_weights + 2.0 * (2.0 * 4 + 2.0 * 5 * 4)) + 2.0 * 2 * 4 * (4 + 5);
-    CHECK(ab_shape_bytes(&s) == 4.0 * 2.0 * (prompt + steps), "generate bytes %.0f, expected %.0f",
-          ab_shape_bytes(&s), 4.0 * 2.0 * (prompt + steps));
-    /* One pass: the last step, every layer (its token sees all 5). */
-    CHECK(ab_shape_pass_bytes(&s) == 4.0 * 2.0 * (step_weights + 2.0 * (2.0 * 4 + 2.0 * 5 * 4)
-                                                  + 2.0 * 2 * 4 * 5),
-          "generate pass bytes %.0f", ab_shape_pass_bytes(&s));
+    double steps = 2.0 * (step_weights + 2.0 * 2.0 * 4);
+    double cache_rows = (3 + 5) + (5 + 3 + 1) + (5 + 4 + 1), last_rows = 5 + 4 + 1;
+    const struct { const char *kv; double row; } gen_rows[] = {
+        { "f32", 2 * 4 }, { "f16", 2 * 2 }, { "bf16", 2 * 2 }, { "i8", 2 * 1 + 4 } };
+    for (size_t i = 0; i < sizeof gen_rows / sizeof gen_rows[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "op=generate,B=2,P=3,N=2,M=5,layers=2,D=4,H=2,F=16,kv=%s",
+                 gen_rows[i].kv);
+        CHECK(ab_shape_parse(text, AB_OP_SDPA, &s, err, sizeof err) == 0, "%s", err);
+        double cache = 2.0 * 2 * 2 * gen_rows[i].row;   /* a row per batch, head, K and V */
+        double want = 2.0 * (4.0 * (prompt + steps) + cache * cache_rows);
+        CHECK(ab_shape_bytes(&s) == want, "generate kv=%s: bytes %.0f, expected %.0f",
+              gen_rows[i].kv, ab_shape_bytes(&s), want);
+        /* One pass: the last step, every layer (its token reads the memory
+         * and the 4 before it, and stores its own). */
+        want = 2.0 * (4.0 * (step_weights + 2.0 * 2.0 * 4) + cache * last_rows);
+        CHECK(ab_shape_pass_bytes(&s) == want, "generate kv=%s: pass bytes %.0f, expected %.0f",
+              gen_rows[i].kv, ab_shape_pass_bytes(&s), want);
+    }
 
     t_case("flops: every suite shape's pair count matches its workload's mask, key by key");
     for (int i = 0; i <= ab_suite_count(); i++) {

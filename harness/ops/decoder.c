@@ -33,13 +33,25 @@ static double flops(const ab_shape *s)
                                   s->d_ff);
 }
 
-/* x and y; the memory; every weight, bias and LayerNorm. */
+double ab_decoder_cache_bytes(const ab_shape *s, double rows)
+{
+    return (double)s->batch * s->heads * 2.0 * rows * ab_kv_row_bytes(s);
+}
+
+/* x and y; the memory; every weight, bias and LayerNorm; with kv other
+ * than f32, what the call stores in its cache, as stored: the keys and
+ * values of the L target tokens and of the M memory rows (the cache is the
+ * call's output, as y is; its reading them back is not counted, as
+ * without a cache K and V are intermediates). Every term is a whole
+ * number. */
 static double bytes(const ab_shape *s)
 {
     double b = s->batch, d = (double)s->heads * s->head_dim;
     double floats = b * s->q_len * d * 2.0 + b * s->kv_len * d
                   + ab_decoder_weight_floats(d, s->d_ff, 1);
-    return 4.0 * floats + ab_mask_bytes(s);
+    double stored = s->kv_type == ATTN_F32
+                  ? 0.0 : ab_decoder_cache_bytes(s, (double)s->q_len + s->kv_len);
+    return 4.0 * floats + stored + ab_mask_bytes(s);
 }
 
 static int make(ab_workload *w, uint64_t *seed, size_t misalign)
@@ -69,8 +81,8 @@ static attn_status run(const ab_library *lib, attn_ctx *ctx, const ab_workload *
 
 const ab_op_row ab_op__decoder = {
     .name = "decoder",
-    .description = "one decoder layer, no cache: causal self-attention over L, cross-attention "
-                   "over a memory of M, the FFN",
+    .description = "one decoder layer: causal self-attention over L, cross-attention over a "
+                   "memory of M, the FFN; no cache with kv=f32, else through a cache of that type",
     .keys = AB_LAYER_KEYS | AB_KEY_BIT(L) | AB_KEY_BIT(M) | AB_KEY_BIT(kv),
     .masks = AB_MASKS_PADDING,
     .text = { AB_KEY_B, AB_KEY_L, AB_KEY_M, AB_KEY_D, AB_KEY_H, AB_KEY_F, AB_KEY_norm, AB_KEY_act,

@@ -26,35 +26,40 @@ static double flops(const ab_shape *s)
                                               (double)s->heads * s->head_dim, s->d_ff);
 }
 
-/* Bytes one step (one token, every layer) reads with the cache holding
- * `held` tokens before it: the weights it uses, its token in and out, and
- * from the cache as stored (kv) the memory's K and V and the
- * self-attention's (held + 1). Every term is a whole number below 2^53, so
+/* Bytes one step (one token, every layer) moves with the cache holding
+ * `held` tokens before it: the weights it uses, its token in and out; from
+ * the cache as stored (kv) the memory's K and V and the `held` earlier
+ * tokens' (inputs stored by earlier calls); and its own token's K and V,
+ * which it stores there (an output; its reading them back is not counted,
+ * as a decoder call's is not). Every term is a whole number below 2^53, so
  * the sum is exact in any order. */
 static double step_bytes(const ab_shape *s, double held)
 {
     double b = s->batch, d = (double)s->heads * s->head_dim;
-    double cache_rows = b * s->heads * 2.0 * (s->kv_len + held + 1.0);
     return s->layers * (4.0 * (ab_decoder_weight_floats(d, s->d_ff, 0) + b * 2.0 * d)
-                        + cache_rows * ab_kv_row_bytes(s));
+                        + ab_decoder_cache_bytes(s, s->kv_len + held)   /* read */
+                        + ab_decoder_cache_bytes(s, 1.0));              /* stored */
 }
 
-/* The prompt's call reads what a decoder call does; each of the N steps
- * then reads its layers' weights again (a stack whose weights exceed the
- * last-level cache must: pass_bytes) and the keys and values of every
- * earlier token, Σ (P + t + 1) for t < N; every call of every layer the
- * memory's padding. */
+/* The prompt's call is a decoder call with a cache (stored as kv, f32
+ * included): it reads x, the memory and every weight, writes y, and stores
+ * the keys and values of its P tokens and of the memory's M rows. Each of
+ * the N steps then reads its layers' weights again (a stack whose weights
+ * exceed the last-level cache must: pass_bytes) and the keys and values of
+ * every earlier token, Σ (P + t) for t < N, and stores its own; every call
+ * of every layer the memory's padding. */
 static double bytes(const ab_shape *s)
 {
     double b = s->batch, lq = s->q_len, d = (double)s->heads * s->head_dim, n = s->steps;
-    double prompt = 4.0 * s->layers * (b * lq * d * 2.0 + b * s->kv_len * d
-                                       + ab_decoder_weight_floats(d, s->d_ff, 1));
-    double earlier = s->layers * b * s->heads * 2.0 * (n * lq + n * (n - 1.0) / 2.0);
-    return prompt + n * step_bytes(s, 0.0) + earlier * ab_kv_row_bytes(s)
-         + s->layers * (n + 1.0) * ab_mask_bytes(s);
+    double prompt = s->layers * (4.0 * (b * lq * d * 2.0 + b * s->kv_len * d
+                                        + ab_decoder_weight_floats(d, s->d_ff, 1))
+                                 + ab_decoder_cache_bytes(s, lq + s->kv_len));
+    double earlier = s->layers * ab_decoder_cache_bytes(s, n * lq + n * (n - 1.0) / 2.0);
+    return prompt + n * step_bytes(s, 0.0) + earlier + s->layers * (n + 1.0) * ab_mask_bytes(s);
 }
 
-/* One pass: the last step, the caches at their longest. */
+/* One pass: the last step, the caches at their longest (P + N − 1 tokens
+ * read, the last stored: all P + N of them, and the memory's, touched). */
 static double pass_bytes(const ab_shape *s)
 {
     return step_bytes(s, s->q_len + s->steps - 1.0) + s->layers * ab_mask_bytes(s);

@@ -259,5 +259,8 @@ double ab_encoder_weight_floats(double d, double f);
  * the cache (not the cross-attention's K and V projections). */
 double ab_decoder_layer_flops(double b, double lq, double lk, double d, double f);
 double ab_decoder_weight_floats(double d, double f, int memory_kv);
+/* Bytes of `rows` rows of a decoder layer's cache, as stored (kv): per
+ * batch and head, a key's and a value's row of Dh each (ab_kv_row_bytes). */
+double ab_decoder_cache_bytes(const ab_shape *s, double rows);
 
 #endif /* AB_OPS_H */
