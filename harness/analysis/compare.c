@@ -175,8 +175,7 @@ double ab_student_sf(double t, double df)
     return t >= 0.0 ? tail : 1.0 - tail;
 }
 
-/* The t with P(T > t) = q (q < ½), by bisection. */
-static double student_isf(double q, double df)
+double ab_student_isf(double q, double df)
 {
     double lo = 0.0, hi = 1e3;
     for (int i = 0; i < 200; i++) {
@@ -243,13 +242,13 @@ static ab_verdict_kind judge(int unstable, double p, double alpha, double ratio,
 static void test_ratio(ab_run_comparison *c, double d, double se, double df, double alpha,
                        const ab_compare_opts *o)
 {
-    double q = isinf(df) ? normal_isf(alpha / 2.0) : student_isf(alpha / 2.0, df);
+    double q = isinf(df) ? normal_isf(alpha / 2.0) : ab_student_isf(alpha / 2.0, df);
     c->lo = exp(d - q * se);
     c->hi = exp(d + q * se);
     c->p = se > 0 ? 2.0 * ab_student_sf(fabs(d) / se, df) : (d == 0 ? 1.0 : 0.0);
     c->p = c->p > 1.0 ? 1.0 : c->p;
     double power = isinf(df) ? normal_isf(1.0 - AB_MDE_POWER)
-                              : student_isf(1.0 - AB_MDE_POWER, df);
+                              : ab_student_isf(1.0 - AB_MDE_POWER, df);
     c->mde = exp((q + power) * se) - 1.0;
     c->verdict = judge(c->unstable, c->p, alpha, c->ratio, c->mde, o);
 }

@@ -38,6 +38,8 @@ int ab_compare_samples(const double *base, int nb, const double *fresh, int nf, 
 double ab_normal_sf(double z);
 /* P(T > t) for Student's T with df degrees of freedom (df > 0). */
 double ab_student_sf(double t, double df);
+/* The t with P(T > t) = q (q < ½), by bisection of ab_student_sf. */
+double ab_student_isf(double q, double df);
 
 /* ---- Across runs ---------------------------------------------------------------------- */
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compare.h"
 #include "stats.h"
 #include "timer.h"
 #include "tune.h"
@@ -15,6 +16,7 @@
 #define CHECK_LEN 67           /* the reduced length of a bucket's check shape */
 #define MAX_CANDIDATES 256
 #define AB_TUNE_MARGIN 0.02    /* a challenger must be 2% faster than the incumbent */
+#define MIN_PAIRED_ROUNDS 6    /* the fewest paired rounds that may change the choice */
 
 static int out_of_time(const ab_tune_opts *o)
 {
@@ -26,6 +28,34 @@ static int same_candidate(const ab_candidate *a, const ab_candidate *b)
 {
     return a->kernel == b->kernel
         && memcmp(a->params, b->params, sizeof a->params) == 0;
+}
+
+/* Whether a beat b, two candidates timed in the same rounds (one call of
+ * time_of: every round times each of them once, in turn): the mean of the
+ * per-round log ratios log(a/b) at most log(1 − AB_TUNE_MARGIN), and the
+ * upper end of its 95% t-interval below 0. Paired, because the machine's
+ * drift between rounds moves both alike; a comparison of the two medians
+ * let equals through (a review's cost model: of 300 tunes of kernels that
+ * all cost the same, with ±4% noise a round, 107 stored one that was not
+ * the default; now none). A burst in one round widens the interval with
+ * the mean it moves, so it does not make a win. Fewer than 6 rounds (a
+ * budget that ran out) are not enough to change the choice: b holds. */
+static int beats(const ab_candidate *a, const ab_candidate *b)
+{
+    const int n = a->n_times < b->n_times ? a->n_times : b->n_times;
+    if (n < MIN_PAIRED_ROUNDS)
+        return 0;
+    double d[64], mean = 0.0, ss = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (!(a->times[i] > 0.0) || !(b->times[i] > 0.0))
+            return 0;
+        d[i] = log(a->times[i] / b->times[i]);
+        mean += d[i] / n;
+    }
+    for (int i = 0; i < n; i++)
+        ss += (d[i] - mean) * (d[i] - mean);
+    const double se = sqrt(ss / (n - 1) / n);
+    return mean <= log1p(-AB_TUNE_MARGIN) && mean + ab_student_isf(0.025, n - 1) * se < 0.0;
 }
 
 /* A context running c at the given thread count; NULL when it cannot. */
@@ -246,18 +276,24 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
         for (int j = 0; j < m; j++)
             if (same_candidate(&fresh[i], &pool[j]))
                 fresh[i] = pool[j];
-    int bi = 0, incumbent = -1;
+    int bi = 0, incumbent = -1, base = -1;
     for (int i = 0; i < m; i++) {
         if (pool[i].median < pool[bi].median)
             bi = i;
-        if (same_candidate(&pool[i], &r->base))
+        if (same_candidate(&pool[i], &r->base)) {
             r->base = pool[i];
+            base = i;
+        }
         if (isfinite(r->best.median) && same_candidate(&pool[i], &r->best))
             incumbent = i;
     }
-    /* A challenger must win by more than the noise of a shared machine,
-     * or parameters would drift on chance (or on ones the op never uses). */
-    if (incumbent >= 0 && pool[bi].median > pool[incumbent].median * (1.0 - AB_TUNE_MARGIN))
+    /* The incumbent is the best so far; in the first round, the default.
+     * A challenger must beat it (beats: by the margin, in the paired
+     * rounds), or parameters would drift on chance (or on ones the op never
+     * uses) and the first round's fastest median would win on noise. */
+    if (incumbent < 0)
+        incumbent = base;
+    if (incumbent >= 0 && bi != incumbent && !beats(&pool[bi], &pool[incumbent]))
         bi = incumbent;
     if (isfinite(pool[bi].median))
         r->best = pool[bi];
@@ -382,7 +418,7 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
         if (time_of(o, pair, 2, s) == 0) {
             r->best = pair[0];
             r->base = pair[1];
-            if (!(r->best.median < r->base.median))
+            if (!beats(&r->best, &r->base))
                 r->best = r->base;   /* it did not hold up: keep the default */
         }
     }
