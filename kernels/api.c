@@ -286,9 +286,15 @@ static void load_wisdom(attn_ctx *c, int bf16)
         if (r->machine != me || r->bucket.threads != c->n_threads || (k && !auto_may_run(k, bf16)))
             continue;
         /* A bucket tuned in both maths (wisdom.h): "auto-bf16" takes the
-         * faster record. */
+         * faster record. An fp32 record alone came from a tune without
+         * the bf16 rows (or one they lost, which the record cannot say):
+         * it is no evidence against them, so "auto-bf16" keeps its own
+         * choice by features there (a plain `tune` made it run avx512
+         * where avx512-bf16 is 1.6-1.7x faster). */
         const attn_wisdom_record *other = bf16 ? attn_wisdom_find_other_math(w, r) : NULL;
         if (other && other->time_ns > 0.0 && other->time_ns < r->time_ns)
+            continue;
+        if (bf16 && k && k->math == ATTN_F32 && !other)
             continue;
         if (!choice_of_record(r, &c->tuned[c->n_tuned])) {
             unusable++;

@@ -191,6 +191,25 @@ static void test_auto_context(const char *key, uint64_t me)
         }
     }
 
+    t_case("wisdom: an fp32 record alone (a tune without the bf16 rows) is not \"auto-bf16\"'s: "
+           "it keeps its choice by features; \"auto\" runs the record");
+    snprintf(text, sizeof text,
+             "attnbench-wisdom 1\nmachine %016llx %s\n"
+             "record %016llx sdpa 4 8 none 1 blocked bq=7 20 20 0.01 measure now\n",
+             (unsigned long long)me, key, (unsigned long long)me);
+    CHECK(write_file(path, text) == 0, "write %s", path);
+    static const char *const reach[] = { "auto", "auto-bf16" };
+    for (int r = 0; r < 2; r++) {
+        ctx = NULL;
+        CHECK_STATUS(attn_ctx_create(&ctx, reach[r], 1), ATTN_OK);
+        CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
+        used = attn_ctx_last_choice(ctx, &src);
+        const char *want_src = r == 0 ? "wisdom" : "features";
+        CHECK(used && strcmp(src, want_src) == 0 && (r == 1 || strcmp(used, "blocked") == 0),
+              "%s: ran %s (%s), want %s", reach[r], used, src, want_src);
+        attn_ctx_destroy(ctx);
+    }
+
     unlink(path);
     rmdir(dir);
     if (saved)
