@@ -101,6 +101,8 @@ void attn_bucket_of(attn_bucket *b, int op, int q_len, int kv_len, int head_dim,
     b->threads = threads;
     b->k_type = k_type;
     b->v_type = v_type;
+    b->decode = (op == ATTN_OP_SDPA || op == ATTN_OP_MHA) && q_len <= ATTN_BUCKET_DECODE_QUERIES
+             && kv_len > q_len;
 }
 
 /* "f16", or "f16/i8" for keys and values of two types. */
@@ -135,16 +137,17 @@ void attn_bucket_format(const attn_bucket *b, char *buf, size_t len)
     char kv[16] = "";
     if (b->k_type != ATTN_F32 || b->v_type != ATTN_F32)
         kv_format(b, kv, sizeof kv);
-    snprintf(buf, len, "%s L<=%ld Dh%d %s %dthr%s%s",
-             b->op >= 0 && b->op < ATTN_OP_COUNT ? op_names[b->op] : "?", 1L << b->len_log2,
-             b->head_dim, mask_names[b->mask_class], b->threads, *kv ? " kv=" : "", kv);
+    snprintf(buf, len, "%s%s L<=%ld Dh%d %s %dthr%s%s",
+             b->op >= 0 && b->op < ATTN_OP_COUNT ? op_names[b->op] : "?",
+             b->decode ? " decode" : "", 1L << b->len_log2, b->head_dim,
+             mask_names[b->mask_class], b->threads, *kv ? " kv=" : "", kv);
 }
 
 int attn_bucket_equal(const attn_bucket *a, const attn_bucket *b)
 {
     return a->op == b->op && a->len_log2 == b->len_log2 && a->head_dim == b->head_dim
         && a->mask_class == b->mask_class && a->threads == b->threads
-        && a->k_type == b->k_type && a->v_type == b->v_type;
+        && a->k_type == b->k_type && a->v_type == b->v_type && a->decode == b->decode;
 }
 
 /* ---- Records --------------------------------------------------------------------------- */
@@ -258,7 +261,15 @@ static int parse_record(char *line, int schema, attn_wisdom_record *r)
     r->machine = strtoull(f[0], &end, 16);
     if (*end || errno)
         return -1;
+    /* Schema 3: a decoding step's bucket is its op's name + "-decode". */
+    char *suffix = schema >= 3 ? strstr(f[1], "-decode") : NULL;
+    if (suffix && strcmp(suffix, "-decode") == 0) {
+        *suffix = '\0';
+        r->bucket.decode = 1;
+    }
     r->bucket.op = lookup(f[1], op_names, ATTN_OP_COUNT);
+    if (r->bucket.decode && r->bucket.op != ATTN_OP_SDPA && r->bucket.op != ATTN_OP_MHA)
+        return -1;
     r->bucket.len_log2 = (int)strtol(f[2], &end, 10);
     if (*end || r->bucket.op < 0 || r->bucket.len_log2 < 0 || r->bucket.len_log2 > 31)
         return -1;
@@ -312,8 +323,8 @@ int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len)
                 snprintf(err, err_len, "line %d: not an attnbench wisdom file", lineno);
                 return -1;
             }
-            if (schema != 1 && schema != ATTN_WISDOM_SCHEMA) {
-                snprintf(err, err_len, "schema %d, this attnbench reads schemas 1 and %d",
+            if (schema < 1 || schema > ATTN_WISDOM_SCHEMA) {
+                snprintf(err, err_len, "schema %d, this attnbench reads schemas 1 to %d",
                          schema, ATTN_WISDOM_SCHEMA);
                 return schema > ATTN_WISDOM_SCHEMA ? -3 : -1;   /* a newer attnbench's */
             }
@@ -376,7 +387,8 @@ int attn_wisdom_read(const char *path, attn_wisdom *w, char *err, size_t err_len
 int attn_wisdom_write(FILE *f, const attn_wisdom *w)
 {
     fprintf(f, "# attnbench wisdom: written by `attnbench tune`; records of other machines are\n"
-               "# kept but never applied. Fields: machine op len_log2 head_dim mask threads\n"
+               "# kept but never applied. Fields: machine op (-decode: a decoding step's\n"
+               "# bucket) len_log2 head_dim mask threads\n"
                "# kv (keys/values stored: f32, f16, bf16, i8; k/v when they differ) kernel\n"
                "# params time_ns default_time_ns max_err level tuned_at\n"
                "attnbench-wisdom %d\n", ATTN_WISDOM_SCHEMA);
@@ -386,8 +398,9 @@ int attn_wisdom_write(FILE *f, const attn_wisdom *w)
         const attn_wisdom_record *r = &w->rec[i];
         char kv[16];
         kv_format(&r->bucket, kv, sizeof kv);
-        fprintf(f, "record %016" PRIx64 " %s %d %d %s %d %s %s ", r->machine,
-                op_names[r->bucket.op], r->bucket.len_log2, r->bucket.head_dim,
+        fprintf(f, "record %016" PRIx64 " %s%s %d %d %s %d %s %s ", r->machine,
+                op_names[r->bucket.op], r->bucket.decode ? "-decode" : "",
+                r->bucket.len_log2, r->bucket.head_dim,
                 mask_names[r->bucket.mask_class], r->bucket.threads, kv, r->kernel);
         for (int p = 0; p < r->n_params; p++)
             fprintf(f, "%s%s=%d", p ? "," : "", r->param_name[p], r->param_value[p]);

@@ -21,8 +21,13 @@
 #include "kernel.h"
 
 /* Schema 2 (contract 0.3) adds the storage of keys and values to a
- * bucket; a schema-1 file is read as fp32 keys and values. */
-#define ATTN_WISDOM_SCHEMA 2
+ * bucket; a schema-1 file is read as fp32 keys and values. Schema 3 adds
+ * the decoding class (an op written "sdpa-decode", "mha-decode"); a
+ * schema-1 or -2 file has none: its records are of the other class. */
+#define ATTN_WISDOM_SCHEMA 3
+/* A call of SDPA or MHA with at most this many query rows against more
+ * keys is a decoding step: its own bucket (attn_bucket.decode). */
+#define ATTN_BUCKET_DECODE_QUERIES 16
 #define ATTN_WISDOM_MAX_RECORDS 4096
 
 enum { ATTN_OP_SDPA, ATTN_OP_MHA, ATTN_OP_ENCODER, ATTN_OP_COUNT };
@@ -37,6 +42,14 @@ enum { ATTN_MASK_CLASS_NONE, ATTN_MASK_CLASS_CAUSAL, ATTN_MASK_CLASS_PADDED };
 typedef struct attn_bucket {
     int op, len_log2, head_dim, mask_class, threads;
     attn_dtype k_type, v_type;
+    /* 1: an SDPA or MHA call of at most ATTN_BUCKET_DECODE_QUERIES query
+     * rows against more keys (a generation step, a few speculative
+     * tokens). Its length class is its keys', as a full pass over them
+     * has; it runs the decode path, whose kernel and parameters (decode_rows,
+     * prefetch) a full pass never reads: one choice for both let a tune of
+     * the pass set the step's (a review measured a record's decode_rows=0
+     * making a step 3x slower). */
+    int decode;
 } attn_bucket;
 
 typedef struct attn_wisdom_record {

@@ -257,7 +257,7 @@ grep -q '^naive ' "$TMP/out" && ! grep -q "skipped" "$TMP/out" && ok || bad "--m
 W="$TMP/wisdom"
 TS="op=sdpa,B=1,H=2,L=32,Dh=8"
 expect_rc 0 tune --wisdom "$W" --shape "$TS" --threads 1 --level estimate
-grep -q '^attnbench-wisdom 2' "$W" && grep -q '^record ' "$W" && ok || bad "tune wrote no record"
+grep -q '^attnbench-wisdom 3' "$W" && grep -q '^record ' "$W" && ok || bad "tune wrote no record"
 ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions 1 --precision 0 \
     --min-time 0.001 --json "$TMP/auto.json" >"$TMP/out" 2>&1
 grep -q '"chosen_by": "wisdom"' "$TMP/auto.json" && grep -q "1 of 1 benchmarks ran the kernel the wisdom chose" "$TMP/out" \

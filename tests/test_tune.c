@@ -442,15 +442,15 @@ static void test_verify_record(void)
 {
     t_case("tune: a pulled record is checked here before it is trusted");
     attn_wisdom_record ok = { .bucket = { ATTN_OP_SDPA, 7, 64, ATTN_MASK_CLASS_NONE, 1,
-                                                          ATTN_F32, ATTN_F32 },
+                                                          ATTN_F32, ATTN_F32, 0 },
                               .kernel = "blocked", .n_params = 2,
                               .param_name = { "mc", "bq" }, .param_value = { 60, 32 } };
     attn_wisdom_record enc = ok;
     enc.bucket = (attn_bucket){ ATTN_OP_ENCODER, 9, 32, ATTN_MASK_CLASS_CAUSAL, 2, ATTN_F32,
-                                  ATTN_F32 };
+                                  ATTN_F32, 0 };
     attn_wisdom_record mha = ok;
     mha.bucket = (attn_bucket){ ATTN_OP_MHA, 5, 16, ATTN_MASK_CLASS_PADDED, 1, ATTN_F32,
-                                  ATTN_F32 };
+                                  ATTN_F32, 0 };
     attn_wisdom_record unknown = ok, no_param = ok, out_of_range = ok;
     snprintf(unknown.kernel, sizeof unknown.kernel, "nosuch");
     snprintf(no_param.param_name[1], sizeof no_param.param_name[1], "nosuchparam");
@@ -480,6 +480,13 @@ static void test_verify_record(void)
           (int)calls[0].kv_type, why);
     CHECK(ab_tune_check_calls(&mixed, calls, why, sizeof why) == 2 && calls[0].op == AB_OP_SDPA
           && calls[0].kv_type == ATTN_BF16 && calls[1].kv_type == ATTN_I8, "bf16/i8: %s", why);
+    attn_bucket step = ok.bucket;   /* a decoding step's bucket: checked on a step */
+    step.decode = 1;
+    step.mask_class = ATTN_MASK_CLASS_CAUSAL;
+    CHECK(ab_tune_check_calls(&step, calls, why, sizeof why) == 1 && calls[0].op == AB_OP_SDPA
+              && calls[0].q_len == 1 && calls[0].kv_len > 1 && calls[0].mask == AB_MASK_CAUSAL_BR,
+          "decode bucket: Lq %d Lk %d mask %d (%s)", calls[0].q_len, calls[0].kv_len,
+          (int)calls[0].mask, why);
     attn_bucket bad = mixed;
     bad.v_type = (attn_dtype)ATTN_DTYPE_COUNT;
     CHECK(ab_tune_check_calls(&bad, calls, why, sizeof why) == 0, "an unknown type checked");

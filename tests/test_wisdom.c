@@ -21,7 +21,7 @@ static attn_wisdom_record sample(uint64_t machine, int len_log2, const char *ker
     memset(&r, 0, sizeof r);
     r.machine = machine;
     r.bucket = (attn_bucket){ ATTN_OP_SDPA, len_log2, 64, ATTN_MASK_CLASS_CAUSAL, 2, ATTN_F32,
-                              ATTN_F32 };
+                              ATTN_F32, 0 };
     snprintf(r.kernel, sizeof r.kernel, "%s", kernel);
     r.n_params = 2;
     strcpy(r.param_name[0], "bq");
@@ -191,6 +191,30 @@ static void test_auto_context(const char *key, uint64_t me)
         }
     }
 
+    t_case("wisdom: a decoding step's record reaches the steps (Lq 1) of its keys' length, "
+           "not the full pass, and the pass's record not the steps");
+    for (int rec_decode = 0; rec_decode <= 1; rec_decode++) {
+        snprintf(text, sizeof text,
+                 "attnbench-wisdom 3\nmachine %016llx %s\n"
+                 "record %016llx sdpa%s 4 8 none 1 f32 blocked bq=7 20 20 0.01 measure now\n",
+                 (unsigned long long)me, key, (unsigned long long)me,
+                 rec_decode ? "-decode" : "");
+        CHECK(write_file(path, text) == 0, "write %s", path);
+        for (int call_decode = 0; call_decode <= 1; call_decode++) {
+            attn_sdpa_shape call = sh;
+            call.q_len = call_decode ? 1 : L;
+            ctx = NULL;
+            CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
+            CHECK_STATUS(attn_sdpa(ctx, &call, q, k, v, NULL, o), ATTN_OK);
+            used = attn_ctx_last_choice(ctx, &src);
+            const char *want = rec_decode == call_decode ? "wisdom" : "features";
+            CHECK(used && strcmp(src, want) == 0,
+                  "a %s record, a call of Lq %d: ran %s (%s), want %s",
+                  rec_decode ? "decode" : "pass", call.q_len, used, src, want);
+            attn_ctx_destroy(ctx);
+        }
+    }
+
     t_case("wisdom: an fp32 record alone (a tune without the bf16 rows) is not \"auto-bf16\"'s: "
            "it keeps its choice by features; \"auto\" runs the record");
     snprintf(text, sizeof text,
@@ -353,7 +377,7 @@ void test_wisdom(void)
     }
     /* A newer attnbench's file is refused too, as not this one's to judge
      * (tune leaves it as it is instead of setting it aside). */
-    CHECK(parse_text("attnbench-wisdom 3\n", back, err, sizeof err) == -3 && err[0],
+    CHECK(parse_text("attnbench-wisdom 4\n", back, err, sizeof err) == -3 && err[0],
           "a newer schema: not -3");
     char ok[1200];
     snprintf(ok, sizeof ok, "# comment\nattnbench-wisdom 1\n%s%s", m, good_rec);
@@ -378,7 +402,60 @@ void test_wisdom(void)
     CHECK(k.len_log2 == 10 && k.mask_class == ATTN_MASK_CLASS_CAUSAL && k.threads == 2
               && k.k_type == ATTN_F16 && k.v_type == ATTN_I8, "513, f16 keys, int8 values");
     attn_bucket_of(&k, ATTN_OP_ENCODER, 1, 1, 64, &pad, ATTN_F32, ATTN_F32, 1);
-    CHECK(k.len_log2 == 0 && k.mask_class == ATTN_MASK_CLASS_PADDED, "1, padded");
+    CHECK(k.len_log2 == 0 && k.mask_class == ATTN_MASK_CLASS_PADDED && !k.decode, "1, padded");
+
+    t_case("wisdom: a decoding step (at most 16 query rows against more keys) has its own "
+           "bucket, of its keys' length; written \"sdpa-decode\" from schema 3");
+    attn_bucket full, step, spec, layer;
+    attn_bucket_of(&full, ATTN_OP_SDPA, 4096, 4096, 128, &causal, ATTN_F32, ATTN_F32, 1);
+    attn_bucket_of(&step, ATTN_OP_SDPA, 1, 4096, 128, &causal, ATTN_F32, ATTN_F32, 1);
+    attn_bucket_of(&spec, ATTN_OP_MHA, 16, 4000, 128, &causal, ATTN_F32, ATTN_F32, 1);
+    attn_bucket_of(&layer, ATTN_OP_ENCODER, 1, 4096, 128, NULL, ATTN_F32, ATTN_F32, 1);
+    char step_shown[96];
+    attn_bucket_format(&step, step_shown, sizeof step_shown);
+    CHECK(!full.decode && step.decode && spec.decode && !layer.decode
+              && step.len_log2 == full.len_log2 && !attn_bucket_equal(&full, &step)
+              && strcmp(step_shown, "sdpa decode L<=4096 Dh128 causal 1thr") == 0,
+          "full %d, step %d ('%s'), 16 rows %d, a layer's step %d", full.decode, step.decode,
+          step_shown, spec.decode, layer.decode);
+    attn_bucket_of(&k, ATTN_OP_SDPA, 17, 4096, 128, &causal, ATTN_F32, ATTN_F32, 1);
+    CHECK(!k.decode, "17 query rows are a pass, not a step");
+    attn_wisdom_record dr;
+    memset(&dr, 0, sizeof dr);
+    dr.machine = me;
+    dr.bucket = step;
+    snprintf(dr.kernel, sizeof dr.kernel, "blocked");
+    snprintf(dr.level, sizeof dr.level, "measure");
+    snprintf(dr.when, sizeof dr.when, "now");
+    memset(w, 0, sizeof *w);
+    CHECK(attn_wisdom_put(w, &dr, key) == 0, "put");
+    dr.bucket = full;
+    CHECK(attn_wisdom_put(w, &dr, key) == 0 && w->n == 2, "the pass's record beside the step's: %d",
+          w->n);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    CHECK(mem && attn_wisdom_write(mem, w) == 0, "write");
+    if (mem)
+        fclose(mem);
+    CHECK(buf && strstr(buf, "attnbench-wisdom 3\n") && strstr(buf, " sdpa-decode 12 128 causal 1 ")
+              && parse_text(buf, back, err, sizeof err) == 0 && back->n == 2
+              && back->rec[0].bucket.decode && !back->rec[1].bucket.decode,
+          "round trip: %s", err);
+    free(buf);
+    char old_file[1200];
+    snprintf(old_file, sizeof old_file,
+             "attnbench-wisdom 2\nmachine %016llx %s\n"
+             "record %016llx sdpa-decode 12 128 causal 1 f32 blocked - 1 2 0.1 measure now\n",
+             (unsigned long long)me, key, (unsigned long long)me);
+    CHECK(parse_text(old_file, back, err, sizeof err) == -1, "a schema-2 file with a decode op: "
+          "accepted");
+    snprintf(old_file, sizeof old_file,
+             "attnbench-wisdom 3\nmachine %016llx %s\n"
+             "record %016llx encoder-decode 12 128 causal 1 f32 blocked - 1 2 0.1 measure now\n",
+             (unsigned long long)me, key, (unsigned long long)me);
+    CHECK(parse_text(old_file, back, err, sizeof err) == -1, "an encoder's decode bucket: "
+          "accepted");
     test_auto_context(key, me);
     free(w);
     free(back);

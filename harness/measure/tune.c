@@ -505,7 +505,8 @@ int ab_tune_check_calls(const attn_bucket *b, ab_shape calls[2], char *why, size
     if (b->op < 0 || b->op >= ATTN_OP_COUNT || b->mask_class < 0 || b->mask_class > 2
         || b->len_log2 < 0 || b->len_log2 > 30 || b->threads < 1 || b->head_dim < 1
         || b->head_dim > (1 << 20) || (unsigned)b->k_type >= ATTN_DTYPE_COUNT
-        || (unsigned)b->v_type >= ATTN_DTYPE_COUNT) {
+        || (unsigned)b->v_type >= ATTN_DTYPE_COUNT
+        || (b->decode && b->op != ATTN_OP_SDPA && b->op != ATTN_OP_MHA)) {
         snprintf(why, len, "not a bucket this attnbench knows");
         return 0;
     }
@@ -523,6 +524,10 @@ int ab_tune_check_calls(const attn_bucket *b, ab_shape calls[2], char *why, size
              * (ab_shape_bucket): a decoder layer reads its cache as stored. */
             snprintf(text, sizeof text, "op=decoder,B=2,L=%d,M=%d,D=%d,H=2,F=%d%s", l, l, 2 * dh,
                      4 * dh, kv);
+        else if (b->decode)   /* a step: one query row, causal aligned to its keys' end */
+            snprintf(text, sizeof text, "op=%s,B=2,H=2,Lq=1,Lk=%d,Dh=%d,mask=%s%s", ops[b->op],
+                     l, dh, b->mask_class == ATTN_MASK_CLASS_CAUSAL ? "causal-br"
+                                                                     : masks[b->mask_class], kv);
         else
             snprintf(text, sizeof text, "op=%s,B=2,H=2,L=%d,Dh=%d,mask=%s%s", ops[b->op], l, dh,
                      masks[b->mask_class], kv);
