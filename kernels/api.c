@@ -232,7 +232,9 @@ static void choice_init(attn_choice *c, const attn_kernel *k)
 static int choice_of_record(const attn_wisdom_record *r, attn_choice *c)
 {
     const attn_kernel *k = attn_registry_find(r->kernel);
-    if (!attn_registry_runnable(k))
+    /* naive is the oracle, never a choice (tune never stores it; an
+     * imported or hand-written record could). */
+    if (!attn_registry_runnable(k) || strcmp(k->name, "naive") == 0)
         return 0;
     choice_init(c, k);
     for (int p = 0; p < r->n_params; p++) {

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,14 +284,16 @@ static int parse_record(char *line, int schema, attn_wisdom_record *r)
     if (strlen(f[6]) >= sizeof r->kernel || parse_params(f[7], r) != 0)
         return -1;
     strcpy(r->kernel, f[6]);
+    /* Finite: an infinite time or error is no measurement (and "inf" would
+     * win or lose every comparison of records). */
     r->time_ns = strtod(f[8], &end);
-    if (*end || !(r->time_ns >= 0))
+    if (*end || !(r->time_ns >= 0) || !isfinite(r->time_ns))
         return -1;
     r->default_time_ns = strtod(f[9], &end);
-    if (*end || !(r->default_time_ns >= 0))
+    if (*end || !(r->default_time_ns >= 0) || !isfinite(r->default_time_ns))
         return -1;
     r->max_err = strtod(f[10], &end);
-    if (*end || !(r->max_err >= 0) || strlen(f[11]) >= sizeof r->level
+    if (*end || !(r->max_err >= 0) || !isfinite(r->max_err) || strlen(f[11]) >= sizeof r->level
         || strlen(f[12]) >= sizeof r->when)
         return -1;
     strcpy(r->level, f[11]);
@@ -335,7 +338,10 @@ int attn_wisdom_parse(FILE *f, attn_wisdom *w, char *err, size_t err_len)
             char *end;
             errno = 0;
             uint64_t h = strtoull(line + 8, &end, 16);
+            /* A key the record would have to cut (machine_key's size) is
+             * refused: written back cut, it would fail its own hash. */
             if (end == line + 8 || *end != ' ' || errno || attn_machine_hash(end + 1) != h
+                || strlen(end + 1) >= sizeof w->machine_key[0]
                 || register_machine(w, h, end + 1) != 0) {
                 snprintf(err, err_len, "line %d: bad machine line", lineno);
                 return -1;

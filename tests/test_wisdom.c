@@ -113,17 +113,17 @@ static void test_auto_context(const char *key, uint64_t me)
         CHECK_STATUS(attn_convert_rows(ATTN_F16, B * H * L, DH, v, v16, NULL), ATTN_OK);
         const attn_kv_view kv16 = { ATTN_F16, k16, NULL }, vv16 = { ATTN_F16, v16, NULL };
         const attn_kv_view kv32 = { ATTN_F32, k, NULL }, vv32 = { ATTN_F32, v, NULL };
-        /* fp32 keys and values go to naive, f16 ones to blocked */
+        /* fp32 keys and values go to einsum-nqhd, f16 ones to blocked */
         snprintf(text, sizeof text,
                  "attnbench-wisdom 2\nmachine %016llx %s\n"
-                 "record %016llx sdpa 4 8 none 1 f32 naive - 10 20 0.01 measure now\n"
+                 "record %016llx sdpa 4 8 none 1 f32 einsum-nqhd - 10 20 0.01 measure now\n"
                  "record %016llx sdpa 4 8 none 1 f16 blocked bq=7 10 20 0.01 measure now\n",
                  (unsigned long long)me, key, (unsigned long long)me, (unsigned long long)me);
         CHECK(write_file(path, text) == 0, "write %s", path);
         CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
         const struct { const attn_kv_view *k, *v; const char *want, *src; } call[] = {
             { &kv16, &vv16, "blocked", "wisdom" },
-            { &kv32, &vv32, "naive", "wisdom" },
+            { &kv32, &vv32, "einsum-nqhd", "wisdom" },
             { &kv16, &vv32, NULL, "features" },   /* f16 keys, fp32 values: never tuned */
         };
         for (int c = 0; c < 3; c++) {
@@ -152,6 +152,19 @@ static void test_auto_context(const char *key, uint64_t me)
     used = attn_ctx_last_choice(ctx, &src);
     CHECK(used && strcmp(src, "features") == 0 && strstr(attn_ctx_wisdom_status(ctx), "ignored"),
           "ran %s (%s); wisdom: %s", used, src, attn_ctx_wisdom_status(ctx));
+    attn_ctx_destroy(ctx);
+
+    t_case("wisdom: a record naming naive (the oracle, never a choice) is not used");
+    snprintf(text, sizeof text,
+             "attnbench-wisdom 1\nmachine %016llx %s\n"
+             "record %016llx sdpa 4 8 none 1 naive - 10 20 0.01 measure now\n",
+             (unsigned long long)me, key, (unsigned long long)me);
+    CHECK(write_file(path, text) == 0, "write %s", path);
+    CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
+    CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
+    attn_ctx_last_choice(ctx, &src);
+    CHECK(strcmp(src, "features") == 0 && strstr(attn_ctx_wisdom_status(ctx), "unusable"),
+          "%s; wisdom: %s", src, attn_ctx_wisdom_status(ctx));
     attn_ctx_destroy(ctx);
 
     t_case("wisdom: a record whose parameter is out of range is not used");
@@ -341,7 +354,7 @@ void test_wisdom(void)
     const char *rec = "record %016llx sdpa 9 64 causal 2 avx512 bq=48 1 1 0.1 measure now\n";
     char good_rec[200];
     snprintf(good_rec, sizeof good_rec, rec, (unsigned long long)me);
-    struct { const char *what; char text[1200]; } bad[12];
+    struct { const char *what; char text[1200]; } bad[16];
     int nb = 0;
     snprintf(bad[nb].text, sizeof bad[0].text, "%s", ""); bad[nb++].what = "empty";
     snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 0\n"); bad[nb++].what = "schema";
@@ -359,6 +372,17 @@ void test_wisdom(void)
     snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%srecord %016llx sdpa 9 64 "
              "sideways 2 avx512 - 1 1 0.1 measure now\n", m, (unsigned long long)me);
     bad[nb++].what = "unknown mask";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%srecord %016llx sdpa 9 64 "
+             "causal 2 avx512 - inf 1 0.1 measure now\n", m, (unsigned long long)me);
+    bad[nb++].what = "an infinite time";
+    {   /* a key the record cannot hold: written back cut, it would fail its hash */
+        char long_key[400];
+        memset(long_key, 'x', 330);
+        long_key[330] = '\0';
+        snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\nmachine %016llx %s\n",
+                 (unsigned long long)attn_machine_hash(long_key), long_key);
+        bad[nb++].what = "a machine key of 330 characters";
+    }
     /* schema 2: the storage field, after the thread count */
     const char *rec2 = "record %016llx sdpa 9 64 causal 2 %s avx512 bq=48 1 1 0.1 measure now\n";
     static const char *const bad_kv[] = { "f8", "f16/f16", "f16/", "" };
