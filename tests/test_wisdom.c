@@ -14,6 +14,7 @@
 #include "check.h"
 #include "ops.h"
 #include "wisdom.h"
+#include "wisdom_store.h"
 
 static attn_wisdom_record sample(uint64_t machine, int len_log2, const char *kernel)
 {
@@ -257,6 +258,50 @@ static void test_auto_context(const char *key, uint64_t me)
         setenv("ATTN_KERNEL", forced, 1);
 }
 
+/* A quicker tune's record does not replace a more thorough one's in the
+ * file (ab_wisdom_merge): an estimate (nothing timed) over a measured
+ * record is kept out and said; a patient record replaces it. */
+static void test_merge_levels(uint64_t me, const char *key)
+{
+    t_case("wisdom: a merge keeps a measured record over an estimate, and takes a patient one");
+    char dir[] = "/tmp/attn-merge-XXXXXX", path[64], note[400], err[256];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/wisdom", dir);
+    attn_wisdom *add = calloc(1, sizeof *add), *back = calloc(1, sizeof *back);
+    if (!add || !back) {
+        CHECK(0, "out of memory");
+        free(add);
+        free(back);
+        return;
+    }
+    static const char *const levels[] = { "measure", "estimate", "patient" };
+    static const char *const kernels[] = { "blocked", "einsum-bhqd", "einsum-nqhd" };
+    static const char *const want[] = { "blocked", "blocked", "einsum-nqhd" };
+    for (int i = 0; i < 3; i++) {
+        memset(add, 0, sizeof *add);
+        attn_wisdom_record r = sample(me, 9, kernels[i]);
+        snprintf(r.level, sizeof r.level, "%s", levels[i]);
+        CHECK(attn_wisdom_put(add, &r, key) == 0, "put");
+        CHECK(ab_wisdom_merge(path, add, note, sizeof note, err, sizeof err) == 0, "merge: %s",
+              err);
+        CHECK(attn_wisdom_read(path, back, err, sizeof err) == 0 && back->n == 1
+                  && strcmp(back->rec[0].kernel, want[i]) == 0
+                  && (i != 1 || strstr(note, "1 record of a more thorough tune kept")),
+              "after the %s tune: %d records, %s (%s); note '%s'", levels[i], back->n,
+              back->n ? back->rec[0].kernel : "-", back->n ? back->rec[0].level : "-", note);
+    }
+    free(add);
+    free(back);
+    char lock[80];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(path);
+    unlink(lock);
+    rmdir(dir);
+}
+
 void test_wisdom(void)
 {
     attn_wisdom *w = calloc(1, sizeof *w), *back = calloc(1, sizeof *back);
@@ -481,6 +526,7 @@ void test_wisdom(void)
     CHECK(parse_text(old_file, back, err, sizeof err) == -1, "an encoder's decode bucket: "
           "accepted");
     test_auto_context(key, me);
+    test_merge_levels(me, key);
     free(w);
     free(back);
 }

@@ -16,6 +16,34 @@
 #include "atomic_file.h"
 #include "wisdom_store.h"
 
+/* How thorough a record's search was: patient > measure > estimate. */
+static int level_rank(const char *level)
+{
+    return strcmp(level, "patient") == 0 ? 2 : strcmp(level, "measure") == 0 ? 1
+         : strcmp(level, "estimate") == 0 ? 0 : -1;
+}
+
+/* The math of a record's kernel, an unknown kernel's taken as fp32 (as
+ * attn_wisdom_put's slots take it). */
+static int math_of(const char *kernel)
+{
+    int m = attn_kernel_math(kernel);
+    return m < 0 ? ATTN_F32 : m;
+}
+
+/* Whether w holds, in r's slot (machine, bucket, math of its kernel), a
+ * record of a more thorough search than r's. */
+static int more_thorough_held(const attn_wisdom *w, const attn_wisdom_record *r)
+{
+    for (int i = 0; i < w->n; i++) {
+        const attn_wisdom_record *h = &w->rec[i];
+        if (h->machine == r->machine && attn_bucket_equal(&h->bucket, &r->bucket)
+            && math_of(h->kernel) == math_of(r->kernel))
+            return level_rank(h->level) > level_rank(r->level);
+    }
+    return 0;
+}
+
 int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t note_len,
                     char *err, size_t len)
 {
@@ -63,15 +91,27 @@ int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t
                 memset(w, 0, sizeof *w);
             }
         }
+        /* A quicker search never replaces a more thorough one's record
+         * (`--level estimate` times nothing: it wrote over measured
+         * choices); a patient or measured record is replaced by its like. */
+        int kept = 0;
         for (int i = 0; i < add->n && rc == 0; i++) {
             const char *key = "";
             for (int m = 0; m < add->n_machines; m++)
                 if (add->machine_hash[m] == add->rec[i].machine)
                     key = add->machine_key[m];
-            if (attn_wisdom_put(w, &add->rec[i], key) != 0) {
+            if (more_thorough_held(w, &add->rec[i]))
+                kept++;
+            else if (attn_wisdom_put(w, &add->rec[i], key) != 0) {
                 snprintf(err, len, "the wisdom file is full");
                 rc = -1;
             }
+        }
+        if (kept && note_len) {
+            size_t used = strlen(note);
+            snprintf(note + used, note_len - used,
+                     "%s%d record%s of a more thorough tune kept (not replaced by this one's, "
+                     "of a quicker level)", used ? "; " : "", kept, kept == 1 ? "" : "s");
         }
         ab_atomic_file af;
         if (rc == 0 && (ab_atomic_open(&af, path, err, len) != 0 || attn_wisdom_write(af.f, w) != 0

@@ -16,9 +16,11 @@
 
 #include "internal.h"
 
-/* Merges add into the wisdom at path (its directory created if needed).
- * note: empty, or a line saying that a damaged file was set aside (under
- * <path>.damaged, or .damaged.N when that is taken). 0, or -1 with a reason
+/* Merges add into the wisdom at path (its directory created if needed);
+ * a record of add whose slot holds one of a more thorough level (patient >
+ * measure > estimate) is not merged. note: empty, or a line saying that a
+ * damaged file was set aside (under <path>.damaged, or .damaged.N when
+ * that is taken) and how many records were kept that way. 0, or -1 with a reason
  * in err (the file then unchanged): also when the file at path cannot be
  * read, is not a regular file or is a newer attnbench's, which are not
  * this attnbench's to set aside. */
