@@ -499,11 +499,20 @@ void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_op
     rec->machine = machine;
     ab_shape_bucket(s, o->threads, &rec->bucket);
     snprintf(rec->kernel, sizeof rec->kernel, "%s", r->best.kernel->name);
-    rec->n_params = r->best.kernel->n_params;
-    for (int i = 0; i < rec->n_params; i++) {
-        snprintf(rec->param_name[i], sizeof rec->param_name[i], "%s",
+    /* Only the parameters the tune moved from their defaults: one it kept
+     * at its default takes the default of the build that reads the record,
+     * so a later build's better default is not masked by old wisdom (a
+     * review: records pinned every parameter, the GEMM's on SDPA buckets
+     * and row_prefetch before its default changed, included). */
+    int defaults[ATTN_MAX_PARAMS];
+    defaults_of(r->best.kernel, defaults);
+    rec->n_params = 0;
+    for (int i = 0; i < r->best.kernel->n_params; i++) {
+        if (r->best.params[i] == defaults[i])
+            continue;
+        snprintf(rec->param_name[rec->n_params], sizeof rec->param_name[0], "%s",
                  r->best.kernel->params[i].name);
-        rec->param_value[i] = r->best.params[i];
+        rec->param_value[rec->n_params++] = r->best.params[i];
     }
     rec->time_ns = isfinite(r->best.median) ? r->best.median * 1e9 : 0.0;
     rec->default_time_ns = isfinite(r->base.median) ? r->base.median * 1e9 : 0.0;
