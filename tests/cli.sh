@@ -153,6 +153,14 @@ if [ -f "$LIBSO" ]; then
         --kernel blocked,naive --shape "$LIB_SHAPE" $LIB_FAST --json "$TMP/lib.json"
     unset ATTNBENCH_INJECT_SLOWDOWN   # dash keeps an assignment made before a function
     grep -q "Builds side by side" "$TMP/out" && ok || bad "run --lib: no builds section: $(cat "$TMP/out")"
+    # Build names of 31 bytes stay whole in the rows (cut to 20 + 11 bytes,
+    # two builds became one row and the slowdown hook found neither).
+    expect_rc 0 run --lib release_candidate_build_A_0001="$LIBSO" \
+        --lib release_candidate_build_B_0001="$LIBSO" --kernel blocked \
+        --shape 'op=sdpa,B=1,H=2,L=64,Dh=32' --threads 1 --repetitions 3 --min-time 0.001 --no-peaks
+    grep -q '^blocked@release_candidate_build_A_0001 ' "$TMP/out" \
+        && grep -q '^blocked@release_candidate_build_B_0001 ' "$TMP/out" && ok \
+        || bad "run --lib with long build names: $(cat "$TMP/out")"
     /usr/bin/python3 - "$TMP/lib.json" <<'PY' && ok || bad "run --lib: the builds' verdicts"
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -54,7 +54,7 @@ typedef struct ab_bench_opts {
 } ab_bench_opts;
 
 typedef struct ab_result {
-    char kernel[32];
+    char kernel[64];          /* the row's name, or "<row>@<build>" beside other builds */
     ab_shape shape;
     int threads;
     char run_name[256];       /* "<op>/<kernel>/<shape label>/threads:<n>" */

@@ -23,7 +23,7 @@ typedef struct ab_summary {
     ab_op op;
     char shape[160];          /* the benchmark name without the kernel: "<op>/<label>" */
     int threads;
-    char best[32], runner_up[32];
+    char best[64], runner_up[64];
     int n_kernels;            /* how many were compared */
     double ratio, ci_low, ci_high;   /* runner-up time / best time */
     int paired;               /* rounds the ratio was taken over; 0: unpaired */
