@@ -775,6 +775,29 @@ static void test_summary(void)
           sum[0].ratio, sum[0].ci_low, sum[0].ci_high, sum[0].paired);
     CHECK(strcmp(ab_summary_verdict(&sum[0]), "faster") == 0, "verdict");
 
+    t_case("summary: a bf16 row named best is said to be one (its math, in the JSON and the "
+           "answer)");
+    CHECK(sum[0].best_math == ATTN_F32, "avx512's math %d", (int)sum[0].best_math);
+    {
+        ab_result bf[2];
+        timed_result(&bf[0], "blocked", shape, 1, b, 9);
+        timed_result(&bf[1], "blocked-bf16", shape, 1, a, 9);
+        ab_summary one;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        const int got = ab_summarize(bf, 2, &one, 1);
+        if (mem && got == 1)
+            ab_report_answer(mem, &one, 1);
+        if (mem)
+            fclose(mem);
+        CHECK(got == 1 && strcmp(one.best, "blocked-bf16") == 0 && one.best_math == ATTN_BF16
+                  && text && strstr(text, "blocked-bf16 (bf16 products, not fp32-exact): 1.50x"),
+              "best %s (math %d): '%s'", got == 1 ? one.best : "-", (int)one.best_math,
+              text ? text : "");
+        free(text);
+    }
+
     t_case("summary: a 1%% alternating difference is a tie");
     CHECK(n == 2 && sum[1].threads == 2 && !sum[1].faster && sum[1].ci_low <= 1.0
           && sum[1].ci_high >= 1.0 && strcmp(ab_summary_verdict(&sum[1]), "tie") == 0,

@@ -108,6 +108,9 @@ static void rank(const ab_result *r, const int *idx, int m, ab_summary *s)
     const ab_result *b = &r[idx[best]], *x = &r[idx[second]];
     snprintf(s->best, sizeof s->best, "%s", b->kernel);
     snprintf(s->runner_up, sizeof s->runner_up, "%s", x->kernel);
+    char base[64];
+    snprintf(base, sizeof base, "%.*s", (int)ab_kernel_base_len(b->kernel), b->kernel);
+    s->best_math = attn_kernel_math(base) == ATTN_BF16 ? ATTN_BF16 : ATTN_F32;
     s->n_kernels = m;
     s->unstable = b->unstable || x->unstable;
     /* The ratio to the closest may still say, within its interval, that

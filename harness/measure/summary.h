@@ -29,6 +29,10 @@ typedef struct ab_summary {
     int paired;               /* rounds the ratio was taken over; 0: unpaired */
     int faster;               /* ci_low > 1: "faster", else "tie" */
     int unstable;             /* the best or the runner-up is flagged unstable */
+    /* The best's products: ATTN_BF16 for a bf16 row (contract 0.3 §9.3),
+     * which `auto` never runs; the answer says so rather than recommend
+     * reduced precision as if it were a faster fp32 kernel. */
+    attn_dtype best_math;
 } ab_summary;
 
 /* Fills out[0..max) from the n results (those without an error), one per

@@ -86,14 +86,19 @@ void ab_report_answer(FILE *out, const ab_summary *s, int n)
             "much slower the runner-up is, with its 95%% interval):\n");
     for (int i = 0; i < n; i++) {
         const ab_summary *x = &s[i];
+        /* A bf16 row is named as what it is: not the fp32-exact kernel a
+         * reader of "faster" would otherwise take it for. */
+        char best[96];
+        snprintf(best, sizeof best, "%s%s", x->best,
+                 x->best_math == ATTN_BF16 ? " (bf16 products, not fp32-exact)" : "");
         if (isnan(x->ci_low))
             fprintf(out, "  %-*s  %s or %s: too few repetitions to rank (%.3fx)", w, x->shape,
-                    x->best, x->runner_up, x->ratio);
+                    best, x->runner_up, x->ratio);
         else if (x->faster)
-            fprintf(out, "  %-*s  %s: %.2fx faster than %s [%.3f, %.3f]", w, x->shape, x->best,
+            fprintf(out, "  %-*s  %s: %.2fx faster than %s [%.3f, %.3f]", w, x->shape, best,
                     x->ratio, x->runner_up, x->ci_low, x->ci_high);
         else
-            fprintf(out, "  %-*s  %s or %s: a tie (%.3fx [%.3f, %.3f])", w, x->shape, x->best,
+            fprintf(out, "  %-*s  %s or %s: a tie (%.3fx [%.3f, %.3f])", w, x->shape, best,
                     x->runner_up, x->ratio, x->ci_low, x->ci_high);
         fprintf(out, "%s\n", x->unstable ? "; one of them UNSTABLE" : "");
     }
@@ -452,6 +457,7 @@ void ab_report_json(FILE *out, const ab_run_context *c, const ab_result *r, int 
         ab_json_string(&j, "shape", x->shape);
         ab_json_int(&j, "threads", x->threads);
         ab_json_string(&j, "best", x->best);
+        ab_json_string(&j, "best_math", attn_dtype_name(x->best_math));
         ab_json_string(&j, "runner_up", x->runner_up);
         ab_json_number(&j, "ratio", x->ratio);
         ab_json_number(&j, "ci_low", x->ci_low);
