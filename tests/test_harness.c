@@ -1003,6 +1003,18 @@ static void test_read_ceiling(void)
           "caches above half the pass: a ceiling given");
     CHECK(isnan(ab_result_pct_bandwidth(&r, s, 0)) && isnan(ab_result_read_bw_error(&r, 0)),
           "no cache size known: a ceiling given");
+    /* Memory-bound by its work: the step's FLOPs per byte (~0.5) under
+     * the machine's balance; an op with the FLOPs of a compute-bound layer
+     * on the same bytes is not held to the bandwidth. */
+    r.flops = ab_shape_flops(&r.shape);
+    r.peak_gflops = 100.0;   /* balance 4 FLOP a byte at 25 GB/s */
+    CHECK(!isnan(ab_result_pct_bandwidth(&r, s, quarter)), "a decoding step (%.2f FLOP/byte) "
+          "lost its ceiling", r.flops / r.bytes);
+    r.flops = 64.0 * r.bytes;
+    CHECK(isnan(ab_result_pct_bandwidth(&r, s, quarter)) && isnan(ab_result_read_bw_error(&r, quarter)),
+          "64 FLOP a byte against a balance of 4: held to the read bandwidth");
+    r.flops = 0.0;
+    r.peak_gflops = 0.0;
     r.read_gbs = 0.0;
     CHECK(isnan(ab_result_pct_bandwidth(&r, s, quarter)) && isnan(ab_result_read_bw_error(&r, quarter)),
           "no bandwidth measured: a ceiling given");
