@@ -37,7 +37,7 @@ static int same_candidate(const ab_candidate *a, const ab_candidate *b)
  * drift between rounds moves both alike; a comparison of the two medians
  * let equals through (a review's cost model: of 300 tunes of kernels that
  * all cost the same, with ±4% noise a round, 107 stored one that was not
- * the default; now none). A burst in one round widens the interval with
+ * the default; now 2). A burst in one round widens the interval with
  * the mean it moves, so it does not make a win. Fewer than 6 rounds (a
  * budget that ran out) are not enough to change the choice: b holds. */
 static int beats(const ab_candidate *a, const ab_candidate *b)

@@ -470,7 +470,7 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
  * is cut into as many pieces of whole 16-float vectors as give every
  * thread about four units (B·H·Lq rows of Dh 128 on 16 threads: 2 pieces
  * of 64; on 96: 8 of 16). Each piece finds its row's maximum and sum over
- * the splits itself (a few dozen floats; at most 8 pieces a row) and adds
+ * the splits itself (a few dozen floats; at most Dh/16 pieces a row) and adds
  * its columns in split order, so the output is the same bit for bit
  * however the row is cut. */
 static int SIMD_NAME(decode_merge_cols)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
