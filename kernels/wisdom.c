@@ -67,9 +67,17 @@ void attn_machine_key(char *buf, size_t len)
 {
     attn_machine_hardware_key(buf, len);
     size_t used = strnlen(buf, len);
-    if (used + 1 < len)
-        snprintf(buf + used, len - used, " version=%s flags=%s", ATTN_VERSION_STRING,
+    /* The compiler too: another one's code runs at other speeds, and its
+     * tuned choices are not this build's (a review: the key named only the
+     * version and the flags). Its spaces become '_': one field. */
+    if (used + 1 < len) {
+        snprintf(buf + used, len - used, " version=%s flags=%s cc=", ATTN_VERSION_STRING,
                  ATTN_BUILD_OPTFLAGS);
+        used = strnlen(buf, len);
+        for (const char *c = __VERSION__; *c && used + 1 < len; c++)
+            buf[used++] = *c == ' ' ? '_' : *c;
+        buf[used < len ? used : len - 1] = '\0';
+    }
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
