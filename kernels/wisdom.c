@@ -197,15 +197,24 @@ const attn_wisdom_record *attn_wisdom_find_other_math(const attn_wisdom *w,
     return NULL;
 }
 
+const attn_wisdom_record *attn_wisdom_find_slot(const attn_wisdom *w,
+                                                const attn_wisdom_record *r)
+{
+    for (int i = 0; i < w->n; i++)
+        if (same_slot(&w->rec[i], r))
+            return &w->rec[i];
+    return NULL;
+}
+
 int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *machine_key)
 {
     if (machine_key && register_machine(w, r->machine, machine_key) != 0)
         return -1;
-    for (int i = 0; i < w->n; i++)
-        if (same_slot(&w->rec[i], r)) {
-            w->rec[i] = *r;
-            return 0;
-        }
+    const attn_wisdom_record *held = attn_wisdom_find_slot(w, r);
+    if (held) {
+        w->rec[held - w->rec] = *r;
+        return 0;
+    }
     if (w->n == ATTN_WISDOM_MAX_RECORDS)
         return -1;
     w->rec[w->n++] = *r;

@@ -114,6 +114,9 @@ int attn_wisdom_write(FILE *f, const attn_wisdom *w);
  * one record per math: the fp32 one serves "auto", and "auto-bf16" takes
  * the faster of the two (a bf16 record exists only where a bf16 row won). */
 int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *machine_key);
+/* The record in r's slot (its machine, bucket and math of its kernel), or NULL. */
+const attn_wisdom_record *attn_wisdom_find_slot(const attn_wisdom *w,
+                                                const attn_wisdom_record *r);
 /* The record of r's machine and bucket whose kernel's math differs, or NULL. */
 const attn_wisdom_record *attn_wisdom_find_other_math(const attn_wisdom *w,
                                                       const attn_wisdom_record *r);

@@ -23,25 +23,12 @@ static int level_rank(const char *level)
          : strcmp(level, "estimate") == 0 ? 0 : -1;
 }
 
-/* The math of a record's kernel, an unknown kernel's taken as fp32 (as
- * attn_wisdom_put's slots take it). */
-static int math_of(const char *kernel)
-{
-    int m = attn_kernel_math(kernel);
-    return m < 0 ? ATTN_F32 : m;
-}
-
-/* Whether w holds, in r's slot (machine, bucket, math of its kernel), a
- * record of a more thorough search than r's. */
+/* Whether w holds, in r's slot, a record of a more thorough search than
+ * r's. */
 static int more_thorough_held(const attn_wisdom *w, const attn_wisdom_record *r)
 {
-    for (int i = 0; i < w->n; i++) {
-        const attn_wisdom_record *h = &w->rec[i];
-        if (h->machine == r->machine && attn_bucket_equal(&h->bucket, &r->bucket)
-            && math_of(h->kernel) == math_of(r->kernel))
-            return level_rank(h->level) > level_rank(r->level);
-    }
-    return 0;
+    const attn_wisdom_record *held = attn_wisdom_find_slot(w, r);
+    return held && level_rank(held->level) > level_rank(r->level);
 }
 
 int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t note_len,
