@@ -128,26 +128,6 @@ static void json_call(ab_json *j, const char *shape, const char *kernel, int n_t
     ab_json_end_object(j);
 }
 
-/* A --param setting the named kernel row has, in its range: 0, or -1 with
- * a reason (as run's --param checks). */
-static int check_setting(const attn_kernel *row, const ab_param_setting *ps, char *err,
-                         size_t len)
-{
-    for (int j = 0; j < row->n_params; j++) {
-        const attn_param *kp = &row->params[j];
-        if (strcmp(kp->name, ps->name) != 0)
-            continue;
-        if (ps->value >= kp->min && ps->value <= kp->max)
-            return 0;
-        snprintf(err, len, "--param %.31s=%d: %.40s takes %d..%d", kp->name, ps->value, row->name,
-                 kp->min, kp->max);
-        return -1;
-    }
-    snprintf(err, len, "--param %.31s: kernel %.40s has no such parameter (attnbench list)",
-             ps->name, row->name);
-    return -1;
-}
-
 int ab_cmd_explain(int argc, char **argv)
 {
     const char *shape_text = NULL, *kernel = NULL, *json_path = NULL, *params_text = NULL;
@@ -201,7 +181,7 @@ int ab_cmd_explain(int argc, char **argv)
                                                    err, sizeof err)
                                  : 0;
     for (int i = 0; row && i < n_settings; i++)   /* auto's kernel is checked when it is made */
-        if (check_setting(row, &settings[i], err, sizeof err) != 0)
+        if (ab_param_check(row, &settings[i], err, sizeof err) <= 0)
             n_settings = -1;
     if (n_settings < 0) {
         fprintf(stderr, "attnbench explain: %s\n", err);

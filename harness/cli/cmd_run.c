@@ -65,7 +65,7 @@ static double call_memory(const char *kernel, int threads, const ab_param_settin
     float *out = ab_alloc_floats(w->out_len, 0);
     double extra = NAN;
     if (out && attn_ctx_create(&ctx, kernel, threads) == ATTN_OK
-        && ab_params_apply(&ab_library_self, ctx, ps, n_ps, err, sizeof err) == 0) {
+        && ab_params_apply(&ab_library_self, ctx, ps, n_ps, 0, err, sizeof err) == 0) {
         for (size_t i = 0; i < w->out_len; i++)   /* the output's pages are the caller's */
             out[i] = 0.0f;
         /* Free heap pages go back to the OS first, so that reusing memory an
@@ -204,18 +204,12 @@ static int check_settings(const run_plan *p, char *err, size_t len)
 {
     for (int i = 0; i < p->n_settings; i++) {
         int known = 0;
-        for (int ki = 0; ki < p->nk; ki++)
-            for (int j = 0; j < p->kernels[ki]->n_params; j++) {
-                const attn_param *kp = &p->kernels[ki]->params[j];
-                if (strcmp(kp->name, p->settings[i].name) != 0)
-                    continue;
-                known = 1;
-                if (p->settings[i].value < kp->min || p->settings[i].value > kp->max) {
-                    snprintf(err, len, "--param %s=%d: %s takes %d..%d", kp->name,
-                             p->settings[i].value, p->kernels[ki]->name, kp->min, kp->max);
-                    return -1;
-                }
-            }
+        for (int ki = 0; ki < p->nk; ki++) {
+            int has = ab_param_check(p->kernels[ki], &p->settings[i], err, len);
+            if (has < 0)
+                return -1;
+            known |= has;
+        }
         if (!known) {
             snprintf(err, len, "--param %s: none of the kernels has it (attnbench list)",
                      p->settings[i].name);
@@ -515,7 +509,7 @@ static int open_member(const member_setup *m, attn_ctx **ctx, attn_packed_weight
         snprintf(err, len, "%s", attn_strerror(st));
         return -1;
     }
-    if (ab_params_apply(m->lib, *ctx, m->p->settings, m->p->n_settings, err, len) != 0) {
+    if (ab_params_apply(m->lib, *ctx, m->p->settings, m->p->n_settings, 0, err, len) != 0) {
         m->lib->ctx_destroy(*ctx);
         *ctx = NULL;
         return -1;

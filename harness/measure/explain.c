@@ -55,17 +55,8 @@ static int explain_calls(const ab_workload *w, const char *kernel, int n_threads
     if (topo)
         (void)ab_pin_to_core(topo, 0, terr, sizeof terr);
     /* Set before the weights are packed: a blocking parameter (kc) decides
-     * how they are cut. */
-    for (int i = 0; st == ATTN_OK && i < n_ps; i++) {
-        int unused;
-        if (attn_ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK) {
-            snprintf(err, err_len, "--param %s: kernel %s has no such parameter (attnbench list)",
-                     ps[i].name, attn_ctx_kernel(ctx));
-            attn_ctx_destroy(ctx);
-            return -1;
-        }
-    }
-    if (st == ATTN_OK && ab_params_apply(&ab_library_self, ctx, ps, n_ps, err, err_len) != 0) {
+     * how they are cut. Each must be the kernel's (strict). */
+    if (st == ATTN_OK && ab_params_apply(&ab_library_self, ctx, ps, n_ps, 1, err, err_len) != 0) {
         attn_ctx_destroy(ctx);
         return -1;
     }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel.h"
 #include "library.h"
 #include "ops.h"
 
@@ -114,13 +115,35 @@ int ab_params_parse(const char *text, ab_param_setting *out, int max, char *err,
     return n;
 }
 
+int ab_param_check(const attn_kernel *k, const ab_param_setting *ps, char *err, size_t len)
+{
+    for (int j = 0; j < k->n_params; j++) {
+        const attn_param *kp = &k->params[j];
+        if (strcmp(kp->name, ps->name) != 0)
+            continue;
+        if (ps->value >= kp->min && ps->value <= kp->max)
+            return 1;
+        snprintf(err, len, "--param %.31s=%d: %.40s takes %d..%d", kp->name, ps->value, k->name,
+                 kp->min, kp->max);
+        return -1;
+    }
+    snprintf(err, len, "--param %.31s: kernel %.40s has no such parameter (attnbench list)",
+             ps->name, k->name);
+    return 0;
+}
+
 int ab_params_apply(const ab_library *lib, attn_ctx *ctx, const ab_param_setting *ps, int n,
-                    char *err, size_t len)
+                    int strict, char *err, size_t len)
 {
     for (int i = 0; i < n; i++) {
         int unused;
-        if (lib->ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK)
-            continue;                   /* another kernel's parameter */
+        if (lib->ctx_get_param(ctx, ps[i].name, &unused) != ATTN_OK) {
+            if (!strict)
+                continue;                   /* another kernel's parameter */
+            snprintf(err, len, "--param %.31s: kernel %.40s has no such parameter (attnbench list)",
+                     ps[i].name, lib->ctx_kernel(ctx));
+            return -1;
+        }
         if (lib->ctx_set_param(ctx, ps[i].name, ps[i].value) != ATTN_OK) {
             snprintf(err, len, "--param %.31s=%d: out of range for %.40s", ps[i].name, ps[i].value,
                      lib->ctx_kernel(ctx));

@@ -62,10 +62,18 @@ typedef struct ab_param_setting {
  * name belongs to a kernel is the caller's to check. */
 int ab_params_parse(const char *text, ab_param_setting *out, int max, char *err, size_t len);
 
-/* Sets on ctx, through lib, every setting its kernel has (another kernel's
- * parameter is skipped: one --param list serves several kernels); 0, or -1
- * with a reason (a value out of the parameter's range). */
+/* Whether kernel row k (kernel.h's attn_kernel) has the setting's
+ * parameter: 1, in its range; 0, no such parameter, or -1, out of its
+ * range, each with the reason in err. */
+struct attn_kernel;
+int ab_param_check(const struct attn_kernel *k, const ab_param_setting *ps, char *err,
+                   size_t len);
+
+/* Sets on ctx, through lib, every setting its kernel has; one it lacks is
+ * skipped (one --param list serves several kernels), or with strict an
+ * error. 0, or -1 with a reason (also a value out of the parameter's
+ * range). */
 int ab_params_apply(const ab_library *lib, attn_ctx *ctx, const ab_param_setting *ps, int n,
-                    char *err, size_t len);
+                    int strict, char *err, size_t len);
 
 #endif /* AB_LIBRARY_H */
