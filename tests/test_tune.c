@@ -33,6 +33,8 @@ typedef struct model {
     int switch_at[MAX_KERNELS][ATTN_MAX_PARAMS];
     double on_cost[MAX_KERNELS][ATTN_MAX_PARAMS];
     double noise;                            /* relative amplitude of uniform noise */
+    int flat;                                /* 1: a kernel costs its best_cost whatever its
+                                                parameters (nothing else moves the time) */
     uint64_t rng;
     const attn_kernel *reject;               /* its candidates fail the check */
     double clock;                            /* virtual seconds: each time call adds one */
@@ -52,6 +54,8 @@ static double cost(const model *m, const ab_candidate *c)
 {
     int ki = index_of(c->kernel);
     double t = m->best_cost[ki];
+    if (m->flat)
+        return t;
     for (int p = 0; p < c->kernel->n_params; p++) {
         const attn_param *par = &c->kernel->params[p];
         if (par->threshold) {
@@ -94,25 +98,6 @@ static int model_time(void *arg, ab_candidate *c, int n, const ab_shape *s,
         c[i].n_times = o->rounds < 64 ? o->rounds : 64;
         for (int r = 0; r < c[i].n_times; r++)
             c[i].times[r] = cost(m, &c[i]) * (1.0 + m->noise * (2.0 * uniform(&m->rng) - 1.0));
-        ab_stats st;
-        c[i].median = ab_stats_compute(c[i].times, c[i].n_times, &st) == 0 ? st.median : INFINITY;
-    }
-    return 0;
-}
-
-/* model_time where a candidate costs its kernel's best_cost whatever its
- * parameters: nothing but the kernel (and the noise) moves the time. */
-static int flat_time(void *arg, ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o)
-{
-    (void)s;
-    model *m = arg;
-    m->time_calls++;
-    m->clock += 1.0;
-    for (int i = 0; i < n; i++) {
-        c[i].n_times = o->rounds < 64 ? o->rounds : 64;
-        for (int r = 0; r < c[i].n_times; r++)
-            c[i].times[r] = m->best_cost[index_of(c[i].kernel)]
-                          * (1.0 + m->noise * (2.0 * uniform(&m->rng) - 1.0));
         ab_stats st;
         c[i].median = ab_stats_compute(c[i].times, c[i].n_times, &st) == 0 ? st.median : INFINITY;
     }
@@ -505,15 +490,6 @@ static void test_verify_record(void)
           "a parameter out of range trusted (%s)", why);
 }
 
-/* A measure-level tune of s on m, timed by flat_time. */
-static int flat_run(model *m, const ab_shape *s, ab_tune_result *r)
-{
-    ab_tune_probe probe = { model_check, flat_time, model_now, m };
-    ab_tune_opts o = { .level = AB_TUNE_MEASURE, .threads = 1, .rounds = 7, .min_time = 0.001,
-                       .probe = &probe };
-    return ab_tune_shape(s, &o, r);
-}
-
 /* The record a tune would store: the default kernel at its defaults. */
 static int same_as_default(const ab_tune_result *r, const attn_kernel *a)
 {
@@ -539,9 +515,10 @@ static void test_noise_is_not_a_win(const ab_shape *s, const attn_kernel *a)
         for (int i = 0; i < attn_kernel_count() && i < MAX_KERNELS; i++)
             m.best_cost[i] = 1.0;
         m.noise = 0.04;
+        m.flat = 1;
         m.rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(seed + 1);
         ab_tune_result r;
-        kept += flat_run(&m, s, &r) == 0 && same_as_default(&r, a);
+        kept += run(&m, s, AB_TUNE_MEASURE, 0, &r) == 0 && same_as_default(&r, a);
     }
     CHECK(kept >= 96, "the default kept in %d of 100 tunes", kept);
 
@@ -557,9 +534,10 @@ static void test_noise_is_not_a_win(const ab_shape *s, const attn_kernel *a)
         for (int i = 0; i < attn_kernel_count() && i < MAX_KERNELS; i++)
             m.best_cost[i] = attn_registry_get(i) == b ? 0.9 : 1.0;
         m.noise = 0.04;
+        m.flat = 1;
         m.rng = 0x2545f4914f6cdd1dULL * (uint64_t)(seed + 1);
         ab_tune_result r;
-        found += flat_run(&m, s, &r) == 0 && r.best.kernel == b;
+        found += run(&m, s, AB_TUNE_MEASURE, 0, &r) == 0 && r.best.kernel == b;
     }
     CHECK(found == 20, "found in %d of 20", found);
 }

@@ -155,31 +155,26 @@ static void test_auto_context(const char *key, uint64_t me)
           "ran %s (%s); wisdom: %s", used, src, attn_ctx_wisdom_status(ctx));
     attn_ctx_destroy(ctx);
 
-    t_case("wisdom: a record naming naive (the oracle, never a choice) is not used");
-    snprintf(text, sizeof text,
-             "attnbench-wisdom 1\nmachine %016llx %s\n"
-             "record %016llx sdpa 4 8 none 1 naive - 10 20 0.01 measure now\n",
-             (unsigned long long)me, key, (unsigned long long)me);
-    CHECK(write_file(path, text) == 0, "write %s", path);
-    CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
-    CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
-    attn_ctx_last_choice(ctx, &src);
-    CHECK(strcmp(src, "features") == 0 && strstr(attn_ctx_wisdom_status(ctx), "unusable"),
-          "%s; wisdom: %s", src, attn_ctx_wisdom_status(ctx));
-    attn_ctx_destroy(ctx);
-
-    t_case("wisdom: a record whose parameter is out of range is not used");
-    snprintf(text, sizeof text,
-             "attnbench-wisdom 1\nmachine %016llx %s\n"
-             "record %016llx sdpa 4 8 none 1 blocked bq=999999 10 20 0.01 measure now\n",
-             (unsigned long long)me, key, (unsigned long long)me);
-    CHECK(write_file(path, text) == 0, "write %s", path);
-    CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
-    CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
-    attn_ctx_last_choice(ctx, &src);
-    CHECK(strcmp(src, "features") == 0 && strstr(attn_ctx_wisdom_status(ctx), "unusable"),
-          "%s; wisdom: %s", src, attn_ctx_wisdom_status(ctx));
-    attn_ctx_destroy(ctx);
+    /* Records the library must not use: naive (the oracle, never a choice)
+     * and a parameter out of range. */
+    static const struct { const char *what, *record; } unusable[] = {
+        { "naming naive (the oracle, never a choice)", "naive -" },
+        { "whose parameter is out of range", "blocked bq=999999" },
+    };
+    for (size_t u = 0; u < sizeof unusable / sizeof *unusable; u++) {
+        t_case("wisdom: a record %s is not used", unusable[u].what);
+        snprintf(text, sizeof text,
+                 "attnbench-wisdom 1\nmachine %016llx %s\n"
+                 "record %016llx sdpa 4 8 none 1 %s 10 20 0.01 measure now\n",
+                 (unsigned long long)me, key, (unsigned long long)me, unusable[u].record);
+        CHECK(write_file(path, text) == 0, "write %s", path);
+        CHECK_STATUS(attn_ctx_create(&ctx, "auto", 1), ATTN_OK);
+        CHECK_STATUS(attn_sdpa(ctx, &sh, q, k, v, NULL, o), ATTN_OK);
+        attn_ctx_last_choice(ctx, &src);
+        CHECK(strcmp(src, "features") == 0 && strstr(attn_ctx_wisdom_status(ctx), "unusable"),
+              "%s; wisdom: %s", src, attn_ctx_wisdom_status(ctx));
+        attn_ctx_destroy(ctx);
+    }
 
     t_case("wisdom: a bucket tuned in both maths: \"auto\" runs its fp32 record, "
            "\"auto-bf16\" the faster of the two");
