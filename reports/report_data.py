@@ -57,7 +57,7 @@ ENTRY_FIELDS = {
     # Newer attnbench: the bandwidth and peak beside each time, and how well
     # the median is known (aggregates).
     "GBps", "pct_read_bw", "read_bw_error", "peak_gflops", "peak_error",
-    "median_ci_low", "median_ci_high", "median_precision",
+    "median_ci_low", "median_ci_high", "median_precision", "median_ci_rho",
     # op=generate (attnbench and the anchors): the call's rate per new token;
     # op=bert: per sequence (B per call).
     "tokens_per_second", "ms_per_token", "sequences_per_second", "ms_per_sequence",

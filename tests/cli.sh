@@ -41,6 +41,15 @@ two, one = med(sys.argv[1]), med(sys.argv[2])
 assert two["median_ci_low"] is None and two["median_precision"] is None, two
 assert one["repetitions"] >= 6 and one["median_precision"] is not None, one
 PY
+# The UNSTABLE note says what stopped the rows: the repetition cap, or the
+# time cap (a precision no timing reaches makes every row unstable).
+NEVER="--kernel naive --threads 1 --no-peaks --min-time 0.001 --shape B=1,H=2,L=16,Dh=8 --precision 1e-6 --unstable-above 1e-6"
+expect_rc 0 run $NEVER --max-repetitions 7
+grep -q "UNSTABLE: .* when they stopped (1 at --max-repetitions 7;" "$TMP/out" && ok \
+    || bad "repetition cap: $(grep note "$TMP/out")"
+expect_rc 0 run $NEVER --max-time 0.01
+grep -q "UNSTABLE: .* when they stopped (1 after --max-time's 0.01 s of repetitions;" "$TMP/out" && ok \
+    || bad "time cap: $(grep note "$TMP/out")"
 # A kernel, thread count or shape given twice would be one benchmark name
 # timed twice (its results merged, "a tie" with itself): refused.
 expect_rc 2 run --kernel naive,naive $FAST

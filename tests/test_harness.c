@@ -31,6 +31,13 @@
 
 #define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol) * fmax(1.0, fabs((double)(b))))
 
+/* A standard normal draw (Box–Muller on the workload's generator). */
+static double normal_draw(uint64_t *seed)
+{
+    double u = ab_rng_uniform(seed), v = ab_rng_uniform(seed);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+}
+
 static void test_stats(void)
 {
     ab_stats s;
@@ -76,6 +83,50 @@ static void test_stats(void)
           hi);
     CHECK(ab_median_ci(ranks, 0, 0.95, &lo, &hi) == -1 && isnan(ab_median_precision(ranks, 0)),
           "n=0 accepted");
+
+    t_case("stats: correlated repetitions widen the median's interval to their effective count");
+    /* rho 1/3: 20 samples count as 20·(2/3)/(4/3) = 10, whose 95% ranks
+     * are 2 and 9 (above), at 2/11 of the way: rank floor(2·21/11) = 3 of
+     * the 20, so [3, 18]. rho 0 is the independent interval, exactly. */
+    CHECK(ab_median_ci_correlated(ranks, 20, 0.95, 1.0 / 3.0, &lo, &hi) == 0 && lo == 3 && hi == 18,
+          "n=20 rho 1/3 [%g, %g], expected [3, 18]", lo, hi);
+    CHECK(ab_median_ci_correlated(ranks, 20, 0.95, 0.0, &lo, &hi) == 0 && lo == 6 && hi == 15,
+          "n=20 rho 0 [%g, %g]", lo, hi);
+    CHECK(fabs(ab_median_precision_correlated(ranks, 20, 1.0 / 3.0) - 7.5 / 10.5) < 1e-12,
+          "n=20 rho 1/3 precision %g", ab_median_precision_correlated(ranks, 20, 1.0 / 3.0));
+    /* 12 samples at rho 0.5 count as 4: no 95% interval, as 4 independent. */
+    CHECK(ab_median_ci_correlated(ranks, 12, 0.95, 0.5, &lo, &hi) == -1
+          && isnan(ab_median_precision_correlated(ranks, 12, 0.5)), "12 samples at rho 0.5 claimed");
+    CHECK(ab_median_ci_correlated(ranks, 20, 0.95, 1.0, &lo, &hi) == -1
+          && ab_median_ci_correlated(ranks, 20, 0.95, -0.1, &lo, &hi) == -1, "rho outside [0, 1)");
+
+    t_case("stats: the pooled lag-1 correlation of repetitions");
+    ab_lag1 acc = { 0 };
+    CHECK(ab_lag1_rho(&acc) == 0.0, "no rows: %g", ab_lag1_rho(&acc));
+    const double saw[16] = { 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2 };
+    ab_lag1_add(&acc, saw, 16);
+    CHECK(acc.rows == 1 && acc.pairs == 15 && acc.sxy < 0.0 && ab_lag1_rho(&acc) == 0.0,
+          "alternating times: rho %g (held at 0)", ab_lag1_rho(&acc));
+    const double bad[3] = { 1, 0, 2 };
+    ab_lag1_add(&acc, bad, 3);
+    CHECK(acc.rows == 1, "a row with a zero time pooled");
+    /* AR(1) rows of log times (rho 0.4, and 0), 20 samples each, 100
+     * rows: the corrected estimate within 0.1 of the truth. */
+    for (int t = 0; t < 2; t++) {
+        const double truth = t == 0 ? 0.4 : 0.0;
+        uint64_t seed = 12345;
+        ab_lag1 pool = { 0 };
+        for (int row = 0; row < 100; row++) {
+            double times[20], e = 0.0;
+            for (int i = 0; i < 20; i++) {
+                e = truth * e + sqrt(1.0 - truth * truth) * normal_draw(&seed);
+                times[i] = exp(0.03 * e);
+            }
+            ab_lag1_add(&pool, times, 20);
+        }
+        CHECK(fabs(ab_lag1_rho(&pool) - truth) < 0.1, "rho %g estimated as %g", truth,
+              ab_lag1_rho(&pool));
+    }
 }
 
 static void test_flops(void)
@@ -632,7 +683,7 @@ static void timed_result(ab_result *r, const char *k, const char *shape, int thr
         r->timed += t[i];
     }
     ab_bench_opts o = { .precision = 0.02, .unstable_above = 0.05 };
-    ab_bench_finish(r, &o);
+    ab_bench_finish(r, &o, 0.0);
 }
 
 static void test_bench_rounds(void)
@@ -644,16 +695,16 @@ static void test_bench_rounds(void)
                         .max_time = 10.0 };
     ab_result r;
     timed_result(&r, "naive", "B=1,H=1,L=4,Dh=4", 1, flat, 4);
-    CHECK(!ab_bench_done(&r, &o), "done below the minimum repetitions");
+    CHECK(!ab_bench_done(&r, &o, 0.0), "done below the minimum repetitions");
     /* 5 samples have no 95% interval of the median, however equal: [min,
      * max] covers it 93.75% of the time. 6 do. */
     timed_result(&r, "naive", "B=1,H=1,L=4,Dh=4", 1, flat, 5);
-    CHECK(!ab_bench_done(&r, &o) && isnan(r.precision) && r.unstable,
+    CHECK(!ab_bench_done(&r, &o, 0.0) && isnan(r.precision) && r.unstable,
           "5 equal samples: done, or a precision claimed (%g)", r.precision);
     timed_result(&r, "naive", "B=1,H=1,L=4,Dh=4", 1, flat, 6);
-    CHECK(ab_bench_done(&r, &o) && !r.unstable, "6 equal samples not done");
+    CHECK(ab_bench_done(&r, &o, 0.0) && !r.unstable, "6 equal samples not done");
     timed_result(&r, "naive", "B=1,H=1,L=4,Dh=4", 1, noisy, 8);
-    CHECK(!ab_bench_done(&r, &o), "+-20%% spread meets a 2%% precision");
+    CHECK(!ab_bench_done(&r, &o, 0.0), "+-20%% spread meets a 2%% precision");
     CHECK(r.unstable, "a median known to +-%.0f%% is not unstable", 100 * r.precision);
     /* ±3% (worse than the ±2% aimed at, better than the ±5% flag): stable. */
     const double fair[8] = { 1.0, 1.03, 0.97, 1.02, 0.98, 1.01, 0.99, 1.0 };
@@ -662,14 +713,67 @@ static void test_bench_rounds(void)
           100 * r.precision, r.unstable);
     timed_result(&r, "naive", "B=1,H=1,L=4,Dh=4", 1, noisy, 8);
     o.max_time = 8.0;   /* the 8 samples took 8 s */
-    CHECK(ab_bench_done(&r, &o), "the time cap does not stop it");
+    CHECK(ab_bench_done(&r, &o, 0.0), "the time cap does not stop it");
     o.max_time = 0.0;
     o.max_repetitions = 8;
-    CHECK(ab_bench_done(&r, &o), "the repetition cap does not stop it");
+    CHECK(ab_bench_done(&r, &o, 0.0), "the repetition cap does not stop it");
     o.precision = 0.0;
     o.max_repetitions = 100;
     o.repetitions = 8;
-    CHECK(ab_bench_done(&r, &o), "precision 0: exactly the repetitions");
+    CHECK(ab_bench_done(&r, &o, 0.0), "precision 0: exactly the repetitions");
+
+    t_case("bench: intervals over drifting repetitions cover the median 95%% of the time");
+    /* The sampling rule (at least 7, stop at +-2%, at most 40) on rows of
+     * AR(1) log times, sigma 3%, whose true median is 1. At rho 0.4 (the
+     * drift seen on these VMs) the interval that counts every repetition
+     * as independent covered it 82% of the time in the review's
+     * simulation; allowing for the pooled correlation (each row's own
+     * samples with the rows before it, as a run pools its groups) keeps it
+     * at or above the 95% claimed. Independent rows keep their coverage and
+     * about their repetitions. */
+    double rule_reps[2] = { 0, 0 };
+    for (int c = 0; c < 4; c++) {
+        const double truth = c < 2 ? 0.4 : 0.0;
+        const int allow = c % 2;
+        ab_bench_opts rule = { .repetitions = 7, .max_repetitions = 40, .precision = 0.02,
+                               .unstable_above = 0.05 };
+        uint64_t seed = 777;
+        ab_lag1 run = { 0 };
+        int covered = 0, rows = 600, reps = 0;
+        for (int row = 0; row < rows; row++) {
+            ab_result *x = &r;
+            memset(x, 0, sizeof *x);
+            double e = normal_draw(&seed), rho = 0.0;
+            for (;;) {
+                x->real[x->reps++] = exp(0.03 * e);
+                e = truth * e + sqrt(1.0 - truth * truth) * normal_draw(&seed);
+                if (allow) {
+                    ab_lag1 acc = run;
+                    ab_lag1_add(&acc, x->real, x->reps);
+                    rho = ab_lag1_rho(&acc);
+                }
+                if (ab_bench_done(x, &rule, rho))
+                    break;
+            }
+            ab_bench_finish(x, &rule, rho);
+            ab_lag1_add(&run, x->real, x->reps);
+            covered += x->median_lo <= 1.0 && 1.0 <= x->median_hi;
+            reps += x->reps;
+        }
+        double coverage = (double)covered / rows, mean_reps = (double)reps / rows;
+        printf("    rho %.1f, %s: coverage %.3f, %.1f repetitions a row\n", truth,
+               allow ? "allowed for" : "ignored", coverage, mean_reps);
+        if (c == 0)
+            CHECK(coverage < 0.9, "the independent interval covered %.3f: the simulation "
+                  "no longer shows the defect", coverage);
+        else
+            CHECK(coverage >= 0.93, "rho %.1f %s: coverage %.3f", truth,
+                  allow ? "allowed for" : "ignored", coverage);
+        if (truth == 0.0)
+            rule_reps[allow] = mean_reps;
+    }
+    CHECK(rule_reps[1] <= 1.25 * rule_reps[0], "independent rows took %.1f repetitions, %.1f "
+          "before", rule_reps[1], rule_reps[0]);
 
     t_case("bench: members timed side by side, every round in a new shuffled order");
     ab_shape s;

@@ -765,7 +765,7 @@ for k in ("read_gbs", "peak_error", "machine_noise", "peaks_load_avg", "precisio
 above = set()
 for e in d["benchmarks"]:
     for k in ("GBps", "pct_read_bw", "read_bw_error", "peak_gflops", "peak_error",
-              "median_ci_low", "median_ci_high", "median_precision"):
+              "median_ci_low", "median_ci_high", "median_precision", "median_ci_rho"):
         e.pop(k, None)
     if "mask=causal" in e.get("shape", "") and e.get("aggregate_name") not in ("stddev", "cv"):
         for k in ("flops", "GFLOPS", "pct_peak", "arith_intensity"):

@@ -58,30 +58,111 @@ static double binomial_half_cdf(int n, int k)
     return sum;
 }
 
-int ab_median_ci(const double *x, int n, double conf, double *lo, double *hi)
+double ab_effective_count(int n, double rho)
+{
+    return rho > 0.0 ? (double)n * (1.0 - rho) / (1.0 + rho) : (double)n;
+}
+
+/* The rank k (from 1) of the lower end of the median's interval over n
+ * sorted samples worth m independent ones: the largest k whose coverage
+ * over m reaches conf (the interval [x_(k), x_(m+1-k)] misses the median
+ * with probability 2·P(Bin < k) = 2·P(Bin <= k - 1)), at the same quantile
+ * of the n: k/(m + 1) of the way, rounded outwards. 1 (the whole range)
+ * when m is below AB_MEDIAN_CI_MIN. */
+static int median_ci_rank(int n, int m, double conf)
+{
+    int k = 1;
+    while (k + 1 <= (m + 1) / 2 && 2.0 * binomial_half_cdf(m, k) <= 1.0 - conf)
+        k++;
+    if (m >= n)
+        return k;
+    if (m < AB_MEDIAN_CI_MIN)
+        return 1;
+    int at = (int)floor((double)k * (double)(n + 1) / (double)(m + 1));
+    return at < 1 ? 1 : at;
+}
+
+int ab_median_ci_correlated(const double *x, int n, double conf, double rho, double *lo,
+                            double *hi)
 {
     double sorted[MAX_SAMPLES];
-    if (n < 1 || n > MAX_SAMPLES || !(conf > 0.0 && conf < 1.0))
+    if (n < 1 || n > MAX_SAMPLES || !(conf > 0.0 && conf < 1.0) || !(rho >= 0.0 && rho < 1.0))
+        return -1;
+    int m = (int)floor(ab_effective_count(n, rho));
+    if (rho > 0.0 && m < AB_MEDIAN_CI_MIN)
         return -1;
     memcpy(sorted, x, sizeof(double) * (size_t)n);
     qsort(sorted, (size_t)n, sizeof(double), ab_cmp_double);
-    /* k counts from 1: the interval [x_(k), x_(n+1-k)] misses the median
-     * with probability 2·P(Bin < k) = 2·P(Bin <= k - 1). */
-    int k = 1;
-    while (k + 1 <= (n + 1) / 2 && 2.0 * binomial_half_cdf(n, k) <= 1.0 - conf)
-        k++;
+    int k = median_ci_rank(n, m, conf);
     *lo = sorted[k - 1];
     *hi = sorted[n - k];
     return 0;
 }
 
-double ab_median_precision(const double *x, int n)
+int ab_median_ci(const double *x, int n, double conf, double *lo, double *hi)
+{
+    return ab_median_ci_correlated(x, n, conf, 0.0, lo, hi);
+}
+
+double ab_median_precision_correlated(const double *x, int n, double rho)
 {
     ab_stats st;
     double lo, hi;
-    if (ab_stats_compute(x, n, &st) != 0 || ab_median_ci(x, n, 0.95, &lo, &hi) != 0
+    if (ab_stats_compute(x, n, &st) != 0 || ab_median_ci_correlated(x, n, 0.95, rho, &lo, &hi) != 0
         || !(st.median > 0.0))
         return NAN;
     double below = st.median - lo, above = hi - st.median;
     return (below > above ? below : above) / st.median;
+}
+
+double ab_median_precision(const double *x, int n)
+{
+    return ab_median_precision_correlated(x, n, 0.0);
+}
+
+void ab_lag1_add(ab_lag1 *acc, const double *x, int n)
+{
+    double d[MAX_SAMPLES], mean = 0.0;
+    if (n < 2 || n > MAX_SAMPLES)
+        return;
+    for (int i = 0; i < n; i++) {
+        if (!(x[i] > 0.0))
+            return;
+        d[i] = log(x[i]);
+        mean += d[i];
+    }
+    mean /= n;
+    for (int i = 0; i < n; i++) {
+        d[i] -= mean;
+        acc->sxx += d[i] * d[i];
+        if (i > 0)
+            acc->sxy += d[i - 1] * d[i];
+    }
+    acc->rows++;
+    acc->pairs += n - 1;
+}
+
+void ab_lag1_merge(ab_lag1 *acc, const ab_lag1 *from)
+{
+    acc->sxy += from->sxy;
+    acc->sxx += from->sxx;
+    acc->rows += from->rows;
+    acc->pairs += from->pairs;
+}
+
+double ab_lag1_rho(const ab_lag1 *acc)
+{
+    if (acc->pairs < 1 || !(acc->sxx > 0.0))
+        return 0.0;
+    /* Marriott and Pope's first-order bias of a lag-1 estimate over n
+     * samples with their mean removed, E[r] ≈ rho − (1 + 4·rho)/n, solved
+     * for rho at the rows' mean length. It overshoots for short rows (7
+     * samples: 0.30 for a true 0.2 in a simulation, 0.58 for 0.4), on the
+     * side of a wider interval. */
+    double per_row = (double)(acc->pairs + acc->rows) / (double)acc->rows;
+    if (per_row <= 5.0)
+        return 0.0;
+    double rho = (acc->sxy / acc->sxx + 1.0 / per_row) / (1.0 - 4.0 / per_row);
+    rho *= (double)acc->pairs / (double)(acc->pairs + AB_LAG1_PRIOR_PAIRS);
+    return rho < 0.0 ? 0.0 : rho > AB_LAG1_MAX ? AB_LAG1_MAX : rho;
 }

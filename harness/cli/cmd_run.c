@@ -196,6 +196,7 @@ typedef struct run_outcome {
     uint64_t seed;
     ab_peaks peaks;
     int have_peaks;
+    ab_lag1 drift;   /* the repetitions' lag-1 correlation, pooled over the run */
 } run_outcome;
 
 /* Checks every --param against the selected kernels: a name none has, or
@@ -568,6 +569,9 @@ static int execute(const run_plan *p, run_outcome *out)
     /* The order of every round is shuffled from this seed (recorded in the JSON). */
     out->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     uint64_t rng = out->seed;
+    /* The repetitions' drift is pooled over the run's groups (bench.h). */
+    ab_bench_opts timing = p->o;
+    timing.drift = &out->drift;
     int wisdom_warned = 0, n = 0;
     ab_progress progress;
     ab_progress_init(&progress, per_shape * ns);
@@ -645,7 +649,7 @@ static int execute(const run_plan *p, run_outcome *out)
             }
         }
         progress_arg pa = { &progress, first, members, nm };
-        if (nm > 0 && ab_bench_rounds(members, nm, &w, &p->o, &rng, show_progress, &pa) != 0) {
+        if (nm > 0 && ab_bench_rounds(members, nm, &w, &timing, &rng, show_progress, &pa) != 0) {
             fprintf(stderr, "attnbench run: out of memory\n");
             out->failed++;
         }
@@ -682,8 +686,13 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
     ab_report_table(stdout, results, n, &p->plan.topo);
     ab_summary *summary = calloc((size_t)(n > 0 ? n : 1), sizeof *summary);
     int n_summary = summary ? ab_summarize(results, n, summary, n) : 0;
-    ab_report_unstable(stdout, results, n, p->o.unstable_above, p->o.max_time, p->plan.machine.loadavg,
-                       peaks);
+    ab_report_unstable(stdout, results, n, &p->o, p->plan.machine.loadavg, peaks);
+    double rho = ab_lag1_rho(&out->drift);
+    if (rho > 0.0)
+        printf("note: the machine drifted: a repetition's time correlated with the next one's at "
+               "%.2f (lag 1, pooled over %d row%s), so each +- counts n repetitions as "
+               "n(1-rho)/(1+rho) = %.2gn independent ones\n", rho, out->drift.rows,
+               out->drift.rows == 1 ? "" : "s", ab_effective_count(1, rho));
     if (out->n_skipped)
         printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
                "(--kernel K) to time %s:\n%s\n", out->n_skipped, out->n_skipped == 1 ? "" : "s",

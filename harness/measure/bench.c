@@ -152,6 +152,7 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
     r->unstable = 0;
     r->extra_rss = NAN;
     r->median_lo = r->median_hi = r->precision = NAN;
+    r->rho = 0.0;
     r->flops = ab_shape_flops(&r->shape);
     r->bytes = ab_shape_bytes(&r->shape);
     ab_run_name(r->kernel, &r->shape, r->threads, r->run_name, sizeof r->run_name);
@@ -240,20 +241,25 @@ int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o,
 }
 
 /* The half-width of the median's 95% interval over the median, or NaN
- * below AB_MEDIAN_CI_MIN repetitions: the widest distribution-free
- * interval, [min, max], covers the median only 1 − 2^(1−n) of the time
- * (50% at 2, 93.75% at 5), so "95%" would be a false claim and one
- * repetition would read "+-0.0%" and stop. */
-static double result_precision(const ab_result *r)
+ * below AB_MEDIAN_CI_MIN repetitions (or effective repetitions, rho > 0):
+ * the widest distribution-free interval, [min, max], covers the median only
+ * 1 − 2^(1−n) of the time (50% at 2, 93.75% at 5), so "95%" would be a
+ * false claim and one repetition would read "+-0.0%" and stop. */
+static double result_precision(const ab_result *r, double rho)
 {
-    return r->reps >= AB_MEDIAN_CI_MIN ? ab_median_precision(r->real, r->reps) : NAN;
+    return r->reps >= AB_MEDIAN_CI_MIN ? ab_median_precision_correlated(r->real, r->reps, rho)
+                                       : NAN;
 }
 
-int ab_bench_done(const ab_result *r, const ab_bench_opts *o)
+int ab_bench_rep_cap(const ab_bench_opts *o)
 {
-    int cap = o->max_repetitions > 0 && o->max_repetitions < AB_MAX_REPS ? o->max_repetitions
-                                                                         : AB_MAX_REPS;
-    if (r->error[0] || r->reps >= cap)
+    return o->max_repetitions > 0 && o->max_repetitions < AB_MAX_REPS ? o->max_repetitions
+                                                                      : AB_MAX_REPS;
+}
+
+int ab_bench_done(const ab_result *r, const ab_bench_opts *o, double rho)
+{
+    if (r->error[0] || r->reps >= ab_bench_rep_cap(o))
         return 1;
     if (r->reps < o->repetitions)
         return 0;
@@ -261,22 +267,37 @@ int ab_bench_done(const ab_result *r, const ab_bench_opts *o)
         return 1;
     if (o->max_time > 0.0 && r->timed >= o->max_time)
         return 1;
-    return result_precision(r) <= o->precision;
+    return result_precision(r, rho) <= o->precision;
 }
 
-void ab_bench_finish(ab_result *r, const ab_bench_opts *o)
+void ab_bench_finish(ab_result *r, const ab_bench_opts *o, double rho)
 {
     if (r->reps < 1)
         return;
     ab_stats_compute(r->real, r->reps, &r->real_stats);
     ab_stats_compute(r->cpu, r->reps, &r->cpu_stats);
     r->median_lo = r->median_hi = NAN;
-    if (r->reps >= AB_MEDIAN_CI_MIN)
-        ab_median_ci(r->real, r->reps, 0.95, &r->median_lo, &r->median_hi);
-    r->precision = result_precision(r);
+    r->rho = rho;
+    if (r->reps >= AB_MEDIAN_CI_MIN
+        && ab_median_ci_correlated(r->real, r->reps, 0.95, rho, &r->median_lo, &r->median_hi) != 0)
+        r->median_lo = r->median_hi = NAN;
+    r->precision = result_precision(r, rho);
     /* Fixed repetitions (precision 0) promise nothing, so they cannot miss it. */
     r->unstable = o->precision > 0.0 && o->unstable_above > 0.0
                && !(r->precision <= o->unstable_above);
+}
+
+/* The correlation a group's intervals allow for: the run's earlier rows
+ * (o->drift) pooled with the group's repetitions so far. */
+static double group_rho(const ab_bench_member *m, int n, const ab_bench_opts *o, ab_lag1 *group)
+{
+    ab_lag1 acc = o->drift ? *o->drift : (ab_lag1){ 0 };
+    *group = (ab_lag1){ 0 };
+    for (int i = 0; i < n; i++)
+        if (!m[i].r->error[0])
+            ab_lag1_add(group, m[i].r->real, m[i].r->reps);
+    ab_lag1_merge(&acc, group);
+    return ab_lag1_rho(&acc);
 }
 
 /* Where a process's buffers land (their offsets within pages, which cache
@@ -344,6 +365,7 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
     ab_workload copy;
     int have_copy = 0;
     reference ref = { .buf = NULL };
+    ab_lag1 group;
     if (!order || (o->reference_bytes > 0 && reference_init(&ref, o->reference_bytes) != 0)) {
         free(order);
         return -1;
@@ -418,15 +440,21 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
                 progress(progress_arg, order[k], round);
         }
         ab_free(out);
+        double rho = group_rho(m, n, o, &group);
         for (int k = 0; k < live; k++)
-            if (ab_bench_done(m[order[k]].r, o))
+            if (ab_bench_done(m[order[k]].r, o, rho))
                 m[order[k]].live = 0;
     }
     if (have_copy)
         ab_workload_free(&copy);
+    /* Every row's final interval with the group's whole sample: a row that
+     * stopped early is re-checked against what the later rounds showed. */
+    double rho = group_rho(m, n, o, &group);
     for (int i = 0; i < n; i++)
         if (!m[i].r->error[0])
-            ab_bench_finish(m[i].r, o);
+            ab_bench_finish(m[i].r, o, rho);
+    if (o->drift)
+        ab_lag1_merge(o->drift, &group);
     free(order);
     ab_free(ref.buf);
     return 0;

@@ -51,6 +51,11 @@ typedef struct ab_bench_opts {
      * times — the "calibrated units" a row's time can be divided by
      * (docs/verdicts.md says what they did to the spread). */
     size_t reference_bytes;
+    /* The run's repetitions' lag-1 correlation (stats.h), pooled over the
+     * groups timed before this one; ab_bench_rounds adds each group's rows
+     * when it ends. A group's intervals assume the correlation of these
+     * rows and its own so far. NULL: its own only. */
+    ab_lag1 *drift;
 } ab_bench_opts;
 
 typedef struct ab_result {
@@ -71,7 +76,8 @@ typedef struct ab_result {
     double events[AB_MAX_EVENTS][AB_MAX_REPS];   /* per iteration; NaN if not counted */
     ab_stats real_stats, cpu_stats;
     double median_lo, median_hi;   /* the 95% confidence interval of the real-time median */
-    double precision;         /* its relative half-width (ab_median_precision) */
+    double precision;         /* its relative half-width (ab_median_precision_correlated) */
+    double rho;               /* the lag-1 correlation of repetitions that interval allowed for */
     double flops, bytes;      /* per iteration (ab_shape_flops / _bytes) */
     ab_isa isa;               /* of the kernel */
     double peak_gflops;       /* measured peak for isa and threads; 0 unknown */
@@ -106,11 +112,16 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
  * with round. 0, or -1 with r->error. */
 int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
                     float *out, int round);
+/* The most repetitions a benchmark takes under o (max_repetitions, held to
+ * AB_MAX_REPS). */
+int ab_bench_rep_cap(const ab_bench_opts *o);
 /* 1 when r has sampled enough: its precision reached (after the minimum
- * repetitions), or its time or repetition cap. */
-int ab_bench_done(const ab_result *r, const ab_bench_opts *o);
-/* Summarizes the repetitions: statistics, the median's interval, unstable. */
-void ab_bench_finish(ab_result *r, const ab_bench_opts *o);
+ * repetitions), or its time or repetition cap. rho: the lag-1 correlation
+ * of repetitions its interval allows for (ab_lag1_rho). */
+int ab_bench_done(const ab_result *r, const ab_bench_opts *o, double rho);
+/* Summarizes the repetitions: statistics, the median's interval (allowing
+ * for rho), unstable. */
+void ab_bench_finish(ab_result *r, const ab_bench_opts *o, double rho);
 
 /* One benchmark of a side-by-side group. */
 typedef struct ab_bench_member {

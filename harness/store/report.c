@@ -122,32 +122,46 @@ void ab_report_builds(FILE *out, const ab_build_pair *b, int n, double alpha)
     }
 }
 
-void ab_report_unstable(FILE *out, const ab_result *r, int n, double unstable_above, double max_time,
+void ab_report_unstable(FILE *out, const ab_result *r, int n, const ab_bench_opts *o,
                         const double *loadavg, const ab_peaks *peaks)
 {
-    int unstable = 0, timed = 0;
+    int unstable = 0, timed = 0, by_time = 0, by_count = 0;
     for (int i = 0; i < n; i++) {
         timed += !r[i].error[0];
-        unstable += !r[i].error[0] && r[i].unstable;
+        if (r[i].error[0] || !r[i].unstable)
+            continue;
+        unstable++;
+        if (o->max_time > 0.0 && r[i].timed >= o->max_time)
+            by_time++;
+        else if (r[i].reps >= ab_bench_rep_cap(o))
+            by_count++;
     }
     if (!unstable)
         return;
+    /* What stopped them: the time cap, the repetition cap, or neither — a
+     * row that met --precision and lost it when its interval was computed
+     * again with the drift its group showed later (bench.h). */
     fprintf(out, "note: %d of %d benchmarks UNSTABLE: their median is not known to +-%.3g%% "
-            "(95%%) after %.3g s of repetitions", unstable, timed, 100.0 * unstable_above, max_time);
+            "(95%%) when they stopped (", unstable, timed, 100.0 * o->unstable_above);
+    const char *sep = "";
+    if (by_time)
+        fprintf(out, "%d after --max-time's %.3g s of repetitions", by_time, o->max_time), sep = ", ";
+    if (by_count)
+        fprintf(out, "%s%d at --max-repetitions %d", sep, by_count, ab_bench_rep_cap(o)), sep = ", ";
+    if (unstable - by_time - by_count)
+        fprintf(out, "%s%d re-checked with the drift measured after they stopped", sep,
+                unstable - by_time - by_count);
     if (loadavg && loadavg[0] >= 0)
-        fprintf(out, " (load average %.2f at the start", loadavg[0]);
-    int noise = peaks && peaks->noise > 0;
-    if (noise)
-        fprintf(out, "%s 5 ms passes of an FMA loop varied by %.0f%%, of a read of the shared "
-                "cache by %.0f%%%s", loadavg && loadavg[0] >= 0 ? ";" : " (",
-                100.0 * peaks->noise, 100.0 * peaks->cache_noise,
+        fprintf(out, "; load average %.2f at the start", loadavg[0]);
+    if (peaks && peaks->noise > 0)
+        fprintf(out, "; 5 ms passes of an FMA loop varied by %.0f%%, of a read of the shared "
+                "cache by %.0f%%%s", 100.0 * peaks->noise, 100.0 * peaks->cache_noise,
                 peaks->noise > 0.05 || peaks->cache_noise > 0.05
                 ? ": the machine itself is busy" : "");
-    if ((loadavg && loadavg[0] >= 0) || noise)
-        fputc(')', out);
-    fprintf(out, ". To settle them: a longer --max-time, fewer threads (--threads 1 is the least "
+    fputc(')', out);
+    fprintf(out, ". To settle them: a longer --max-time%s, fewer threads (--threads 1 is the least "
             "disturbed on a shared machine), or a quieter machine. attnbench compare reports "
-            "them without judging them.\n");
+            "them without judging them.\n", by_count ? " and a higher --max-repetitions" : "");
 }
 
 /* ---- JSON ------------------------------------------------------------------------- */
@@ -429,6 +443,8 @@ static void json_result(ab_json *j, const ab_run_context *c, const ab_result *r,
         ab_json_number(j, "median_ci_low", r->median_lo * 1e9);
         ab_json_number(j, "median_ci_high", r->median_hi * 1e9);
         ab_json_number(j, "median_precision", r->precision);
+        /* The lag-1 correlation of repetitions that interval allowed for. */
+        ab_json_number(j, "median_ci_rho", r->rho);
         if (a == 1)
             json_reference(j, r);
         ab_json_string(j, "kernel", r->kernel);

@@ -55,10 +55,10 @@ void ab_report_table(FILE *out, const ab_result *r, int n, const ab_topology *to
 void ab_report_answer(FILE *out, const ab_summary *s, int n);
 /* run --lib: each kernel of another build against this build's, in words. */
 void ab_report_builds(FILE *out, const ab_build_pair *b, int n, double alpha);
-/* A note on the unstable rows, with what to do about them and how busy the
- * machine was (peak.h's noise and cache_noise; peaks may be NULL); nothing
- * when none is. */
-void ab_report_unstable(FILE *out, const ab_result *r, int n, double unstable_above, double max_time,
+/* A note on the unstable rows (under o's settings), with what stopped
+ * them, what to do about them and how busy the machine was (peak.h's
+ * noise and cache_noise; peaks may be NULL); nothing when none is. */
+void ab_report_unstable(FILE *out, const ab_result *r, int n, const ab_bench_opts *o,
                         const double *loadavg, const ab_peaks *peaks);
 void ab_report_json(FILE *out, const ab_run_context *c, const ab_result *r, int n);
 void ab_report_csv(FILE *out, const ab_run_context *c, const ab_result *r, int n);
