@@ -316,6 +316,17 @@ static void test_runner_up(const ab_shape *s, const attn_kernel *a, const attn_k
     CHECK(r.out_of_time && m.time_calls < full && r.best.kernel && isfinite(r.best.median),
           "out of time %d after %d of %d timing calls; best %s", r.out_of_time, m.time_calls,
           full, r.best.kernel ? r.best.kernel->name : "none");
+    /* A search the budget cut short is recorded a level below the one asked
+     * for: as "measure" it would replace a finished measure's record in a
+     * merge (a more thorough record is kept; an equal one replaced). */
+    ab_tune_record(&r, s, &o, 1, &rec);
+    CHECK(strcmp(rec.level, "estimate") == 0, "measure cut short recorded as %s", rec.level);
+    o.level = AB_TUNE_PATIENT;
+    ab_tune_record(&r, s, &o, 1, &rec);
+    CHECK(strcmp(rec.level, "measure") == 0, "patient cut short recorded as %s", rec.level);
+    r.out_of_time = 0;
+    ab_tune_record(&r, s, &o, 1, &rec);
+    CHECK(strcmp(rec.level, "patient") == 0, "a whole patient search recorded as %s", rec.level);
 }
 
 static void test_patient(const ab_shape *s, const attn_kernel *a)

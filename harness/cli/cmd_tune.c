@@ -198,8 +198,11 @@ static void print_row(const char *bucket, const attn_wisdom_record *rec, int out
         snprintf(dflt, sizeof dflt, "%.3g ms", rec->default_time_ns / 1e6);
     if (rec->time_ns > 0 && rec->default_time_ns > 0)
         snprintf(speedup, sizeof speedup, "%.2fx", rec->default_time_ns / rec->time_ns);
-    printf("%-36s %-8s %-44s %10s %10s %8s %.3g%s\n", bucket, rec->kernel, params, tuned, dflt,
-           speedup, rec->max_err, out_of_time ? "  (out of time: best so far)" : "");
+    printf("%-36s %-8s %-44s %10s %10s %8s %.3g", bucket, rec->kernel, params, tuned, dflt,
+           speedup, rec->max_err);
+    if (out_of_time)
+        printf("  (out of time: best so far, recorded as %s)", rec->level);
+    putchar('\n');
 }
 
 /* --evaluate: times the pick against an exhaustive search of its

@@ -517,7 +517,11 @@ void ab_tune_record(const ab_tune_result *r, const ab_shape *s, const ab_tune_op
     rec->time_ns = isfinite(r->best.median) ? r->best.median * 1e9 : 0.0;
     rec->default_time_ns = isfinite(r->base.median) ? r->base.median * 1e9 : 0.0;
     rec->max_err = r->best.max_err;
-    snprintf(rec->level, sizeof rec->level, "%s", levels[o->level]);
+    /* A search the budget cut short is a level less thorough than asked: as
+     * the level asked, it replaced a finished search's record of that level
+     * in the merge (attn_wisdom_find_slot keeps only a more thorough one). */
+    int level = r->out_of_time && o->level > AB_TUNE_ESTIMATE ? (int)o->level - 1 : (int)o->level;
+    snprintf(rec->level, sizeof rec->level, "%s", levels[level]);
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
