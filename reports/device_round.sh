@@ -12,8 +12,8 @@
 # a BERT-base layer in PyTorch alone at 1 and MAX_THREADS
 # (reports/pytorch_gemm.py, when a Python has torch; about 20 s),
 # reports/many_cores.sh at 1..MAX_THREADS (default: every core), one round
-# (about 3 minutes on 16 cores), `explain --measure` of the encoder layers
-# under each split of the products (--param split=0/1/2, about 20 s), and
+# (about 3 minutes on 16 cores), `attnbench tune` of the encoder layers at
+# MAX_THREADS (TUNE_BUDGET seconds, default 200), and
 # reports/decode_prefetch.sh at 1
 # thread, one round (about 2 minutes). Every step's output goes to
 # OUTDIR/<step>.log as well as to the terminal, its JSON under
@@ -54,14 +54,15 @@ python=/usr/bin/python3
 "$python" -c 'import torch' 2>/dev/null || python=python3
 "$python" -c 'import torch' 2>/dev/null && step pytorch_gemm "$python" reports/pytorch_gemm.py "1,$max"
 step many_cores sh reports/many_cores.sh bdev/attnbench "$out/many_cores" "$max" 1
-# The products' split, region by region at MAX_THREADS: auto, all columns,
-# all rows, twice in turn (about 20 s).
+# The tuner at MAX_THREADS on both encoder rows: whether parameters other
+# than the defaults (mc, kc, nc, the split; ½x and 2x each) beat them at
+# many threads, head to head (its table's tuned, default and speedup
+# columns; about 5 minutes at most). The split alone was measured by the
+# fourth lease: columns 1.3x slower, rows within auto's spread.
 E512='op=encoder,B=1,L=512,D=768,H=12,F=3072,norm=post,act=gelu,mask=none'
 E8='op=encoder,B=8,L=128,D=768,H=12,F=3072,norm=post,act=gelu,mask=none'
-step splits sh -c 'for r in 1 2; do for p in split=0 split=1 split=2; do
-    ./bdev/attnbench explain --kernel "$1" --threads "$2" --measure 9 --param $p --shape "$3;$4" \
-        | grep -E "^op=|measured|gemm|attention" || exit 1; done; done' splits \
-    "${ATTN_KERNEL:-avx512}" "$max" "$E512" "$E8"
+step tune_many ./bdev/attnbench tune --shape "$E8;$E512" --threads "$max" --budget "${TUNE_BUDGET:-200}" \
+    --wisdom "$out/wisdom"
 step decode_prefetch env SETTINGS="${SETTINGS:-prefetch=0 prefetch=16,row_prefetch=0 prefetch=16,row_prefetch=1 prefetch=32,row_prefetch=1 prefetch=64,row_prefetch=1}" \
     sh reports/decode_prefetch.sh bdev/attnbench "$out/decode_prefetch" 1 1
 cat "$out/summary.txt"
