@@ -68,8 +68,11 @@ static void test_anchors(void)
                     t_skip("explain: %s cannot run here", simd_rows[k]);
                 continue;
             }
-            static const int counts[] = { 16, 32, 64 };
-            for (size_t c = 0; c < 3; c++) {
+            /* 41 and 79: primes, where a product's tiles have no grid of
+             * that many threads (1.43 and 1.65 before a grid of fewer,
+             * the rest idle, was allowed) */
+            static const int counts[] = { 16, 32, 41, 64, 79 };
+            for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
                 const int n = counts[c];
                 t_case("explain [%s]: %s at %d threads: every region with >= %d units within 1.15",
                        row->name, anchors[a], n, n);
@@ -81,11 +84,21 @@ static void test_anchors(void)
                 for (int i = 0; rc == 0 && i < t.n; i++) {
                     const attn_region *r = &t.regions[i];
                     CHECK(r->n_threads == n, "%s: %d threads", r->name, r->n_threads);
-                    if (attn_region_units(r) < n)
+                    const long units = attn_region_units(r);
+                    if (units < n)
                         continue;
                     counted++;
-                    CHECK(attn_region_imbalance(r) <= 1.15, "%s: imbalance %.3f over %ld %s",
-                          r->name, attn_region_imbalance(r), attn_region_units(r), r->unit);
+                    /* A decoding step's runs of keys are 512 keys at any
+                     * count, so that its output does not depend on it:
+                     * they deal out as evenly as that many equal units
+                     * can (256 runs on 79 threads: 4 or 3, 1.23). */
+                    double bound = 1.15;
+                    if (strcmp(r->unit, "a key/value head's run of keys") == 0) {
+                        double whole = (double)((units + n - 1) / n) * n / (double)units;
+                        bound = whole > bound ? whole + 1e-9 : bound;
+                    }
+                    CHECK(attn_region_imbalance(r) <= bound, "%s: imbalance %.3f over %ld %s",
+                          r->name, attn_region_imbalance(r), units, r->unit);
                 }
                 CHECK(rc != 0 || counted > 0, "no region had %d units", n);
                 attn_trace_clear(&t);

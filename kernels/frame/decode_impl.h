@@ -467,20 +467,33 @@ static void SIMD_NAME(sdpa_decode_task)(const attn_sdpa_problem *p, const sdpa_d
  * head as the unit left threads idle or doubled up wherever the heads do
  * not divide among them (32 heads on 24 threads: 2 against 1.33,
  * imbalance 1.5; the 8 heads of a grouped step on 16: half idle). A row
- * is cut into as many pieces of whole 16-float vectors as give every
- * thread about four units (B·H·Lq rows of Dh 128 on 16 threads: 2 pieces
- * of 64; on 96: 8 of 16). Each piece finds its row's maximum and sum over
- * the splits itself (a few dozen floats; at most Dh/16 pieces a row) and adds
- * its columns in split order, so the output is the same bit for bit
- * however the row is cut. */
+ * is cut into pieces of whole 16-float vectors: the widest whose units
+ * (rows × pieces) deal out within 10% (B·H·Lq rows of Dh 128 on 16
+ * threads: whole rows; on 96: 3 pieces of 48), else the most balanced (a
+ * prime count: 32 rows on 41 threads, 4 pieces of 32 were 1.28, 8 of 16
+ * are 1.12). Each piece finds its row's maximum and sum over the splits
+ * itself (a few dozen floats; at most Dh/16 pieces a row) and adds its
+ * columns in split order, so the output is the same bit for bit however
+ * the row is cut. */
 static int SIMD_NAME(decode_merge_cols)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,
                                         int n_threads)
 {
     const long rows = (long)p->batch * attn_kv_heads(p) * d->rows;
-    const int vecs = (p->head_dim + 15) / 16;
-    long want = rows > 0 ? (4L * (n_threads > 0 ? n_threads : 1) + rows - 1) / rows : 1;
-    want = want < 1 ? 1 : want > vecs ? vecs : want;
-    return 16 * (int)((vecs + want - 1) / want);
+    const int vecs = (p->head_dim + 15) / 16, nt = n_threads > 0 ? n_threads : 1;
+    int best = vecs;
+    double best_im = 1e300;
+    /* q pieces a row of w vectors (the last may be shorter), weighed in
+     * vectors: the most units a thread gets, each counted as w wide. */
+    for (int q = 1; q <= vecs && rows > 0; q++) {
+        const int w = (vecs + q - 1) / q;
+        const long units = rows * ((vecs + w - 1) / w);
+        const double im = (double)((units + nt - 1) / nt) * w * nt / ((double)rows * vecs);
+        if (im < best_im - 1e-9)
+            best_im = im, best = w;
+        if (im <= 1.1)
+            break;
+    }
+    return 16 * best;
 }
 
 static long SIMD_NAME(decode_merge_units)(const attn_sdpa_problem *p, const sdpa_decode_plan *d,

@@ -233,33 +233,38 @@ size_t blk_gemm_scratch(const blk_arch *arch, size_t m, int n, int k, int n_thre
 typedef struct gemm_split {
     size_t tiles;                /* MR-row tiles of C */
     int panels;                  /* NR-column panels */
-    int ways_m, ways_n;
+    int ways_m, ways_n;          /* threads ways_m · ways_n and up have no tiles */
+    int threads;                 /* the team it was made for */
 } gemm_split;
 
-/* The largest share (in tiles) over the mean of a ways_m x ways_n split. */
-static double grid_imbalance(size_t tiles, int panels, int ways_m, int ways_n)
+/* The largest share (in tiles) of a ways_m x ways_n split over the mean of
+ * nt threads (nt ≥ ways_m · ways_n: the rest idle). */
+static double grid_imbalance(size_t tiles, int panels, int ways_m, int ways_n, int nt)
 {
     double most_rows = (double)((tiles + (size_t)ways_m - 1) / (size_t)ways_m);
     double most_cols = (double)((panels + ways_n - 1) / ways_n);
-    return most_rows * most_cols * ways_m * ways_n / ((double)tiles * (double)panels);
+    return most_rows * most_cols * nt / ((double)tiles * (double)panels);
 }
 
 /* The split param's: columns (1 x nt: every thread packs only its part of
  * B, the larger operand for these shapes, and the team shares packed A),
  * rows (nt x 1), or auto: the 1-D split of before (columns when there are
  * plenty of panels) while it is balanced within 10%; else, of every
- * factoring nt = ways_m · ways_n, the most balanced (BLIS's "ways" over
- * its loops): on a tie the 1-D split, then the fewest row groups. 512
- * rows in 12-row tiles (43) over 16 threads are 3 tiles for some and 2 for
- * others (1.12); 24 panels of 768 columns over 16 are 2 or 1 (1.33); 2 x 8
- * is 22 x 3 of 43 x 24 (1.02). A thread of a 2-D split packs its own rows
- * of A. */
+ * factoring ways_m · ways_n of nt — or of a count down to 7/8 of nt, the
+ * rest of the team idle — the most balanced over all nt (BLIS's "ways"
+ * over its loops): on a tie the most threads, the 1-D split, then the
+ * fewest row groups. 512 rows in 12-row tiles (43) over 16 threads are 3
+ * tiles for some and 2 for others (1.12); 24 panels of 768 columns over 16
+ * are 2 or 1 (1.33); 2 x 8 is 22 x 3 of 43 x 24 (1.02). A prime count has
+ * no grid: 86 x 48 tiles (512 x 768 in 6 x 16) on 41 threads were 41 x 1
+ * (1.43), and are 5 x 8 on 40 of them (1.07); on 79, 1 x 79 (1.65) became
+ * 7 x 11 on 77 (1.15). A thread of a 2-D split packs its own rows of A. */
 static gemm_split gemm_split_of(const blk_arch *arch, const int *params, const attn_gemm_problem *p,
                                 int nt)
 {
     nt = nt > 0 ? nt : 1;
     gemm_split sp = { (p->m + (size_t)arch->mr - 1) / (size_t)arch->mr,
-                      (p->n + arch->nr - 1) / arch->nr, 1, nt };
+                      (p->n + arch->nr - 1) / arch->nr, 1, nt, nt };
     int split = params[BLK_SPLIT];
     if (split == BLK_SPLIT_AUTO)
         split = sp.panels >= 2 * nt || sp.tiles < (size_t)nt ? BLK_SPLIT_COLUMNS : BLK_SPLIT_ROWS;
@@ -267,22 +272,27 @@ static gemm_split gemm_split_of(const blk_arch *arch, const int *params, const a
         sp.ways_m = nt, sp.ways_n = 1;
     if (params[BLK_SPLIT] != BLK_SPLIT_AUTO || sp.tiles == 0 || sp.panels == 0)
         return sp;
-    double best = grid_imbalance(sp.tiles, sp.panels, sp.ways_m, sp.ways_n);
+    double best = grid_imbalance(sp.tiles, sp.panels, sp.ways_m, sp.ways_n, nt);
     if (best <= 1.1)
         return sp;
-    for (int wm = 1; wm <= nt; wm++) {
-        if (nt % wm != 0)
-            continue;
-        double im = grid_imbalance(sp.tiles, sp.panels, wm, nt / wm);
-        if (im < best - 1e-9)
-            best = im, sp.ways_m = wm, sp.ways_n = nt / wm;
-    }
+    for (int used = nt; used >= nt - nt / 8; used--)
+        for (int wm = 1; wm <= used; wm++) {
+            if (used % wm != 0)
+                continue;
+            double im = grid_imbalance(sp.tiles, sp.panels, wm, used / wm, nt);
+            if (im < best - 1e-9)
+                best = im, sp.ways_m = wm, sp.ways_n = used / wm;
+        }
     return sp;
 }
 
 /* Thread t's row tiles [*t0, *t1) and column panels [*c0, *c1). */
 static void gemm_split_part(const gemm_split *sp, int t, long *t0, long *t1, long *c0, long *c1)
 {
+    if (t >= sp->ways_m * sp->ways_n) {   /* idle: a grid of fewer threads balanced better */
+        *t0 = *t1 = *c0 = *c1 = 0;
+        return;
+    }
     attn_split_static((long)sp->tiles, sp->ways_m, t / sp->ways_n, t0, t1);
     attn_split_static(sp->panels, sp->ways_n, t % sp->ways_n, c0, c1);
 }
@@ -371,11 +381,13 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         return;
     }
     const gemm_split sp = gemm_split_of(arch, ex->params, p, ex->n_threads);
+    const int idle = sp.threads - sp.ways_m * sp.ways_n;
     int traced = ln_in_traced(ex, &g);
     traced |= attn_trace_region(ex, gemm_split_share, &sp, "register tile of C",
                                    "gemm %zux%dx%d, %dx%d tiles of %dx%d, threads %d rows x %d "
-                                   "columns", p->m, p->n, p->k, (int)sp.tiles, sp.panels, MR, NR,
-                                   sp.ways_m, sp.ways_n);
+                                   "columns%s%.0d%s", p->m, p->n, p->k, (int)sp.tiles, sp.panels, MR,
+                                   NR, sp.ways_m, sp.ways_n, idle ? ", " : "", idle,
+                                   idle ? " idle" : "");
     if (traced | ln_traced(ex, &g))
         return;
     /* W packed once, when it was cut at this call's kc. */
@@ -393,8 +405,7 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         ln_in_phase(arch, &g, t, nt);
         float *pack = (float *)ex->scratch + (size_t)t * per_thread;
         /* A team smaller than asked (OMP_THREAD_LIMIT) splits for its size. */
-        const gemm_split mine = nt == sp.ways_m * sp.ways_n ? sp
-                                                            : gemm_split_of(arch, ex->params, p, nt);
+        const gemm_split mine = nt == sp.threads ? sp : gemm_split_of(arch, ex->params, p, nt);
         long t0, t1, c0, c1;
         gemm_split_part(&mine, t, &t0, &t1, &c0, &c1);
         size_t r0 = (size_t)t0 * (size_t)MR, r1 = (size_t)t1 * (size_t)MR;
