@@ -99,6 +99,33 @@ static void test_stats(void)
           && isnan(ab_median_precision_correlated(ranks, 12, 0.5)), "12 samples at rho 0.5 claimed");
     CHECK(ab_median_ci_correlated(ranks, 20, 0.95, 1.0, &lo, &hi) == -1
           && ab_median_ci_correlated(ranks, 20, 0.95, -0.1, &lo, &hi) == -1, "rho outside [0, 1)");
+    /* More correlation never narrows it (one effective count's quantile
+     * moves in steps: n 14 read [2, 13] at rho 0.166, [3, 12] at 0.167),
+     * and a correlation of 1e-9 costs no sample (n 6 lost its interval). */
+    int narrower = 0;
+    for (int n = 6; n <= 100 && !narrower; n++) {
+        double v[100];
+        for (int i = 0; i < n; i++)
+            v[i] = i + 1;
+        double prev_lo = 1e300, prev_hi = -1e300;   /* the first interval passes */
+        for (double rho = 0.0; rho < 0.9; rho += 0.001) {
+            if (ab_median_ci_correlated(v, n, 0.95, rho, &lo, &hi) != 0)
+                break;
+            if (lo > prev_lo || hi < prev_hi) {
+                narrower = 1;
+                CHECK(0, "n %d: rho %.3f gives [%g, %g], narrower than [%g, %g] before", n, rho,
+                      lo, hi, prev_lo, prev_hi);
+                break;
+            }
+            prev_lo = lo, prev_hi = hi;
+        }
+    }
+    double l0, h0;
+    CHECK(ab_median_ci_correlated(ranks, 6, 0.95, 1e-9, &lo, &hi) == 0
+          && ab_median_ci(ranks, 6, 0.95, &l0, &h0) == 0 && lo == l0 && hi == h0
+          && ab_median_ci_correlated(ranks, 9, 0.95, 1e-9, &lo, &hi) == 0
+          && ab_median_ci(ranks, 9, 0.95, &l0, &h0) == 0 && lo == l0 && hi == h0,
+          "rho 1e-9 changed the interval of 6 or 9 samples");
 
     t_case("stats: the pooled lag-1 correlation of repetitions");
     ab_lag1 acc = { 0 };
@@ -107,9 +134,41 @@ static void test_stats(void)
     ab_lag1_add(&acc, saw, 16);
     CHECK(acc.rows == 1 && acc.pairs == 15 && acc.sxy < 0.0 && ab_lag1_rho(&acc) == 0.0,
           "alternating times: rho %g (held at 0)", ab_lag1_rho(&acc));
-    const double bad[3] = { 1, 0, 2 };
-    ab_lag1_add(&acc, bad, 3);
+    const double bad[8] = { 1, 2, 1, 0, 2, 1, 2, 1 };
+    ab_lag1_add(&acc, bad, 8);
     CHECK(acc.rows == 1, "a row with a zero time pooled");
+    /* Rows too short for an interval stay out: rows of 3 once outweighed
+     * the long rows' drift (rows of 3 and 7, a true 0.4, read 0). */
+    const double rising[8] = { 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7 };
+    ab_lag1 drift = { 0 };
+    for (int i = 0; i < 10; i++)
+        ab_lag1_add(&drift, rising, 8);
+    const double drifted = ab_lag1_rho(&drift);
+    for (int i = 0; i < 15; i++)
+        ab_lag1_add(&drift, saw, 3);
+    CHECK(drifted > 0.3 && ab_lag1_rho(&drift) == drifted, "rows of 3 moved rho %g to %g",
+          drifted, ab_lag1_rho(&drift));
+    /* Drifting rows (AR(1), rho 0.4) aged by half before as many
+     * independent ones weigh less than unaged. */
+    ab_lag1 fresh = { 0 }, aged = { 0 };
+    uint64_t ar_seed = 99;
+    for (int pass = 0; pass < 2; pass++) {
+        const double truth = pass == 0 ? 0.4 : 0.0;
+        if (pass == 1)
+            ab_lag1_age(&aged, 0.5);
+        for (int row = 0; row < 10; row++) {
+            double times[20], e = 0.0;
+            for (int i = 0; i < 20; i++) {
+                e = truth * e + sqrt(1.0 - truth * truth) * normal_draw(&ar_seed);
+                times[i] = exp(0.03 * e);
+            }
+            ab_lag1_add(&fresh, times, 20);
+            ab_lag1_add(&aged, times, 20);
+        }
+    }
+    CHECK(aged.rows == 15.0 && aged.pairs == 285.0 && ab_lag1_rho(&aged) < ab_lag1_rho(&fresh),
+          "aged: %g rows, %g pairs, rho %g (unaged %g)", aged.rows, aged.pairs,
+          ab_lag1_rho(&aged), ab_lag1_rho(&fresh));
     /* AR(1) rows of log times (rho 0.4, and 0), 20 samples each, 100
      * rows: the corrected estimate within 0.1 of the truth. */
     for (int t = 0; t < 2; t++) {
@@ -839,6 +898,40 @@ static void test_bench_rounds(void)
               "round %d: references %g/%g s and %g/%g s", k, res[0].ref_compute[k],
               res[0].ref_read[k], res[1].ref_compute[k], res[1].ref_read[k]);
     CHECK(res[2].ref_compute[0] == 0.0, "a run without --reference recorded one");
+
+    t_case("bench: a group ends with every row's interval holding under its final drift, or "
+           "at a cap");
+    /* A run whose earlier groups drifted (rows rising step by step: rho
+     * held at 0.6, 24 repetitions for 6 effective ones): the rows sample on
+     * past the 7 asked, each interval allows for the pooled rho, and none
+     * stops short of its precision while under its caps. */
+    ab_lag1 run_drift = { 0 };
+    const double rising[12] = { 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0, 2.1 };
+    for (int i = 0; i < 20; i++)
+        ab_lag1_add(&run_drift, rising, 12);
+    ab_bench_opts adaptive = { .min_time = 1e-4, .repetitions = 7, .max_repetitions = 60,
+                               .precision = 0.05, .unstable_above = 0.1, .max_time = 5.0,
+                               .drift = &run_drift };
+    const double rows_before = run_drift.rows;
+    for (int i = 0; i < 3; i++) {
+        memset(&res[i], 0, sizeof res[i]);
+        snprintf(res[i].kernel, sizeof res[i].kernel, "naive");
+        res[i].shape = s;
+        res[i].threads = 1;
+        CHECK(ab_bench_prepare(ctx[i], &w, &adaptive, &res[i], out) == 0, "prepare %d", i);
+    }
+    CHECK(ab_bench_rounds(m, 3, &w, &adaptive, &rng, NULL, NULL) == 0, "rounds");
+    for (int i = 0; i < 3; i++) {
+        const ab_result *x = &res[i];
+        CHECK(x->rho > 0.3 && x->reps >= 24, "member %d: rho %g over %d repetitions", i, x->rho,
+              x->reps);
+        CHECK(x->precision <= adaptive.precision || x->reps >= adaptive.max_repetitions
+                  || x->timed >= adaptive.max_time,
+              "member %d stopped at +-%.1f%% (rho %g) after %d repetitions, %.2f s", i,
+              100 * x->precision, x->rho, x->reps, x->timed);
+    }
+    CHECK(run_drift.rows == 0.5 * rows_before + 3, "the run's pool: %g rows after %g",
+          run_drift.rows, rows_before);
     for (int i = 0; i < 3; i++)
         attn_ctx_destroy(ctx[i]);
     ab_free(out);

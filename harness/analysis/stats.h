@@ -54,10 +54,14 @@ double ab_median_precision_correlated(const double *x, int n, double rho);
  * (each row's own mean removed): sums that rows are added to. */
 typedef struct ab_lag1 {
     double sxy, sxx;   /* Σ d_t·d_(t+1), Σ d_t² over the rows' deviations */
-    int rows, pairs;
+    double rows, pairs;   /* counts, weighed as the sums are (ab_lag1_age) */
 } ab_lag1;
-/* Adds the n samples of one row (positive times, in the order timed). */
+/* Adds the n samples of one row (positive times, in the order timed);
+ * rows of fewer than AB_MEDIAN_CI_MIN are left out. */
 void ab_lag1_add(ab_lag1 *acc, const double *x, int n);
+/* Weighs the rows summed so far by keep (0..1): a drift's weight fades as
+ * later rows come (bench.c halves it at every group). */
+void ab_lag1_age(ab_lag1 *acc, double keep);
 /* Adds the rows summed in from. */
 void ab_lag1_merge(ab_lag1 *acc, const ab_lag1 *from);
 /* The pooled estimate, corrected for the bias of a row's own mean (about

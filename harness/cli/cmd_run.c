@@ -687,12 +687,22 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
     ab_summary *summary = calloc((size_t)(n > 0 ? n : 1), sizeof *summary);
     int n_summary = summary ? ab_summarize(results, n, summary, n) : 0;
     ab_report_unstable(stdout, results, n, &p->o, p->plan.machine.loadavg, peaks);
-    double rho = ab_lag1_rho(&out->drift);
-    if (rho > 0.0)
-        printf("note: the machine drifted: a repetition's time correlated with the next one's at "
-               "%.2f (lag 1, pooled over %d row%s), so each +- counts n repetitions as "
-               "n(1-rho)/(1+rho) = %.2gn independent ones\n", rho, out->drift.rows,
-               out->drift.rows == 1 ? "" : "s", ab_effective_count(1, rho));
+    /* The correlations the rows' intervals allowed for (each group's own,
+     * bench.h), when any did. */
+    double rho_lo = 1.0, rho_hi = 0.0;
+    for (int i = 0; i < n; i++)
+        if (!results[i].error[0] && results[i].reps > 0) {
+            rho_lo = results[i].rho < rho_lo ? results[i].rho : rho_lo;
+            rho_hi = results[i].rho > rho_hi ? results[i].rho : rho_hi;
+        }
+    if (rho_hi > 0.0) {
+        char range[32];
+        snprintf(range, sizeof range, rho_lo < rho_hi ? "%.2f to %.2f" : "%.2f", rho_lo, rho_hi);
+        printf("note: the machine drifted: a repetition's time correlated with the next one's "
+               "(lag 1, pooled over the run's rows, the latest weighing most) at %s, so each +- "
+               "counts n repetitions as n(1-rho)/(1+rho) = %.2gn%s independent ones\n", range,
+               ab_effective_count(1, rho_hi), rho_lo < rho_hi ? " or more" : "");
+    }
     if (out->n_skipped)
         printf("note: %d benchmark%s skipped, one call taking over %.2g s; name the kernel "
                "(--kernel K) to time %s:\n%s\n", out->n_skipped, out->n_skipped == 1 ? "" : "s",

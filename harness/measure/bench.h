@@ -52,9 +52,10 @@ typedef struct ab_bench_opts {
      * (docs/verdicts.md says what they did to the spread). */
     size_t reference_bytes;
     /* The run's repetitions' lag-1 correlation (stats.h), pooled over the
-     * groups timed before this one; ab_bench_rounds adds each group's rows
-     * when it ends. A group's intervals assume the correlation of these
-     * rows and its own so far. NULL: its own only. */
+     * groups timed before this one, each group's weight halved at every
+     * later one; ab_bench_rounds adds each group's rows when it ends. A
+     * group's intervals assume the correlation of these rows and its own
+     * so far. NULL: its own only. */
     ab_lag1 *drift;
 } ab_bench_opts;
 

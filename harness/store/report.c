@@ -138,9 +138,10 @@ void ab_report_unstable(FILE *out, const ab_result *r, int n, const ab_bench_opt
     }
     if (!unstable)
         return;
-    /* What stopped them: the time cap, the repetition cap, or neither — a
-     * row that met --precision and lost it when its interval was computed
-     * again with the drift its group showed later (bench.h). */
+    /* What stopped them: the time cap, the repetition cap, or the
+     * precision asked, when it is looser than the flag's (a group's rows
+     * end only at a cap or with their interval holding under its final
+     * drift, bench.h). */
     fprintf(out, "note: %d of %d benchmarks UNSTABLE: their median is not known to +-%.3g%% "
             "(95%%) when they stopped (", unstable, timed, 100.0 * o->unstable_above);
     const char *sep = "";
@@ -149,8 +150,8 @@ void ab_report_unstable(FILE *out, const ab_result *r, int n, const ab_bench_opt
     if (by_count)
         fprintf(out, "%s%d at --max-repetitions %d", sep, by_count, ab_bench_rep_cap(o)), sep = ", ";
     if (unstable - by_time - by_count)
-        fprintf(out, "%s%d re-checked with the drift measured after they stopped", sep,
-                unstable - by_time - by_count);
+        fprintf(out, "%s%d at --precision %.3g%%, looser than that", sep,
+                unstable - by_time - by_count, 100.0 * o->precision);
     if (loadavg && loadavg[0] >= 0)
         fprintf(out, "; load average %.2f at the start", loadavg[0]);
     if (peaks && peaks->noise > 0)
