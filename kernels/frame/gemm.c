@@ -258,7 +258,7 @@ static double grid_imbalance(size_t tiles, int panels, int ways_m, int ways_n, i
  * are 2 or 1 (1.33); 2 x 8 is 22 x 3 of 43 x 24 (1.02). A prime count has
  * no grid: 86 x 48 tiles (512 x 768 in 6 x 16) on 41 threads were 41 x 1
  * (1.43), and are 5 x 8 on 40 of them (1.07); on 79, 1 x 79 (1.65) became
- * 7 x 11 on 77 (1.15). A thread of a 2-D split packs its own rows of A. */
+ * 13 x 6 on 78 (1.07). A thread of a 2-D split packs its own rows of A. */
 static gemm_split gemm_split_of(const blk_arch *arch, const int *params, const attn_gemm_problem *p,
                                 int nt)
 {
