@@ -42,7 +42,8 @@ double ab_median_precision(const double *x, int n);
  * 89% of the time at rho 0.2, 82% at 0.4, where 95% was claimed. */
 double ab_effective_count(int n, double rho);
 /* ab_median_ci for such samples: the binomial ranks of the effective count,
- * carried to the same quantiles of the n sorted samples (rho 0 is
+ * carried to the same quantiles of the n sorted samples, the widest over
+ * the counts from there to n (so a larger rho never narrows it; rho 0 is
  * ab_median_ci exactly). -1 as ab_median_ci, or when the effective count is
  * below AB_MEDIAN_CI_MIN: then no interval reaches 95%. */
 int ab_median_ci_correlated(const double *x, int n, double conf, double rho, double *lo,
