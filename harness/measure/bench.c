@@ -365,6 +365,8 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
     ab_workload copy;
     int have_copy = 0;
     reference ref = { .buf = NULL };
+    /* The group's rows and the correlation they and the run's earlier rows
+     * show, as of the last round: every check between rounds uses these. */
     ab_lag1 group;
     if (!order || (o->reference_bytes > 0 && reference_init(&ref, o->reference_bytes) != 0)) {
         free(order);
@@ -372,6 +374,7 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
     }
     for (int i = 0; i < n; i++)
         m[i].live = !m[i].r->error[0];
+    double rho = group_rho(m, n, o, &group);
     for (int round = 0;; round++) {
         int live = 0;
         for (int i = 0; i < n; i++)
@@ -383,7 +386,6 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
              * before may not under all of them, and samples on (within its
              * caps) until it does. A row left with no interval by the
              * last rounds' drift read UNSTABLE, however tight its times. */
-            double rho = group_rho(m, n, o, &group);
             for (int i = 0; i < n; i++)
                 if (!ab_bench_done(m[i].r, o, rho))
                     m[i].live = 1, order[live++] = i;
@@ -451,14 +453,13 @@ int ab_bench_rounds(ab_bench_member *m, int n, const ab_workload *w, const ab_be
                 progress(progress_arg, order[k], round);
         }
         ab_free(out);
-        double rho = group_rho(m, n, o, &group);
+        rho = group_rho(m, n, o, &group);
         for (int k = 0; k < live; k++)
             if (ab_bench_done(m[order[k]].r, o, rho))
                 m[order[k]].live = 0;
     }
     if (have_copy)
         ab_workload_free(&copy);
-    double rho = group_rho(m, n, o, &group);
     for (int i = 0; i < n; i++)
         if (!m[i].r->error[0])
             ab_bench_finish(m[i].r, o, rho);

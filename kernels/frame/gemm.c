@@ -8,6 +8,7 @@
  * results do not depend on it at all.
  */
 #include <omp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gemm.h"
@@ -381,13 +382,14 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         return;
     }
     const gemm_split sp = gemm_split_of(arch, ex->params, p, ex->n_threads);
-    const int idle = sp.threads - sp.ways_m * sp.ways_n;
+    char idle[24] = "";
+    if (sp.threads > sp.ways_m * sp.ways_n)
+        snprintf(idle, sizeof idle, ", %d idle", sp.threads - sp.ways_m * sp.ways_n);
     int traced = ln_in_traced(ex, &g);
     traced |= attn_trace_region(ex, gemm_split_share, &sp, "register tile of C",
                                    "gemm %zux%dx%d, %dx%d tiles of %dx%d, threads %d rows x %d "
-                                   "columns%s%.0d%s", p->m, p->n, p->k, (int)sp.tiles, sp.panels, MR,
-                                   NR, sp.ways_m, sp.ways_n, idle ? ", " : "", idle,
-                                   idle ? " idle" : "");
+                                   "columns%s", p->m, p->n, p->k, (int)sp.tiles, sp.panels, MR, NR,
+                                   sp.ways_m, sp.ways_n, idle);
     if (traced | ln_traced(ex, &g))
         return;
     /* W packed once, when it was cut at this call's kc. */
