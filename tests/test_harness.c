@@ -745,6 +745,18 @@ static void timed_result(ab_result *r, const char *k, const char *shape, int thr
     ab_bench_finish(r, &o, 0.0);
 }
 
+/* r made a fresh benchmark of kernel on shape s at 1 thread, prepared on
+ * ctx under o (ab_bench_prepare's return). */
+static int prepared(ab_result *r, const char *kernel, const ab_shape *s, attn_ctx *ctx,
+                    const ab_workload *w, const ab_bench_opts *o, float *out)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->kernel, sizeof r->kernel, "%s", kernel);
+    r->shape = *s;
+    r->threads = 1;
+    return ab_bench_prepare(ctx, w, o, r, out);
+}
+
 static void test_bench_rounds(void)
 {
     t_case("bench: adaptive repetitions stop at the precision, the minimum, or the caps");
@@ -849,12 +861,9 @@ static void test_bench_rounds(void)
     float *out = ab_alloc_floats(w.out_len, 0);
     ab_bench_opts fixed = { .min_time = 1e-5, .repetitions = 12, .max_repetitions = 100 };
     for (int i = 0; i < 3; i++) {
-        memset(&res[i], 0, sizeof res[i]);
-        snprintf(res[i].kernel, sizeof res[i].kernel, "%s", i == 2 ? "blocked" : "naive");
-        res[i].shape = s;
-        res[i].threads = 1;
-        CHECK(attn_ctx_create(&ctx[i], res[i].kernel, 1) == ATTN_OK
-              && ab_bench_prepare(ctx[i], &w, &fixed, &res[i], out) == 0, "prepare %d", i);
+        const char *kernel = i == 2 ? "blocked" : "naive";
+        CHECK(attn_ctx_create(&ctx[i], kernel, 1) == ATTN_OK
+              && prepared(&res[i], kernel, &s, ctx[i], &w, &fixed, out) == 0, "prepare %d", i);
         m[i] = (ab_bench_member){ .ctx = ctx[i], .r = &res[i] };
     }
     int order[64], n_order = 0;
@@ -883,13 +892,8 @@ static void test_bench_rounds(void)
     ab_bench_opts with_ref = fixed;
     with_ref.repetitions = 3;
     with_ref.reference_bytes = (size_t)1 << 20;
-    for (int i = 0; i < 2; i++) {
-        memset(&res[i], 0, sizeof res[i]);
-        snprintf(res[i].kernel, sizeof res[i].kernel, "naive");
-        res[i].shape = s;
-        res[i].threads = 1;
-        CHECK(ab_bench_prepare(ctx[i], &w, &with_ref, &res[i], out) == 0, "prepare %d", i);
-    }
+    for (int i = 0; i < 2; i++)
+        CHECK(prepared(&res[i], "naive", &s, ctx[i], &w, &with_ref, out) == 0, "prepare %d", i);
     CHECK(ab_bench_rounds(m, 2, &w, &with_ref, &rng, NULL, NULL) == 0, "rounds");
     for (int k = 0; k < 3; k++)
         CHECK(res[0].reps == 3 && res[1].reps == 3 && res[0].ref_compute[k] > 0.0
@@ -913,13 +917,8 @@ static void test_bench_rounds(void)
                                .precision = 0.05, .unstable_above = 0.1, .max_time = 5.0,
                                .drift = &run_drift };
     const double rows_before = run_drift.rows;
-    for (int i = 0; i < 3; i++) {
-        memset(&res[i], 0, sizeof res[i]);
-        snprintf(res[i].kernel, sizeof res[i].kernel, "naive");
-        res[i].shape = s;
-        res[i].threads = 1;
-        CHECK(ab_bench_prepare(ctx[i], &w, &adaptive, &res[i], out) == 0, "prepare %d", i);
-    }
+    for (int i = 0; i < 3; i++)
+        CHECK(prepared(&res[i], "naive", &s, ctx[i], &w, &adaptive, out) == 0, "prepare %d", i);
     CHECK(ab_bench_rounds(m, 3, &w, &adaptive, &rng, NULL, NULL) == 0, "rounds");
     for (int i = 0; i < 3; i++) {
         const ab_result *x = &res[i];
