@@ -27,6 +27,10 @@ static const char *const shapes[] = {
     /* 300 rows (past the streamed gemm's 256) of 96 to 288 columns: 2-D
      * splits of the packed gemm at 16 threads */
     "op=encoder,B=3,L=100,D=96,H=2,F=192,norm=pre,act=gelu,mask=none",
+    /* the FFN's second product over rows of 1024 floats, which crowd L1
+     * and are packed: at 16 threads 5 row groups of 3 threads (avx2), 4
+     * of 4 (blocked), each group sharing its packed rows */
+    "op=encoder,B=3,L=100,D=96,H=2,F=1024,norm=pre,act=relu,mask=none",
     /* post-LN: the LayerNorms in the products' regions (packed, streamed
      * and, for a decoding step's 6 rows, skinny gemms) */
     "op=encoder,B=3,L=100,D=96,H=2,F=192,norm=post,act=gelu,mask=none",

@@ -8,6 +8,7 @@
  * results do not depend on it at all.
  */
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,16 +87,71 @@ static int a_rows_crowd_l1(size_t lda, int mr)
     return 0;
 }
 
-/* Threads of the column split sharing one packed A: the nt threads each
- * pack every nt-th register tile of a depth block into apack (thread 0's
- * packing space), then use all of it. Each packing its own copy of all of
- * A (packed whole when its rows crowd L1) took 6% of the FFN's second
- * product at 2 threads, sharing it 4%, barriers included 1.5-1.8% faster
- * (1024 × 768 × 3072, 60 calls of each alternating, twice). */
+/* A barrier among the threads of one row group of a 2-D split (the
+ * team's barrier would hold every group to the slowest one): a count of
+ * arrivals and a generation the last to arrive moves on. Waiters spin a
+ * while, then yield: a team larger than the cores (the tests run 16
+ * threads on 2) must not spin out the thread it waits for. */
+typedef struct group_barrier {
+    _Alignas(64) int arrived;   /* a line of its own: groups do not share one */
+    int generation;
+    int members;
+} group_barrier;
+
+#if defined(__x86_64__) || defined(__i386__)
+#define GEMM_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define GEMM_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define GEMM_CPU_RELAX() ((void)0)
+#endif
+
+static void group_barrier_wait(group_barrier *b)
+{
+    /* Read before arriving: it cannot move on until this thread has. */
+    int generation = __atomic_load_n(&b->generation, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&b->arrived, 1, __ATOMIC_ACQ_REL) == b->members) {
+        __atomic_store_n(&b->arrived, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->generation, generation + 1, __ATOMIC_RELEASE);
+        return;
+    }
+    for (int spins = 0; __atomic_load_n(&b->generation, __ATOMIC_ACQUIRE) == generation; spins++) {
+        if (spins < 4096)
+            GEMM_CPU_RELAX();
+        else
+            sched_yield();
+    }
+}
+
+/* Threads sharing one packed A: those of the column split (the team), or
+ * of one row group of a 2-D split (the same rows, their own columns). The
+ * nt threads each pack every nt-th register tile of a depth block into
+ * apack (the first one's packing space), then use all of it. Each packing
+ * its own copy of all of A (packed whole when its rows crowd L1) took 6%
+ * of the FFN's second product at 2 threads, sharing it 4%, barriers
+ * included 1.5-1.8% faster (1024 × 768 × 3072, 60 calls of each
+ * alternating, twice). In a 2-D split the copies multiply: at 16 threads
+ * the FFN's second product (1024 × 3072 → 768) is 2 row groups of 8
+ * threads, each thread with 3 column panels against its 512 rows, and a
+ * private copy is the whole of its group's A for an eighth of its
+ * products: alone on one thread, 512 × 3072 → 96 ran at 33.0 GFLOP/s with
+ * A packed against 36.3 read in place (Zen 1, AVX2). */
 typedef struct a_shared {
     float *apack;
     int t, nt;
+    group_barrier *barrier;   /* NULL: the team is the group (its own barrier) */
 } a_shared;
+
+#define GEMM_GROUPS_MAX 64
+
+static void a_shared_wait(const a_shared *share)
+{
+    if (share->barrier) {
+        group_barrier_wait(share->barrier);
+        return;
+    }
+#pragma omp barrier
+}
 
 /* Loop order: blocks of rows whose packed A is kept (usually all), depth
  * blocks (A packed once), column panels (B packed once per row block: once
@@ -131,9 +187,8 @@ static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_
             for (size_t r = unpacked + t * (size_t)MR; r < ma; r += nt * (size_t)MR)
                 arch->pack_a(g, ia + r, (int)(ma - r < (size_t)MR ? ma - r : (size_t)MR), pc, kb,
                              apack + (r - unpacked) * (size_t)kb * arch->a_bcast);
-            if (unpacked < ma && share) {
-#pragma omp barrier
-            }
+            if (unpacked < ma && share)
+                a_shared_wait(share);
             for (int jc = n0; jc < n1; jc += nc) {
                 int nb = min_int(nc, n1 - jc);
                 const float *bpanels = bpack;
@@ -170,9 +225,8 @@ static void gemm_range(const blk_arch *arch, const blk_gemm *g, size_t m0, size_
                         }
                 }
             }
-            if (unpacked < ma && share) {
-#pragma omp barrier
-            }
+            if (unpacked < ma && share)
+                a_shared_wait(share);
         }
     }
 }
@@ -259,7 +313,8 @@ static double grid_imbalance(size_t tiles, int panels, int ways_m, int ways_n, i
  * are 2 or 1 (1.33); 2 x 8 is 22 x 3 of 43 x 24 (1.02). A prime count has
  * no grid: 86 x 48 tiles (512 x 768 in 6 x 16) on 41 threads were 41 x 1
  * (1.43), and are 5 x 8 on 40 of them (1.07); on 79, 1 x 79 (1.65) became
- * 13 x 6 on 78 (1.07). A thread of a 2-D split packs its own rows of A. */
+ * 13 x 6 on 78 (1.07). The threads of a row group of a 2-D split share
+ * their rows' packed A. */
 static gemm_split gemm_split_of(const blk_arch *arch, const int *params, const attn_gemm_problem *p,
                                 int nt)
 {
@@ -400,6 +455,13 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
     g.rows16 = (p->m + (size_t)MR - 1) / (size_t)MR * (size_t)MR;
     /* Sized for all m rows, what a thread of the column split packs. */
     size_t per_thread = blk_pack_floats(arch, ex->params, p->m, p->n, p->k);
+    /* The row groups of a 2-D split, each sharing its packed A (a_shared),
+     * with a barrier of its own. Over GEMM_GROUPS_MAX groups (more than 128
+     * threads), each thread packs its own. */
+    group_barrier groups[GEMM_GROUPS_MAX];
+    const int groups_share = sp.ways_m > 1 && sp.ways_n > 1 && sp.ways_m <= GEMM_GROUPS_MAX;
+    for (int i = 0; groups_share && i < sp.ways_m; i++)
+        groups[i] = (group_barrier){ .members = sp.ways_n };
 
 #pragma omp parallel num_threads(ex->n_threads)
     {
@@ -414,9 +476,17 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         int n0 = (int)c0 * NR, n1 = min_int((int)c1 * NR, p->n);
         r1 = r1 < p->m ? r1 : p->m;
         if (mine.ways_m == 1) {
-            const a_shared share = { (float *)ex->scratch, t, nt };
+            const a_shared share = { (float *)ex->scratch, t, nt, NULL };
             /* Every thread, even one without columns: it packs its share of A. */
             gemm_range(arch, &g, 0, p->m, n0, n1, ex->params, pack, nt > 1 ? &share : NULL);
+        } else if (groups_share && nt == sp.threads) {
+            /* Every thread of a group with rows, even one without columns. */
+            int group = t / sp.ways_n;
+            const a_shared share = { (float *)ex->scratch
+                                         + (size_t)(group * sp.ways_n) * per_thread,
+                                     t % sp.ways_n, sp.ways_n, &groups[group] };
+            if (r0 < r1)
+                gemm_range(arch, &g, r0, r1, n0, n1, ex->params, pack, &share);
         } else if (r0 < r1 && n0 < n1) {
             gemm_range(arch, &g, r0, r1, n0, n1, ex->params, pack, NULL);
         }
