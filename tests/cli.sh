@@ -251,6 +251,25 @@ else
     echo "skip: cli: a thread list (one core)"
 fi
 
+# The user's own placement wins and still sees every core: a bound OpenMP
+# runtime pins the main thread to its first place before main, and the
+# harness once took that one core for the process's mask ("--threads 2:
+# this process may use 1 cores" under OMP_PROC_BIND=close).
+if [ "$(nproc)" -ge 2 ]; then
+    for placement in OMP_PROC_BIND=close OMP_PLACES=cores OMP_PROC_BIND=spread GOMP_CPU_AFFINITY=0-1; do
+        env "$placement" "$AB" run --kernel blocked --threads 2 --no-peaks $FAST >"$TMP/out" 2>"$TMP/err" \
+            && ok || bad "$placement: run --threads 2 refused: $(cat "$TMP/err")"
+        env "$placement" "$AB" info --no-peaks >"$TMP/out" 2>&1
+        grep -q "^Topology .* $(nproc) cores" "$TMP/out" && ok \
+            || bad "$placement: info does not see $(nproc) cores: $(grep '^Topology' "$TMP/out")"
+    done
+    # GOMP_CPU_AFFINITY is the user's placement: not overridden by OMP_PLACES.
+    GOMP_CPU_AFFINITY=1,0 "$AB" info --no-peaks >"$TMP/out" 2>&1
+    grep -q "OMP_PLACES=cores" "$TMP/out" && bad "GOMP_CPU_AFFINITY overridden: $(grep -A1 '^Threads' "$TMP/out")" || ok
+else
+    echo "skip: cli: the user's placement (one core)"
+fi
+
 # --memory: the table and the JSON carry the resident memory a call adds;
 # no kernel materializes the score matrix (2048² floats = 16 MiB per head).
 if [ -w /proc/self/clear_refs ]; then

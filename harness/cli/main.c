@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <omp.h>
+
 #include "attn.h"
 #include "commands.h"
 
@@ -33,46 +35,66 @@ static void usage(FILE *out)
 }
 
 /* The kernels' OpenMP threads are pinned by the OpenMP runtime, one per core
- * in order (thread i on core i, the calling thread on core 0, which the
- * harness pins too), but the runtime reads OMP_PROC_BIND and OMP_PLACES only
- * when the program starts. So when the user has not chosen, choose and start
- * again. If exec fails, carry on: threads then run unpinned, and the run's
- * context says so. */
+ * in order (thread i on core i, the calling thread on core 0,
+ * which the harness pins too), but the runtime reads OMP_PROC_BIND and
+ * OMP_PLACES only when the program starts. So when the user has not chosen,
+ * choose and start again. If exec fails, carry on: threads then run
+ * unpinned, and the run's context says so.
+ *
+ * A bound runtime pins this thread to its first place as it starts, before
+ * main: every later look at this thread's mask (the topology, the cores a
+ * run may use) would see one core. So this thread is given back the union
+ * of the places, which are the CPUs it started with (a place list built
+ * from the starting mask) or those the user's places name. */
+static int widen_to_places(void)
+{
+    if (omp_get_proc_bind() == omp_proc_bind_false || omp_get_num_places() <= 0)
+        return 0;
+    /* Sized for any CPU number Linux allows (8192), not cpu_set_t's 1024. */
+    const size_t ncpu = 8192, size = CPU_ALLOC_SIZE(ncpu);
+    cpu_set_t *set = CPU_ALLOC(ncpu);
+    int *ids = NULL, any = 0;
+    if (set) {
+        CPU_ZERO_S(size, set);
+        for (int p = 0; p < omp_get_num_places(); p++) {
+            int n = omp_get_place_num_procs(p);
+            int *more = n > 0 ? realloc(ids, (size_t)n * sizeof *ids) : NULL;
+            if (!more)
+                continue;
+            ids = more;
+            omp_get_place_proc_ids(p, ids);
+            for (int i = 0; i < n; i++)
+                if (ids[i] >= 0 && (size_t)ids[i] < ncpu) {
+                    CPU_SET_S((size_t)ids[i], size, set);
+                    any = 1;
+                }
+        }
+        if (any)
+            sched_setaffinity(0, size, set);
+    }
+    free(ids);
+    CPU_FREE(set);
+    return 1;
+}
+
 static void pin_openmp_threads(char **argv)
 {
-    cpu_set_t set;
-    char list[64];
-    const char *saved = getenv("ATTNBENCH_AFFINITY");
-    if (saved) {
-        /* Started again: the runtime bound this thread to its first place;
-         * give it back the CPUs it started with (the harness binds it). */
-        unsigned long long bits = strtoull(saved, NULL, 16);
-        CPU_ZERO(&set);
-        for (int cpu = 0; cpu < 64; cpu++)
-            if (bits >> cpu & 1)
-                CPU_SET(cpu, &set);
-        sched_setaffinity(0, sizeof set, &set);
-        unsetenv("ATTNBENCH_AFFINITY");
+    if (widen_to_places())
         return;
-    }
-    if (getenv("OMP_PROC_BIND") || sched_getaffinity(0, sizeof set, &set) != 0)
+    /* The user's choice wins: any of these set means the user placed the
+     * threads (GOMP_CPU_AFFINITY is libgomp's, and LLVM's runtime reads it
+     * too; OMP_PLACES set below would override it, KMP_AFFINITY is LLVM's),
+     * or chose not to (OMP_PROC_BIND=false). */
+    if (getenv("OMP_PROC_BIND") || getenv("GOMP_CPU_AFFINITY") || getenv("KMP_AFFINITY"))
         return;
-    unsigned long long bits = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (!CPU_ISSET(cpu, &set))
-            continue;
-        if (cpu >= 64)
-            return;   /* more CPUs than this simple hand-over covers: stay unpinned */
-        bits |= 1ull << cpu;
-    }
-    snprintf(list, sizeof list, "%llx", bits);
-    setenv("ATTNBENCH_AFFINITY", list, 1);
-    setenv("OMP_PROC_BIND", "close", 1);
-    if (!getenv("OMP_PLACES"))
+    int own_places = !getenv("OMP_PLACES");
+    if (own_places)
         setenv("OMP_PLACES", "cores", 1);
+    setenv("OMP_PROC_BIND", "close", 1);
     execv("/proc/self/exe", argv);
-    unsetenv("ATTNBENCH_AFFINITY");   /* exec failed: carry on as we are */
-    unsetenv("OMP_PROC_BIND");
+    unsetenv("OMP_PROC_BIND");   /* exec failed: carry on as we are */
+    if (own_places)
+        unsetenv("OMP_PLACES");
 }
 
 int main(int argc, char **argv)
