@@ -193,6 +193,20 @@ static void check_layout(const ab_topology *t, int packages, int numa_nodes, int
               t->core_cpu[i], core_cpus[i]);
 }
 
+/* ab_omp_places_from_hwloc on topo with allowed (NULL: its whole cpuset):
+ * want, in n places. */
+static void check_places(hwloc_topology_t topo, hwloc_const_bitmap_t allowed, const char *want,
+                         int n)
+{
+    char buf[256], err[160] = "";
+    hwloc_bitmap_t all = allowed ? NULL : hwloc_bitmap_dup(hwloc_topology_get_topology_cpuset(topo));
+    int r = ab_omp_places_from_hwloc(topo, allowed ? allowed : all, buf, sizeof buf, err,
+                                     sizeof err);
+    CHECK(r == n && strcmp(buf, want) == 0, "places \"%s\" (%d), want \"%s\" (%d): %s", buf, r,
+          want, n, err);
+    hwloc_bitmap_free(all);
+}
+
 static void test_synthetic(ab_topology *t)
 {
     hwloc_topology_t topo;
@@ -309,6 +323,50 @@ static void test_synthetic(ab_topology *t)
     if ((topo = load_topo("package:2 core:2 pu:1(indexes=0,2,1,3)", NULL)) != NULL) {
         if (from_topo(t, topo, -1) == 0) {
             check_layout(t, 2, 1, 4, 0, (const int[]){ 0, 2, 1, 3 }, 4);
+        }
+        hwloc_topology_destroy(topo);
+    }
+
+    /* OMP_PLACES in the topology's order (ab_omp_places), what attnbench
+     * binds its threads with: libgomp's OMP_PLACES=cores orders the cores
+     * by CPU number, {0},{1},{2},{3} here, so threads 0 and 1 ran in
+     * different packages while `info` showed them in one. */
+    t_case("topology: OMP_PLACES in topology order, packages numbered alternately");
+    if ((topo = load_topo("package:2 core:2 pu:1(indexes=0,2,1,3)", NULL)) != NULL) {
+        check_places(topo, NULL, "{0},{2},{1},{3}", 4);
+        hwloc_topology_destroy(topo);
+    }
+    t_case("topology: OMP_PLACES in topology order, SMT siblings numbered Intel's way");
+    if ((topo = load_topo("package:1 core:4 pu:2(indexes=0,4,1,5,2,6,3,7)", NULL)) != NULL) {
+        check_places(topo, NULL, "{0,4},{1,5},{2,6},{3,7}", 4);
+        hwloc_bitmap_t some = hwloc_bitmap_alloc();
+        if (some) {   /* a core enters with its allowed PUs only */
+            hwloc_bitmap_set(some, 5);
+            hwloc_bitmap_set(some, 2);
+            hwloc_bitmap_set(some, 6);
+            check_places(topo, some, "{5},{2,6}", 2);
+            hwloc_bitmap_zero(some);
+            char buf[64], err[160] = "";
+            CHECK(ab_omp_places_from_hwloc(topo, some, buf, sizeof buf, err, sizeof err) == -1
+                      && err[0] && buf[0] == '\0',
+                  "no allowed PU: places \"%s\", err \"%s\"", buf, err);
+            hwloc_bitmap_free(some);
+        }
+        char small[12], err[160] = "";   /* "{0,4},{1,5}" and no more */
+        CHECK(ab_omp_places_from_hwloc(topo, NULL, small, sizeof small, err, sizeof err) == -1
+                  && err[0] && small[0] == '\0',
+              "places that do not fit: \"%s\", err \"%s\"", small, err);
+        hwloc_topology_destroy(topo);
+    }
+    t_case("topology: OMP_PLACES in topology order, NPS2, PUs {9, 40..47} allowed");
+    topo = load_topo("package:2 numa:2 l3:2(size=32MiB) core:4 l2:1(size=512KiB) pu:2", NULL);
+    if (topo) {
+        hwloc_bitmap_t some = hwloc_bitmap_alloc();
+        if (some) {
+            hwloc_bitmap_set(some, 9);
+            hwloc_bitmap_set_range(some, 40, 47);
+            check_places(topo, some, "{9},{40,41},{42,43},{44,45},{46,47}", 5);
+            hwloc_bitmap_free(some);
         }
         hwloc_topology_destroy(topo);
     }

@@ -89,8 +89,10 @@ static void print_placement(const ab_topology *t)
         printf("OpenMP, not bound (OMP_PROC_BIND or OMP_PLACES unset): the OS places them\n");
         return;
     }
-    printf("OpenMP, OMP_PROC_BIND=%s, OMP_PLACES=%s: thread i on the i-th core below", bind,
-           places);
+    /* main.c's places list every core (tens of KiB on a large machine):
+     * their start says what they are. */
+    printf("OpenMP, OMP_PROC_BIND=%s, OMP_PLACES=%.48s%s: thread i on the i-th core below", bind,
+           places, strlen(places) > 48 ? "..." : "");
     const ab_cache *llc = NULL;
     for (int i = 0; i < t->n_caches; i++)
         if (t->caches[i].type != 'i' && t->caches[i].level >= 2)

@@ -9,6 +9,7 @@
 
 #include "attn.h"
 #include "commands.h"
+#include "topology.h"
 
 static const struct command {
     const char *name;
@@ -35,7 +36,7 @@ static void usage(FILE *out)
 }
 
 /* The kernels' OpenMP threads are pinned by the OpenMP runtime, one per core
- * in order (thread i on core i, the calling thread on core 0,
+ * in the topology's order (thread i on core i, the calling thread on core 0,
  * which the harness pins too), but the runtime reads OMP_PROC_BIND and
  * OMP_PLACES only when the program starts. So when the user has not chosen,
  * choose and start again. If exec fails, carry on: threads then run
@@ -87,9 +88,21 @@ static void pin_openmp_threads(char **argv)
      * or chose not to (OMP_PROC_BIND=false). */
     if (getenv("OMP_PROC_BIND") || getenv("GOMP_CPU_AFFINITY") || getenv("KMP_AFFINITY"))
         return;
+    /* The user's places, bound close; else one place per core in hwloc's
+     * order (ab_omp_places: OMP_PLACES=cores is libgomp's CPU-number order,
+     * which splits packages and L3s where the OS numbers them alternately),
+     * else, without hwloc, the runtime's cores. */
     int own_places = !getenv("OMP_PLACES");
-    if (own_places)
-        setenv("OMP_PLACES", "cores", 1);
+    if (own_places) {
+        /* An environment string may be at most 128 KiB (MAX_ARG_STRLEN). */
+        size_t len = 128 * 1024 - 16;
+        char *places = malloc(len), why[160];
+        if (places && ab_omp_places(places, len, why, sizeof why) > 0)
+            setenv("OMP_PLACES", places, 1);
+        else
+            setenv("OMP_PLACES", "cores", 1);
+        free(places);
+    }
     setenv("OMP_PROC_BIND", "close", 1);
     execv("/proc/self/exe", argv);
     unsetenv("OMP_PROC_BIND");   /* exec failed: carry on as we are */

@@ -263,6 +263,75 @@ int ab_topology_from_hwloc(ab_topology *t, struct hwloc_topology *topo,
     return r;
 }
 
+
+/* Appends "{a,b}" (a place: the allowed PUs of one core) to buf at *used. */
+static int put_place(char *buf, size_t len, size_t *used, hwloc_const_cpuset_t pus)
+{
+    int first = 1;
+    for (int cpu = hwloc_bitmap_first(pus); cpu >= 0; cpu = hwloc_bitmap_next(pus, cpu)) {
+        int w = snprintf(buf + *used, len - *used, "%s%s%d", first && *used ? "," : "",
+                         first ? "{" : ",", cpu);
+        if (w < 0 || (size_t)w >= len - *used)
+            return -1;
+        *used += (size_t)w;
+        first = 0;
+    }
+    int w = snprintf(buf + *used, len - *used, "}");
+    if (w < 0 || (size_t)w >= len - *used)
+        return -1;
+    *used += (size_t)w;
+    return 0;
+}
+
+int ab_omp_places_from_hwloc(struct hwloc_topology *topo, const struct hwloc_bitmap_s *given,
+                             char *buf, size_t len, char *err, size_t err_len)
+{
+    if (!topo || !buf || len == 0) {
+        ab_putf(err, err_len, "no topology to read or no room for the places");
+        return -1;
+    }
+    buf[0] = '\0';
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc(), tmp = hwloc_bitmap_alloc();
+    int r = -1, n = 0;
+    size_t used = 0;
+    if (!allowed || !tmp) {
+        ab_putf(err, err_len, "out of memory");
+        goto done;
+    }
+    if (given) {
+        hwloc_bitmap_copy(allowed, given);
+    } else {
+        hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(topo));
+        if (hwloc_get_cpubind(topo, tmp, HWLOC_CPUBIND_THREAD) == 0)
+            hwloc_bitmap_and(allowed, allowed, tmp);
+    }
+    hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_topology_cpuset(topo));
+    /* The cores in the order hwloc_fill lists them (core_cpu), each with
+     * all its allowed PUs, as OMP_PLACES=cores has them: only the order
+     * differs, libgomp's being by CPU number. */
+    for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, NULL);
+         pu && n < AB_MAX_CORES; pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu)) {
+        hwloc_bitmap_and(tmp, core_of(topo, pu)->cpuset, allowed);
+        if (hwloc_bitmap_first(tmp) != (int)pu->os_index)
+            continue;
+        if (put_place(buf, len, &used, tmp) != 0) {
+            ab_putf(err, err_len, "the places of %d cores and more do not fit in %zu bytes", n + 1,
+                    len);
+            buf[0] = '\0';
+            goto done;
+        }
+        n++;
+    }
+    if (n == 0)
+        ab_putf(err, err_len, "none of hwloc's PUs is in this thread's affinity mask");
+    else
+        r = n;
+done:
+    hwloc_bitmap_free(allowed);
+    hwloc_bitmap_free(tmp);
+    return r;
+}
+
 #endif /* ATTN_HAVE_HWLOC */
 
 /* ---- the fallback ------------------------------------------------------------------------ */
@@ -334,6 +403,39 @@ int ab_topology_load(ab_topology *t, char *err, size_t err_len)
     }
 #endif
     return ab_topology_load_fallback(t, err, err_len);
+}
+
+int ab_omp_places(char *buf, size_t len, char *err, size_t err_len)
+{
+    if (buf && len)
+        buf[0] = '\0';
+    ab_putf(err, err_len, "%s", "");
+#ifdef ATTN_HAVE_HWLOC
+    hwloc_topology_t topo;
+    /* Cores are needed, caches are not. */
+    if (hwloc_usable(err, err_len) && hwloc_topology_init(&topo) == 0) {
+        hwloc_topology_set_flags(topo, AB_HWLOC_NEW_FLAGS);
+        hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+        hwloc_topology_set_type_filter(topo, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
+        hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PACKAGE, HWLOC_TYPE_FILTER_KEEP_ALL);
+        int r = -1;
+        if (hwloc_topology_load(topo) != 0)
+            ab_putf(err, err_len, "hwloc_topology_load: %s", strerror(errno));
+        else if (!hwloc_topology_is_thissystem(topo))
+            /* HWLOC_SYNTHETIC or HWLOC_XMLFILE set: another machine's CPUs. */
+            ab_putf(err, err_len, "hwloc's topology is not this machine's");
+        else
+            r = ab_omp_places_from_hwloc(topo, NULL, buf, len, err, err_len);
+        hwloc_topology_destroy(topo);
+        return r;
+    }
+    if (err && err_len && !err[0])
+        ab_putf(err, err_len, "hwloc_topology_init: %s", strerror(errno));
+    return -1;
+#else
+    ab_putf(err, err_len, "built without hwloc: which CPUs share a core is not known here");
+    return -1;
+#endif
 }
 
 size_t ab_topology_cache_size(const ab_topology *t, int level)

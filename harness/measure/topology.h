@@ -75,6 +75,16 @@ int ab_bind_cores(const ab_topology *t, int n, char *err, size_t err_len);
  * with a reason in err. */
 int ab_pin_to_core(const ab_topology *t, int core, char *err, size_t err_len);
 
+/* OMP_PLACES for one thread per core in the topology's order (the order of
+ * core_cpu, one package and one last-level cache before the next): one
+ * place per core the calling thread may use, "{0,64},{1,65},...", each with
+ * that core's allowed hardware threads. OMP_PLACES=cores has the same places
+ * in libgomp's order, by CPU number, which splits packages and L3s where
+ * the OS numbers them alternately. Returns the number of places, or -1 with
+ * a reason in err (no hwloc, hwloc cannot load this machine, buf too small:
+ * then buf is ""). Never prints. */
+int ab_omp_places(char *buf, size_t len, char *err, size_t err_len);
+
 /* ---- For the tests: the two ways ab_topology_load fills t ---- */
 
 /* The fallback: every CPU of the calling thread's affinity mask taken for a
@@ -91,6 +101,9 @@ struct hwloc_bitmap_s;   /* hwloc_const_cpuset_t */
  * to the calling thread's binding. Does not supplement missing caches. */
 int ab_topology_from_hwloc(ab_topology *t, struct hwloc_topology *topo,
                            const struct hwloc_bitmap_s *allowed, char *err, size_t err_len);
+/* ab_omp_places from an already loaded topology; allowed as above. */
+int ab_omp_places_from_hwloc(struct hwloc_topology *topo, const struct hwloc_bitmap_s *allowed,
+                             char *buf, size_t len, char *err, size_t err_len);
 #endif
 
 #endif /* AB_TOPOLOGY_H */
