@@ -147,12 +147,19 @@ static const attn_kernel *select_kernel(const char *name, const char **source, i
     return NULL;
 }
 
-/* The cores this process may run on (taskset/cgroup aware), at least 1. */
+/* The cores this process may run on (taskset/cgroup aware), at least 1:
+ * cores, not hardware threads (attn.h), since two threads of one core
+ * share its FMA units and the kernels are bound by them. */
 static int available_cores(void)
 {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+        int cpus[CPU_SETSIZE], n = 0;
+        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+            if (CPU_ISSET(cpu, &set))
+                cpus[n++] = cpu;
+        return attn_cpu_cores_in(cpus, n, "/sys/devices/system/cpu");
+    }
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }

@@ -145,6 +145,40 @@ static void read_file(const char *path, char *buf, size_t len)
     fclose(f);
 }
 
+/* 1 when the cpulist text ("0,64", "0-1", "5") names a CPU below cpu that
+ * is one of the n CPUs of cpus (ascending). */
+static int lower_sibling_listed(const char *list, int cpu, const int *cpus, int n)
+{
+    const char *s = list;
+    while (*s >= '0' && *s <= '9') {
+        char *end;
+        long lo = strtol(s, &end, 10), hi = lo;
+        if (*end == '-') {
+            s = end + 1;
+            hi = strtol(s, &end, 10);
+            if (end == s)
+                return 0;
+        }
+        for (int i = 0; i < n && cpus[i] < cpu; i++)
+            if (cpus[i] >= lo && cpus[i] <= hi)
+                return 1;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+int attn_cpu_cores_in(const int *cpus, int n_cpus, const char *cpu_dir)
+{
+    int cores = 0;
+    for (int i = 0; i < n_cpus; i++) {
+        char path[512], list[1024];
+        snprintf(path, sizeof path, "%s/cpu%d/topology/thread_siblings_list", cpu_dir, cpus[i]);
+        read_file(path, list, sizeof list);
+        cores += !lower_sibling_listed(list, cpus[i], cpus, n_cpus);
+    }
+    return n_cpus > 0 && cores < 1 ? 1 : cores;
+}
+
 /* sysfs first (the data hwloc reads), then sysconf, then typical sizes. The
  * kernels only need them to size tiles, so a guess is safe. */
 static void detect_caches(void)

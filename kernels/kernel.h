@@ -64,6 +64,13 @@ const attn_cpu_info *attn_cpu(void);
 /* Bytes of one instance of the data or unified cache at level 1, 2 or 3, from
  * sysfs (the source hwloc reads too), else sysconf, else a typical size. */
 size_t attn_cpu_cache_size(int level);
+/* The cores among the n_cpus CPUs of cpus (the calling thread's affinity
+ * mask, ascending), each counted once however many of its hardware threads
+ * the list holds: a CPU counts unless a lower CPU of the list is its
+ * sibling, as cpu_dir/cpuN/topology/thread_siblings_list says (cpu_dir:
+ * "/sys/devices/system/cpu", another for the tests). A CPU whose siblings
+ * cannot be read counts as a core. At least 1 when n_cpus > 0. */
+int attn_cpu_cores_in(const int *cpus, int n_cpus, const char *cpu_dir);
 /* Vendor ("GenuineIntel", "AuthenticAMD"; on AArch64 the MIDR implementer,
  * e.g. "0x41"), family, model and stepping (AArch64: 8, part, revision).
  * Unknown parts are "" and 0. */

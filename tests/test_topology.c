@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -637,8 +638,67 @@ static void test_binding(const ab_topology *t)
     CPU_FREE(saved);
 }
 
+/* attn_ctx_create's default team (api.c available_cores) counts cores, not
+ * hardware threads, from a sysfs tree: here a fake one of 4 CPUs. */
+static void test_cores_in(void)
+{
+    t_case("topology: the library's default threads are cores, hardware threads of one core "
+           "counted once (sysfs siblings)");
+    char dir[] = "/tmp/ab_cpus_XXXXXX", path[160];
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp: %s", strerror(errno));
+        return;
+    }
+    /* Intel's numbering (a core's threads n apart: 0,2 and 1,3), then
+     * AMD's (adjacent: 0-1 and 2-3); cpu3's file missing the second time. */
+    static const char *const layouts[2][4] = { { "0,2", "1,3", "0,2", "1,3" },
+                                               { "0-1", "0-1", "2-3", NULL } };
+    static const struct {
+        int cpus[4], n, want[2];
+    } cases[] = {
+        { { 0, 1, 2, 3 }, 4, { 2, 3 } },  /* cpu3 unreadable the second time: a core */
+        { { 0, 2 }, 2, { 1, 2 } },        /* one core's two threads; two cores */
+        { { 2, 3 }, 2, { 2, 2 } },        /* siblings outside the mask: each counts */
+        { { 0, 1 }, 2, { 2, 1 } },
+        { { 3 }, 1, { 1, 1 } },
+    };
+    for (int l = 0; l < 2; l++) {
+        for (int c = 0; c < 4; c++) {
+            snprintf(path, sizeof path, "%s/cpu%d", dir, c);
+            mkdir(path, 0700);
+            snprintf(path, sizeof path, "%s/cpu%d/topology", dir, c);
+            mkdir(path, 0700);
+            snprintf(path, sizeof path, "%s/cpu%d/topology/thread_siblings_list", dir, c);
+            remove(path);
+            FILE *f = layouts[l][c] ? fopen(path, "w") : NULL;
+            if (f) {
+                fprintf(f, "%s\n", layouts[l][c]);
+                fclose(f);
+            }
+        }
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            int got = attn_cpu_cores_in(cases[i].cpus, cases[i].n, dir);
+            CHECK(got == cases[i].want[l], "layout %d, case %zu: %d cores, want %d", l, i, got,
+                  cases[i].want[l]);
+        }
+    }
+    /* No sysfs at all: every CPU a core. */
+    static const int three[] = { 0, 1, 2 };
+    CHECK(attn_cpu_cores_in(three, 3, "/nonexistent") == 3, "no sysfs: not 3 cores");
+    for (int c = 0; c < 4; c++) {
+        snprintf(path, sizeof path, "%s/cpu%d/topology/thread_siblings_list", dir, c);
+        remove(path);
+        snprintf(path, sizeof path, "%s/cpu%d/topology", dir, c);
+        rmdir(path);
+        snprintf(path, sizeof path, "%s/cpu%d", dir, c);
+        rmdir(path);
+    }
+    rmdir(dir);
+}
+
 void test_topology(void)
 {
+    test_cores_in();
     ab_topology *t = malloc(sizeof *t);   /* 4 KiB of core_cpu: not on the stack */
     ab_topology *s = malloc(sizeof *s);
     t_case("topology: allocation");
