@@ -107,11 +107,10 @@ static void print_placement(const ab_topology *t)
         printf(" %d", t->core_cpu[i]);
     printf("%s\n", t->cores > 32 ? " ..." : "");
     /* api.c allocates the workspace without touching it and kernel thread
-     * t packs into slice t, but each region lays its slices out by its own
-     * size (docs/threads.md): only the first region's pages are placed by
-     * the threads that use them. */
-    printf("  the context's workspace is not zeroed: the first region to use it places each "
-           "thread's slice (first touch); later regions' slices may lie on other threads' pages\n");
+     * t packs into slice t, at one stride for all of a call's products
+     * (docs/threads.md, with its limits). */
+    printf("  the context's workspace is not zeroed: each thread's packing slice is first "
+           "touched by that thread\n");
 }
 
 static void print_peaks(const ab_topology *t, const ab_machine *m, int refresh)

@@ -453,8 +453,15 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
         g.b_packed = p->packed->data;
     g.kc16 = ex->params[BLK_KC];
     g.rows16 = (p->m + (size_t)MR - 1) / (size_t)MR * (size_t)MR;
-    /* Sized for all m rows, what a thread of the column split packs. */
+    /* Sized for all m rows, what a thread of the column split packs; the
+     * slices laid out at the stride the region allows (its bytes over the
+     * threads) when that is more: compose.c sizes one region for the
+     * largest of a call's products, so thread t packs into the same pages
+     * in every product of a call, pages it touched first (on a NUMA
+     * machine, its own node's), not into a slice of another thread's. */
     size_t per_thread = blk_pack_floats(arch, ex->params, p->m, p->n, p->k);
+    size_t region_stride = ex->scratch_bytes / sizeof(float) / (size_t)ex->n_threads / 16 * 16;
+    per_thread = region_stride > per_thread ? region_stride : per_thread;
     /* The row groups of a 2-D split, each sharing its packed A (a_shared),
      * with a barrier of its own. Over GEMM_GROUPS_MAX groups (more than 128
      * threads), each thread packs its own. */
