@@ -263,9 +263,23 @@ if [ "$(nproc)" -ge 2 ]; then
         grep -q "^Topology .* $(nproc) cores" "$TMP/out" && ok \
             || bad "$placement: info does not see $(nproc) cores: $(grep '^Topology' "$TMP/out")"
     done
-    # GOMP_CPU_AFFINITY is the user's placement: not overridden by OMP_PLACES.
+    # GOMP_CPU_AFFINITY is the user's placement: not overridden by OMP_PLACES
+    # (its first place stays CPU 1), and info does not claim the topology's
+    # order for it.
     GOMP_CPU_AFFINITY=1,0 "$AB" info --no-peaks >"$TMP/out" 2>&1
-    grep -q "OMP_PLACES=cores" "$TMP/out" && bad "GOMP_CPU_AFFINITY overridden: $(grep -A1 '^Threads' "$TMP/out")" || ok
+    grep -q "^Threads .*the first {1}).*not one per core" "$TMP/out" && ok \
+        || bad "GOMP_CPU_AFFINITY=1,0 overridden or misread: $(grep '^Threads' "$TMP/out")"
+    # info reads the binding from the runtime, not the environment:
+    # OMP_PROC_BIND=true alone binds (info once said "not bound").
+    OMP_PROC_BIND=true "$AB" info --no-peaks >"$TMP/out" 2>&1
+    grep -q "^Threads .*OpenMP, bound true" "$TMP/out" && ok \
+        || bad "OMP_PROC_BIND=true: $(grep '^Threads' "$TMP/out")"
+    OMP_PROC_BIND=false "$AB" info --no-peaks >"$TMP/out" 2>&1
+    grep -q "^Threads .*OpenMP, not bound" "$TMP/out" && ok \
+        || bad "OMP_PROC_BIND=false: $(grep '^Threads' "$TMP/out")"
+    "$AB" info --no-peaks >"$TMP/out" 2>&1
+    grep -q "^Threads .*bound close.*thread i on the i-th core below" "$TMP/out" && ok \
+        || bad "attnbench's own placement: $(grep '^Threads' "$TMP/out")"
 else
     echo "skip: cli: the user's placement (one core)"
 fi

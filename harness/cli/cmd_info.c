@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
 #include "cli.h"
 #include "commands.h"
 #include "counters.h"
@@ -78,31 +80,79 @@ static void print_topology(const ab_topology *t)
     }
 }
 
-/* How the kernels' threads are placed (main.c binds them before the
- * runtime starts): thread i on the i-th allowed core in the topology's
- * order, which fills one package and one last-level cache before the next. */
+static const char *bind_name(omp_proc_bind_t bind)
+{
+    return bind == omp_proc_bind_close    ? "close"
+           : bind == omp_proc_bind_spread ? "spread"
+           : bind == omp_proc_bind_master ? "master"
+                                          : "true";
+}
+
+/* Place p of the runtime as "{a,b}" into buf (len ≥ 16; cut short with
+ * "..." when its CPUs do not fit). Returns its first CPU, or -1. */
+static int place_text(int p, char *buf, size_t len)
+{
+    int n = omp_get_place_num_procs(p), ids[64], first = -1;
+    size_t used = 0;
+    buf[0] = '\0';
+    if (n <= 0 || n > (int)(sizeof ids / sizeof *ids)) {
+        snprintf(buf, len, "{%d CPUs}", n);
+        return -1;
+    }
+    omp_get_place_proc_ids(p, ids);
+    for (int i = 0; i < n; i++) {
+        first = i == 0 || ids[i] < first ? ids[i] : first;
+        int w = snprintf(buf + used, len - used, "%s%d", i ? "," : "{", ids[i]);
+        if (w < 0 || (size_t)w >= len - used - 4) {
+            snprintf(buf + used, len - used, "...");
+            break;
+        }
+        used += (size_t)w;
+    }
+    if (strlen(buf) + 2 <= len)
+        strcat(buf, "}");
+    return first;
+}
+
+/* How the kernels' threads are placed, as the OpenMP runtime has it (not
+ * as the environment reads: OMP_PROC_BIND=true alone binds, and a user's
+ * places need not follow the topology). main.c's own placement is one
+ * place per core in the topology's order, bound close: thread i on the
+ * i-th core, one package and one last-level cache filled before the next. */
 static void print_placement(const ab_topology *t)
 {
-    const char *bind = getenv("OMP_PROC_BIND"), *places = getenv("OMP_PLACES");
+    omp_proc_bind_t bind = omp_get_proc_bind();
+    int n_places = omp_get_num_places();
     printf("\nThreads     ");
-    if (!bind || !places) {
-        printf("OpenMP, not bound (OMP_PROC_BIND or OMP_PLACES unset): the OS places them\n");
+    if (bind == omp_proc_bind_false || n_places <= 0) {
+        printf("OpenMP, not bound: the OS places them\n");
         return;
     }
-    /* main.c's places list every core (tens of KiB on a large machine):
-     * their start says what they are. */
-    printf("OpenMP, OMP_PROC_BIND=%s, OMP_PLACES=%.48s%s: thread i on the i-th core below", bind,
-           places, strlen(places) > 48 ? "..." : "");
-    const ab_cache *llc = NULL;
-    for (int i = 0; i < t->n_caches; i++)
-        if (t->caches[i].type != 'i' && t->caches[i].level >= 2)
-            llc = &t->caches[i];
-    if (llc && llc->cores_sharing > 0 && llc->instances > 1)
-        printf(", so N threads share ceil(N / %d) of the %d L%d caches", llc->cores_sharing,
-               llc->instances, llc->level);
-    if (t->numa_nodes > 1)
-        printf(" (and fill one NUMA node's cores before the next)");
-    printf("\n  cores in order (first CPU of each):");
+    char text[256];
+    int in_order = bind == omp_proc_bind_close && n_places <= t->cores;
+    for (int p = 0; p < n_places; p++) {
+        int first = place_text(p, text, sizeof text);
+        in_order &= first >= 0 && first == t->core_cpu[p];
+    }
+    place_text(0, text, sizeof text);
+    printf("OpenMP, bound %s to %d place%s (the first %s)", bind_name(bind), n_places,
+           n_places == 1 ? "" : "s", text);
+    if (!in_order) {
+        printf(": not one per core in the topology's order below (a placement of the user's)\n");
+    } else {
+        printf(": thread i on the i-th core below");
+        const ab_cache *llc = NULL;
+        for (int i = 0; i < t->n_caches; i++)
+            if (t->caches[i].type != 'i' && t->caches[i].level >= 2)
+                llc = &t->caches[i];
+        if (llc && llc->cores_sharing > 0 && llc->instances > 1)
+            printf(", so N threads share ceil(N / %d) of the %d L%d caches", llc->cores_sharing,
+                   llc->instances, llc->level);
+        if (t->numa_nodes > 1)
+            printf(" (and fill one NUMA node's cores before the next)");
+        printf("\n");
+    }
+    printf("  cores in order (first CPU of each):");
     for (int i = 0; i < t->cores && i < 32; i++)
         printf(" %d", t->core_cpu[i]);
     printf("%s\n", t->cores > 32 ? " ..." : "");
