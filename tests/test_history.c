@@ -332,6 +332,36 @@ static void test_store(const char *store, const char *target, const char *dir)
     CHECK(tail && strcmp(tail, b) == 0, "steps after concurrent adds:\n%s\none by one:\n%s",
           tail ? tail : a, b);
 #endif
+
+    t_case("history %s: dates in other time zones order the series by time, not by their text",
+           store);
+    /* One machine's runs 2 hours apart, every other one written by a
+     * runner on Pacific time (as attnbench writes its local time): the
+     * text of 18:00-0800 sorts before 04:00+0000 though it is 02:00 UTC
+     * the next day. The step is at run 12, by time. */
+    h = ab_history_open(target, err, sizeof err);
+    for (int i = 0; i < 20 && h; i++) {
+        char commit[16], date[40];
+        int hour = 2 * i;     /* UTC hours after 2026-09-01T00:00 */
+        snprintf(commit, sizeof commit, "z%02d", i);
+        if (i % 2)
+            snprintf(date, sizeof date, "2026-0%d-%02dT%02d:00:00-08:00",
+                     hour < 8 ? 8 : 9, hour < 8 ? 31 : 1 + (hour - 8) / 24, (hour + 16) % 24);
+        else
+            snprintf(date, sizeof date, "2026-09-%02dT%02d:00:00+0000", 1 + hour / 24, hour % 24);
+        write_named(json, "00000000000000dd", commit, date, SERIES, i >= 12 ? 1.2e6 : 1.0e6);
+        int r = add_file(h, json, "tz.json", err, sizeof err);
+        CHECK(r == 0, "add %d: %d %s", i, r, err);
+    }
+    ab_history_close(h);
+    char tz[4000];
+    steps_text(target, tz, sizeof tz);
+    snprintf(want, sizeof want, "00000000000000dd %s z12 1.2000\n", SERIES);
+    const char *of_dd = strstr(tz, "00000000000000dd");
+    CHECK(of_dd && strcmp(of_dd, want) == 0, "steps:\n%s\nwant:\n%s", of_dd ? of_dd : tz, want);
+    CHECK(count_of(target, "SELECT count(*) FROM runs WHERE git_commit = 'z01' AND "
+                           "date = '2026-09-01T02:00:00+0000'") == 1,
+          "the date of 2026-08-31T18:00:00-08:00 is not stored as its UTC time");
 }
 
 /* $ATTN_TEST_POSTGRES's database emptied of the history's tables. */

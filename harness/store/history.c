@@ -1,5 +1,6 @@
 /* history.c — the results history and the fleet's wisdom (history.h) in
  * either store of sql.h; its steps come from steps.c. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,60 @@ const char *ab_history_name(const ab_history *h)
     return ab_sql_name(h->db);
 }
 
+/* The n digits at p as a number, or -1 when any is not a digit. */
+static int digits(const char *p, int n)
+{
+    int v = 0;
+    for (int k = 0; k < n; k++) {
+        if (!isdigit((unsigned char)p[k]))
+            return -1;
+        v = 10 * v + (p[k] - '0');
+    }
+    return v;
+}
+
+/* An ISO 8601 date with its UTC offset ("2026-11-23T01:50:42+0100", with
+ * "+01:00", "Z", a space for the T or fractional seconds as Google
+ * Benchmark and other writers vary) as the same moment in UTC,
+ * "2026-11-23T00:50:42+0000", into out; -1 (out untouched) for anything
+ * else. The series are ordered by the date's text: attnbench writes its
+ * local time, so without this the runs of machines in other time zones (one
+ * machine id: identical runners of a fleet) or across a change to summer
+ * time would be ordered by their clocks' readings, not by when they ran. */
+static int utc_date(const char *in, char *out, size_t len)
+{
+    if (strlen(in) < 19)
+        return -1;
+    int year = digits(in, 4), mon = in[4] == '-' ? digits(in + 5, 2) : -1;
+    int day = in[7] == '-' ? digits(in + 8, 2) : -1;
+    int hour = in[10] == 'T' || in[10] == ' ' ? digits(in + 11, 2) : -1;
+    int min = in[13] == ':' ? digits(in + 14, 2) : -1, sec = in[16] == ':' ? digits(in + 17, 2) : -1;
+    if (year < 0 || mon < 1 || mon > 12 || day < 1 || day > 31 || hour < 0 || hour > 23
+        || min < 0 || min > 59 || sec < 0 || sec > 60)
+        return -1;
+    const char *p = in + 19;
+    if (*p == '.' && isdigit((unsigned char)p[1]))
+        for (p++; isdigit((unsigned char)*p); p++)
+            ;
+    long offset = 0;    /* seconds east of UTC */
+    if (p[0] == 'Z' && !p[1]) {
+        offset = 0;
+    } else if (p[0] == '+' || p[0] == '-') {
+        int oh = digits(p + 1, 2), om = digits(p + 3 + (p[3] == ':'), 2);
+        if (oh < 0 || oh > 23 || om < 0 || om > 59 || p[5 + (p[3] == ':')] != '\0')
+            return -1;
+        offset = (p[0] == '-' ? -1 : 1) * (oh * 3600L + om * 60L);
+    } else {
+        return -1;      /* no offset: a local time of somewhere unknown, kept as written */
+    }
+    struct tm tm = { .tm_year = year - 1900, .tm_mon = mon - 1, .tm_mday = day,
+                     .tm_hour = hour, .tm_min = min, .tm_sec = sec };
+    time_t t = timegm(&tm) - offset;
+    if (!gmtime_r(&t, &tm) || strftime(out, len, "%Y-%m-%dT%H:%M:%S+0000", &tm) == 0)
+        return -1;
+    return 0;
+}
+
 /* "op/kernel/shape/threads:N" (attnbench's run names) into its parts; other
  * names leave them empty. */
 static void split_name(const char *name, char *op, char *kernel, char *shape, size_t len)
@@ -343,7 +398,8 @@ int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
     else
         snprintf(id, sizeof id, "%016llx", (unsigned long long)attn_machine_hash(key));
     now_iso(added, sizeof added);
-    snprintf(date, sizeof date, "%s", bf->date[0] ? bf->date : added);
+    if (!bf->date[0] || utc_date(bf->date, date, sizeof date) != 0)
+        snprintf(date, sizeof date, "%s", bf->date[0] ? bf->date : added);
     const char *git = commit ? commit : bf->git_commit[0] ? bf->git_commit : "unknown";
     /* The file's path is only a note: a name that is not UTF-8 (a path
      * may be any bytes) is kept with '?' for its odd bytes. */

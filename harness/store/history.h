@@ -7,7 +7,8 @@
  *
  * Per added JSON file the history keeps a run: machine (the context's
  * machine_id and machine_key; a file of another program is keyed by its
- * host name), git commit, date, the SHA-256 of the file's bytes; and per
+ * host name), git commit, date (converted to UTC when it has an offset:
+ * series are ordered by its text), the SHA-256 of the file's bytes; and per
  * benchmark of the run its median, minimum, CV and the repetition times. A
  * series is one benchmark (run name: op/kernel/shape/threads) on one
  * machine, its runs in date order. Each add is one transaction with the
