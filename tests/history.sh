@@ -85,6 +85,13 @@ store_tests() {   # NAME TARGET
     "$AB" history add --db "$db" "$TMP/not-utf8.json" >"$TMP/add.out" 2>&1
     check '[ $? -eq 2 ] && grep -q "a benchmark name is not UTF-8" "$TMP/add.out"' \
         "$name: a name that is not UTF-8: $(cat "$TMP/add.out")"
+    # A file refused for what it holds is skipped like a file that does not
+    # parse: the files after it are still added (they were dropped unsaid).
+    sed 's/00000000000000aa/00000000000000dd/; s/commit00/after-bad/' "$TMP/files/a0.json" \
+        >"$TMP/after-bad.json"
+    "$AB" history add --db "$db" "$TMP/not-utf8.json" "$TMP/after-bad.json" >"$TMP/add.out" 2>&1
+    check '[ $? -eq 2 ] && grep -q "after-bad.json: added" "$TMP/add.out"' \
+        "$name: the file after a refused one: $(cat "$TMP/add.out")"
     "$AB" history steps --db "$db" --since commit03 >"$TMP/steps.out" 2>&1
     rc=$?
     check '[ $rc -eq 1 ] && grep -q "^machine 00000000000000aa" "$TMP/steps.out" &&

@@ -85,9 +85,20 @@ static int history_add(int argc, char **argv)
             continue;
         }
         int r = ab_history_add(h, &bf, pos[i], commit, min_effect, err, sizeof err);
-        if (r < 0) {
-            fprintf(stderr, "attnbench history add: %s: %s: %s (nothing of it was added)\n",
+        if (r == -2) {
+            /* The file, not the store: skipped like one that does not
+             * parse, and the rest still added. */
+            fprintf(stderr, "attnbench history add: %s: %s (not added)\n", pos[i], err);
+            status = AB_EXIT_USAGE;
+        } else if (r < 0) {
+            /* The store failed: the files after this one are not tried,
+             * and the user is told which were left. */
+            fprintf(stderr, "attnbench history add: %s: %s: %s (nothing of it was added",
                     ab_history_name(h), pos[i], err);
+            if (i + 1 < n_pos)
+                fprintf(stderr, "; the %d file%s after it not tried", n_pos - i - 1,
+                        n_pos - i - 1 == 1 ? "" : "s");
+            fprintf(stderr, ")\n");
             ab_bench_file_free(&bf);
             status = AB_EXIT_USAGE;
             break;

@@ -340,9 +340,10 @@ static int utf8_valid(const char *s)
     return 1;
 }
 
-/* The text of bf that is stored as it is: one line naming the first that
- * is not UTF-8, or 0. */
-static int check_utf8(const ab_bench_file *bf, const char *key, const char *commit, char *err,
+/* What of bf the store would refuse, checked before the store is touched:
+ * text stored as it is must be UTF-8, and every benchmark needs times the
+ * statistics take. One line naming the first refusal, -1; else 0. */
+static int check_file(const ab_bench_file *bf, const char *key, const char *commit, char *err,
                       size_t len)
 {
     const char *what = !utf8_valid(key) ? "its machine key" : !utf8_valid(commit) ? "its commit"
@@ -350,9 +351,19 @@ static int check_utf8(const ab_bench_file *bf, const char *key, const char *comm
     for (int i = 0; !what && i < bf->n; i++)
         if (!utf8_valid(bf->set[i].name))
             what = "a benchmark name";
-    if (what)
+    if (what) {
         snprintf(err, len, "%s is not UTF-8 (JSON text must be)", what);
-    return what ? -1 : 0;
+        return -1;
+    }
+    for (int i = 0; i < bf->n; i++) {
+        ab_stats st;
+        const ab_sample_set *s = &bf->set[i];
+        if (ab_stats_compute(s->t, s->n, &st) != 0 || !(st.min > 0) || !isfinite(st.max)) {
+            snprintf(err, len, "%.200s: unusable times", s->name);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* The results of bf into run run_id. */
@@ -409,8 +420,8 @@ int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
         for (unsigned char *c = (unsigned char *)where; *c; c++)
             if (*c >= 0x80)
                 *c = '?';
-    if (check_utf8(bf, key, git, err, len) != 0)
-        return -1;
+    if (check_file(bf, key, git, err, len) != 0)
+        return -2;
 
     ab_sql *db = h->db;
     if (ab_sql_begin(db, err, len) != 0)

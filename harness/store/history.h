@@ -73,8 +73,10 @@ const char *ab_history_name(const ab_history *h);
 /* Adds the runs of a benchmark file in one transaction and updates the
  * steps of the series it touched. commit overrides the file's git commit
  * when not NULL (CI knows it; other programs do not write one). 0 added,
- * 1 already there (a file of the same bytes: nothing changed), -1 with err
- * (nothing changed either). */
+ * 1 already there (a file of the same bytes: nothing changed), -2 with err
+ * when the file itself is refused (text that is not UTF-8, unusable times:
+ * the store was not touched, the next file may be added), -1 with err when
+ * the store failed (nothing of the file changed either). */
 int ab_history_add(ab_history *h, const ab_bench_file *bf, const char *source,
                    const char *commit, double min_effect, char *err, size_t len);
 
