@@ -87,6 +87,14 @@ static void test_detector(void)
     n = ab_steps_detect(y, 40, 0.02, at, NULL, NULL, 8);
     CHECK(n == 1 && at[0] == 20, "with a 2%% minimum: %d steps, at %d", n, n ? at[0] : -1);
 
+    t_case("history steps: a step faster by the same factor as a slower one is found alike");
+    /* ×1.05 and ÷1.05 are the same change in the fit's log space; the
+     * minimum effect was applied to after/before - 1, so 1/1.05 (-4.8%)
+     * passed as no step where 1.05 (+5.0%) was one. */
+    series(y, 40, 0.002, 20, 1.0 / 1.05, 5);
+    n = ab_steps_detect(y, 40, 0.05, at, NULL, NULL, 8);
+    CHECK(n == 1 && at[0] == 20, "1/1.05 from run 20: %d steps, at %d", n, n ? at[0] : -1);
+
     t_case("history steps: too short or unusable series give none");
     double two[2] = { 1.0, 2.0 }, bad[4] = { 1.0, -1.0, 1.0, 1.0 };
     CHECK(ab_steps_detect(two, 2, 0.05, at, NULL, NULL, 8) == 0, "two points");

@@ -14,7 +14,8 @@
  * absolute deviations plus a penalty per breakpoint (asv's model; the
  * penalty scales with the series' own noise, a robust estimate from the
  * differences of consecutive points); a breakpoint is a step when the
- * medians on its two sides differ by at least min_effect (0.05: 5%).
+ * medians on its two sides differ by a factor of at least 1 + min_effect
+ * either way (0.05: 5% slower, or faster by 1/1.05).
  * Writes the index of the first point after each step into at[] (at most
  * max) and the medians before and after into before[] / after[] (either
  * may be NULL); returns how many. n <= AB_STEPS_WINDOW. */
