@@ -272,9 +272,13 @@ class BenchFile:
 
 
 def _seconds(entry):
+    """The entry's real time in seconds, or None: a time that is not positive
+    (as attnbench's loader, bench_file.c, refuses it) is no time at all, and
+    a negative one kept as a median reached the figures' logarithms."""
     t, unit = number(entry.get("real_time")), entry.get("time_unit", "ns")
     ok = t is not None and isinstance(unit, str) and unit in TIME_UNITS
-    return t * TIME_UNITS[unit] if ok else None
+    s = t * TIME_UNITS[unit] if ok else None
+    return s if s is not None and 0 < s < math.inf else None
 
 
 def _summarize(bf, run_name, entries):
@@ -321,7 +325,9 @@ def _summarize(bf, run_name, entries):
     g_ref = number(ref.get("GFLOPS"))
     peak = plausible(ref.get("peak_gflops"), hi=1e9)      # newer files give it
     if peak is None:
-        peak = g_ref * 100.0 / pct if g_ref and pct else None
+        # Bounded as peak_gflops is: a damaged GFLOPS or pct_peak made an
+        # unbounded peak, and the roofline's axis infinite (ValueError).
+        peak = plausible(g_ref * 100.0 / pct, hi=1e9) if g_ref and pct else None
     peak_error = number(ref.get("peak_error"))
     read_error = number(ref.get("read_bw_error"))
     precision = number(median_entry.get("median_precision")) if median_entry else None

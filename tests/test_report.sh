@@ -880,5 +880,33 @@ check "with nothing usable the answer and every figure are omitted with a note" 
     '[ "$(grep -c "class='"'"'omitted'"'"'>Omitted" "$TMP/bad/out/index.html")" = 12 ] &&
      [ -z "$(ls "$TMP/bad/out/figures")" ]'
 
+# Times that are not positive and a GFLOPS far past any machine's (a
+# damaged field): the benchmarks skipped or the field not drawn. A negative
+# time was kept as a median (numpy printed warnings over its logarithm), and
+# the peak derived from GFLOPS / pct_peak was unbounded: an infinite axis
+# raised ValueError and no page was written.
+mkdir -p "$TMP/hostile"
+"$PY" - "$SAMPLES/bert-base.json" "$TMP/hostile" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+neg, huge = json.loads(json.dumps(d)), json.loads(json.dumps(d))
+for e in neg["benchmarks"][:20]:
+    e["real_time"] = -5
+for e in huge["benchmarks"][:20]:
+    e["GFLOPS"] = 1e308
+json.dump(neg, open(sys.argv[2] + "/negative.json", "w"))
+json.dump(huge, open(sys.argv[2] + "/huge.json", "w"))
+PYEOF
+for f in negative huge; do
+    if "$PY" reports/report.py --out "$TMP/hostile/out-$f" "$TMP/hostile/$f.json" >/dev/null \
+        2>"$TMP/hostile/$f.err" && ! grep -qE "Traceback|Warning" "$TMP/hostile/$f.err"; then
+        ok
+    else
+        bad "report.py on $f.json: $(grep -E "Error|Warning" "$TMP/hostile/$f.err" | head -n 3)"
+    fi
+done
+check "times that are not positive: the benchmarks skipped, said" \
+    'grep -q "negative.json: .*skipped (no time)" "$TMP/hostile/negative.err"'
+
 echo "report: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
