@@ -37,8 +37,56 @@ static void series(double *y, int n, double noise, int at, double f, uint64_t se
     }
 }
 
+/* A series of n points whose log has noise of spread cv persisting from
+ * point to point (AR(1), lag-1 correlation rho: a machine whose state
+ * lasts over consecutive CI runs), and factor f from index at on. */
+static void series_ar1(double *y, int n, double cv, double rho, int at, double f, uint64_t *seed)
+{
+    double level = 0.0;
+    for (int i = 0; i < n; i++) {
+        double u[2];
+        for (int k = 0; k < 2; k++) {
+            *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            u[k] = ((double)(*seed >> 11) + 0.5) / 9007199254740992.0;
+        }
+        double g = sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]);
+        level = i == 0 ? g : rho * level + sqrt(1.0 - rho * rho) * g;
+        y[i] = (i >= at ? f : 1.0) * exp(cv * level);
+    }
+}
+
+static void test_detector_persistent_noise(void)
+{
+    double y[60];
+    int at[8];
+    uint64_t seed = 2026;
+    t_case("history steps: flat series whose noise persists (AR(1) rho 0.7, CV 5%%, 60 runs), "
+           "200 seeds: at most 5%% with a step (the differences' noise alone: 24%%)");
+    int with_step = 0;
+    for (int t = 0; t < 200; t++) {
+        series_ar1(y, 60, 0.05, 0.7, 60, 1.0, &seed);
+        with_step += ab_steps_detect(y, 60, 0.05, at, NULL, NULL, 8) > 0;
+    }
+    CHECK(with_step <= 10, "%d of 200 flat series have a step", with_step);
+
+    t_case("history steps: +20%% from run 20 of 40 in independent noise (CV 5%%), 200 seeds: "
+           "found there in at least 95%%");
+    int found = 0;
+    for (int t = 0; t < 200; t++) {
+        double before[8], after[8];
+        series_ar1(y, 40, 0.05, 0.0, 20, 1.2, &seed);
+        int n = ab_steps_detect(y, 40, 0.05, at, before, after, 8);
+        int there = 0;
+        for (int k = 0; k < n; k++)
+            there |= abs(at[k] - 20) <= 2 && after[k] > before[k];
+        found += there;
+    }
+    CHECK(found >= 190, "found in %d of 200", found);
+}
+
 static void test_detector(void)
 {
+    test_detector_persistent_noise();
     double y[200], before[8], after[8];
     int at[8];
 
