@@ -273,16 +273,17 @@ static void test_store(const char *store, const char *target, const char *dir)
     char since[16];
     snprintf(since, sizeof since, "c%02d", day13);
     FILE *quiet = fopen("/dev/null", "w");
-    int r1 = ab_history_steps_since(h, "c0", quiet, &slower, err, sizeof err);   /* ambiguous */
-    int r2 = ab_history_steps_since(h, "c00", quiet, &slower, err, sizeof err);
-    int s2 = slower;
-    int r3 = ab_history_steps_since(h, since, quiet, &slower, err, sizeof err);
-    int r4 = ab_history_steps_since(h, "nosuch", quiet, &slower, err, sizeof err);
-    if (quiet)
-        fclose(quiet);
-    CHECK(r1 == -1 && r2 == 0 && s2 == 1 && r3 == 0 && slower == 0 && r4 == -1,
-          "ambiguous %d; since c00: %d, %d slower; since the step's commit: %d, %d slower; "
-          "unknown: %d", r1, r2, s2, r3, slower, r4);
+    int now = -1;
+    int r1 = ab_history_steps_since(h, "c0", 0.05, quiet, &slower, &now, err,
+                                    sizeof err);   /* ambiguous */
+    int r2 = ab_history_steps_since(h, "c00", 0.05, quiet, &slower, &now, err, sizeof err);
+    int s2 = slower, now2 = now;
+    int r3 = ab_history_steps_since(h, since, 0.05, quiet, &slower, &now, err, sizeof err);
+    int r4 = ab_history_steps_since(h, "nosuch", 0.05, quiet, &slower, &now, err, sizeof err);
+    CHECK(r1 == -1 && r2 == 0 && s2 == 1 && now2 == 1 && r3 == 0 && slower == 0 && now == 0
+              && r4 == -1,
+          "ambiguous %d; since c00: %d, %d slower, %d now; since the step's commit: %d, %d "
+          "slower, %d now; unknown: %d", r1, r2, s2, now2, r3, slower, now, r4);
 
     t_case("history %s: names with quotes, semicolons and non-ASCII bytes are stored as data",
            store);
@@ -305,6 +306,27 @@ static void test_store(const char *store, const char *target, const char *dir)
                               "'op/k/$1 $2 ? :a @b/threads:1'") == 1,
           "runs %lld; the names not found byte for byte",
           count_of(target, "SELECT count(*) FROM runs"));
+
+    t_case("history %s: steps since a commit: a regression a later step undid is listed, and "
+           "is not slower now", store);
+    /* Another machine's series, after the others: +20% from r10, back from
+     * r25 (÷1.2). */
+    for (int i = 0; i < 40; i++) {
+        char commit[16], date[40];
+        snprintf(commit, sizeof commit, "r%02d", i);
+        snprintf(date, sizeof date, "2026-12-%02dT%02d:00:00+0000", 1 + i / 2, i % 2 ? 18 : 6);
+        write_named(json, "00000000000000ab", commit, date, "sdpa/revert/B1/threads:1",
+                    i >= 10 && i < 25 ? 1.2e6 : 1.0e6);
+        CHECK(add_file(h, json, "revert.json", err, sizeof err) == 0, "add r%02d: %s", i, err);
+    }
+    int rr = ab_history_steps_since(h, "r05", 0.05, quiet, &slower, &now, err, sizeof err);
+    int rs = slower, rn = now;
+    int rb = ab_history_steps_since(h, "r15", 0.05, quiet, &slower, &now, err, sizeof err);
+    CHECK(rr == 0 && rs == 1 && rn == 0 && rb == 0 && slower == 0 && now == 0,
+          "since r05: %d, %d slower steps, %d slower now (want 1, 0); since r15: %d, %d, %d "
+          "(want 0, 0)", rr, rs, rn, rb, slower, now);
+    if (quiet)
+        fclose(quiet);
 
     t_case("history %s: the fleet's wisdom: published under a key, merged, pulled back", store);
     attn_wisdom *w = calloc(1, sizeof *w), *got = calloc(1, sizeof *got);

@@ -143,16 +143,20 @@ static int history_show(int argc, char **argv)
 static int history_steps(int argc, char **argv)
 {
     const char *db = NULL, *since = NULL;
+    double min_effect = 0.05;
     int n_pos;
     const ab_flag flags[] = {
         DB_FLAG(&db),
         { "since", AB_FLAG_STRING, &since, "COMMIT", "the commit to look from (any unambiguous prefix)", 0, 0 },
+        { "min-effect", AB_FLAG_DOUBLE, &min_effect, "F", "how much slower a series must be now to fail, as a fraction (default 0.05)", 0, 10 },
     };
     int rc = ab_cli_command(
-        "history steps", "attnbench history steps --since COMMIT [--db FILE|URL]",
+        "history steps", "attnbench history steps --since COMMIT [--db FILE|URL] [--min-effect F]",
         "Which machines got slower (or faster) since COMMIT, on what: every step found after\n"
         "each machine's first run at COMMIT (a machine that never ran it: after COMMIT's first\n"
-        "run anywhere), machine by machine, slowest first. Exit 1 when any series got slower.",
+        "run anywhere), machine by machine, slowest first. Exit 1 when a series is slower now:\n"
+        "its steps since, taken together, slower by at least --min-effect (a regression a later\n"
+        "step undid is listed, and does not fail).",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
@@ -164,12 +168,13 @@ static int history_steps(int argc, char **argv)
     if (!h)
         return AB_EXIT_USAGE;
     char err[700];
-    int slower = 0;
-    rc = ab_history_steps_since(h, since, stdout, &slower, err, sizeof err);
+    int slower = 0, slower_now = 0;
+    rc = ab_history_steps_since(h, since, min_effect, stdout, &slower, &slower_now, err,
+                                sizeof err);
     if (rc != 0)
         fprintf(stderr, "attnbench history steps: %s\n", err);
     ab_history_close(h);
-    return rc != 0 ? AB_EXIT_USAGE : slower ? AB_EXIT_FAIL : AB_EXIT_OK;
+    return rc != 0 ? AB_EXIT_USAGE : slower_now ? AB_EXIT_FAIL : AB_EXIT_OK;
 }
 
 int ab_cmd_history(int argc, char **argv)

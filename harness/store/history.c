@@ -577,16 +577,54 @@ int ab_history_show(ab_history *h, const char *name, const char *machine_id, FIL
                 : show_series(h->db, machine_id, out, err, len);
 }
 
-int ab_history_steps_since(ab_history *h, const char *commit, FILE *out, int *n_slower,
-                           char *err, size_t len)
+/* The series (machine, benchmark) of the steps since commit (the WHERE of
+ * ab_history_steps_since, match its commit test) that are slower now: the
+ * after of a series' last step over the before of its first, at least
+ * 1 + min_effect. A regression undone by a later step is not one now. -1
+ * with err. */
+static int series_slower_now(ab_sql *db, const char *where, const ab_sql_arg *c,
+                             double min_effect, int *n_series, char *err, size_t len)
+{
+    char sql[700];
+    snprintf(sql, sizeof sql,
+             "SELECT s.machine_id, s.name, s.before_s, s.after_s FROM steps s %s "
+             "ORDER BY s.machine_id, s.name, s.date", where);
+    ab_sql_rows *q;
+    if (ab_sql_exec(db, sql, c, 1, &q, err, len) < 0)
+        return -1;
+    char machine[64] = "", name[512] = "";
+    double first_before = 0.0, last_after = 0.0;
+    int any = 0;
+    *n_series = 0;
+    for (;;) {
+        int more = ab_sql_next(q) == 1;
+        int same = more && strcmp(ab_sql_text(q, 0), machine) == 0
+                && strcmp(ab_sql_text(q, 1), name) == 0;
+        if (any && !same)
+            *n_series += last_after >= first_before * (1.0 + min_effect) * (1 - 1e-12);
+        if (!more)
+            break;
+        if (!same) {
+            snprintf(machine, sizeof machine, "%s", ab_sql_text(q, 0));
+            snprintf(name, sizeof name, "%s", ab_sql_text(q, 1));
+            first_before = ab_sql_real(q, 2);
+            any = 1;
+        }
+        last_after = ab_sql_real(q, 3);
+    }
+    return ab_sql_rows_free(q, err, len) != 0 ? -1 : 0;
+}
+
+int ab_history_steps_since(ab_history *h, const char *commit, double min_effect, FILE *out,
+                           int *n_slower, int *n_slower_now, char *err, size_t len)
 {
     ab_sql *db = h->db;
-    *n_slower = 0;
+    *n_slower = *n_slower_now = 0;
     /* The commit by any unambiguous prefix (substr, not LIKE: a prefix is
      * data, never a pattern). */
     const ab_sql_arg c[] = { AB_SQL_T(commit) };
     const char *match = "substr(git_commit, 1, length($1)) = $1";
-    char sql[600];
+    char sql[1200];
     snprintf(sql, sizeof sql, "SELECT count(DISTINCT git_commit) FROM runs WHERE %s", match);
     long long n = ab_sql_int_of(db, sql, c, 1, 0, err, len);
     if (n < 0)
@@ -599,13 +637,17 @@ int ab_history_steps_since(ab_history *h, const char *commit, FILE *out, int *n_
     }
     /* Since: after the machine's first run at the commit, else (a machine
      * that never ran it) after its first run anywhere. */
-    snprintf(sql, sizeof sql,
-             "SELECT s.machine_id, m.machine_key, s.name, s.git_commit, s.date, s.before_s, "
-             "  s.after_s FROM steps s JOIN machines m ON m.machine_id = s.machine_id "
+    char where[400];
+    snprintf(where, sizeof where,
              "WHERE s.date > COALESCE("
              "  (SELECT min(date) FROM runs WHERE machine_id = s.machine_id AND %s), "
-             "  (SELECT min(date) FROM runs WHERE %s)) "
-             "ORDER BY s.machine_id, s.after_s / s.before_s DESC, s.name", match, match);
+             "  (SELECT min(date) FROM runs WHERE %s))", match, match);
+    if (series_slower_now(db, where, c, min_effect, n_slower_now, err, len) != 0)
+        return -1;
+    snprintf(sql, sizeof sql,
+             "SELECT s.machine_id, m.machine_key, s.name, s.git_commit, s.date, s.before_s, "
+             "  s.after_s FROM steps s JOIN machines m ON m.machine_id = s.machine_id %s "
+             "ORDER BY s.machine_id, s.after_s / s.before_s DESC, s.name", where);
     ab_sql_rows *q;
     if (ab_sql_exec(db, sql, c, 1, &q, err, len) < 0)
         return -1;
@@ -635,9 +677,10 @@ int ab_history_steps_since(ab_history *h, const char *commit, FILE *out, int *n_
         return -1;
     if (rows)
         fprintf(out, "\n");
-    fprintf(out, "since %s: %d slower step%s on %d machine%s, %d faster\n", commit, *n_slower,
+    fprintf(out, "since %s: %d slower step%s on %d machine%s, %d faster; %d series slower "
+                 "now (by %.3g%% or more over their steps since)\n", commit, *n_slower,
            *n_slower == 1 ? "" : "s", machines_slower, machines_slower == 1 ? "" : "s",
-           rows - *n_slower);
+           rows - *n_slower, *n_slower_now, 100.0 * min_effect);
     return 0;
 }
 

@@ -90,9 +90,13 @@ int ab_history_show(ab_history *h, const char *name, const char *machine_id, FIL
 /* Writes to out the steps found after commit (any unambiguous prefix) on each
  * machine — after that machine's first run at the commit, else after the
  * commit's first run anywhere — slowest first. *n_slower: how many made a
- * series slower. 0, or -1 with err (no such commit, an ambiguous prefix). */
-int ab_history_steps_since(ab_history *h, const char *commit, FILE *out, int *n_slower,
-                           char *err, size_t len);
+ * series slower; *n_slower_now: how many series are slower now, their
+ * steps since taken together (the after of the last over the before of
+ * the first) by a factor of at least 1 + min_effect: a regression a later
+ * step undid is not one now. 0, or -1 with err (no such commit, an
+ * ambiguous prefix). */
+int ab_history_steps_since(ab_history *h, const char *commit, double min_effect, FILE *out,
+                           int *n_slower, int *n_slower_now, char *err, size_t len);
 
 /* Merges add's records into those the store keeps for machine key key (a
  * bucket's record replaces the stored one), under a row lock; by: who
