@@ -487,13 +487,15 @@ void blk_gemm_threaded(const blk_arch *arch, const attn_exec *ex, const attn_gem
             /* Every thread, even one without columns: it packs its share of A. */
             gemm_range(arch, &g, 0, p->m, n0, n1, ex->params, pack, nt > 1 ? &share : NULL);
         } else if (groups_share && nt == sp.threads) {
-            /* Every thread of a group with rows, even one without columns. */
+            /* Every thread of a group with rows, even one without columns
+             * (an idle thread has none: it is in no group). */
             int group = t / sp.ways_n;
-            const a_shared share = { (float *)ex->scratch
-                                         + (size_t)(group * sp.ways_n) * per_thread,
-                                     t % sp.ways_n, sp.ways_n, &groups[group] };
-            if (r0 < r1)
+            if (r0 < r1) {
+                const a_shared share = { (float *)ex->scratch
+                                             + (size_t)(group * sp.ways_n) * per_thread,
+                                         t % sp.ways_n, sp.ways_n, &groups[group] };
                 gemm_range(arch, &g, r0, r1, n0, n1, ex->params, pack, &share);
+            }
         } else if (r0 < r1 && n0 < n1) {
             gemm_range(arch, &g, r0, r1, n0, n1, ex->params, pack, NULL);
         }
