@@ -103,7 +103,7 @@ static int place_text(int p, char *buf, size_t len)
     for (int i = 0; i < n; i++) {
         first = i == 0 || ids[i] < first ? ids[i] : first;
         int w = snprintf(buf + used, len - used, "%s%d", i ? "," : "{", ids[i]);
-        if (w < 0 || (size_t)w >= len - used - 4) {
+        if (w < 0 || (size_t)w + 4 >= len - used) {   /* room kept for "...}" */
             snprintf(buf + used, len - used, "...");
             break;
         }
