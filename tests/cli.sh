@@ -269,6 +269,21 @@ if [ "$(nproc)" -ge 2 ]; then
     GOMP_CPU_AFFINITY=1,0 "$AB" info --no-peaks >"$TMP/out" 2>&1
     grep -q "^Threads .*the first {1}).*not one per core" "$TMP/out" && ok \
         || bad "GOMP_CPU_AFFINITY=1,0 overridden or misread: $(grep '^Threads' "$TMP/out")"
+    # The main thread is OpenMP thread 0: under the user's places it is
+    # pinned to their first place (CPU 1 here), not to the topology's first
+    # core, where the user put thread 1 (both threads on CPU 0 before).
+    GOMP_CPU_AFFINITY=1,0 "$AB" run --kernel blocked --threads 2 --no-peaks \
+        --shape 'op=sdpa,B=1,H=4,L=512,Dh=64,mask=none' --repetitions 20 --min-time 0.1 \
+        >/dev/null 2>&1 &
+    pid=$!
+    sleep 1.5
+    cpus=$(cat /proc/$pid/task/*/status 2>/dev/null | awk '/^Cpus_allowed_list/ { print $2 }' \
+           | sort | tr '\n' ' ')
+    wait $pid
+    case " $cpus" in
+        *" 1 "*) ok ;;
+        *) bad "GOMP_CPU_AFFINITY=1,0: no thread on CPU 1 (threads' CPUs: $cpus)" ;;
+    esac
     # info reads the binding from the runtime, not the environment:
     # OMP_PROC_BIND=true alone binds (info once said "not bound").
     OMP_PROC_BIND=true "$AB" info --no-peaks >"$TMP/out" 2>&1

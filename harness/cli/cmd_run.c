@@ -507,7 +507,7 @@ static int open_member(const member_setup *m, attn_ctx **ctx, attn_packed_weight
     if (topo->cores > 0 && ab_bind_cores(topo, m->n_threads, perr, sizeof perr) < 0)
         *m->pinned = 0;
     attn_status st = m->lib->ctx_create(ctx, m->kernel, m->n_threads);
-    if (topo->cores > 0 && ab_pin_to_core(topo, 0, perr, sizeof perr) != 0)
+    if (topo->cores > 0 && ab_pin_main_thread(topo, perr, sizeof perr) != 0)
         *m->pinned = 0;
     if (st != ATTN_OK) {
         snprintf(err, len, "%s", attn_strerror(st));

@@ -53,7 +53,7 @@ static int explain_calls(const ab_workload *w, const char *kernel, int n_threads
         (void)ab_bind_cores(topo, n_threads, terr, sizeof terr);
     attn_status st = attn_ctx_create_traced(&ctx, kernel ? kernel : "auto", n_threads, trace);
     if (topo)
-        (void)ab_pin_to_core(topo, 0, terr, sizeof terr);
+        (void)ab_pin_main_thread(topo, terr, sizeof terr);
     /* Set before the weights are packed: a blocking parameter (kc) decides
      * how they are cut. Each must be the kernel's (strict). */
     if (st == ATTN_OK && ab_params_apply(&ab_library_self, ctx, ps, n_ps, 1, err, err_len) != 0) {

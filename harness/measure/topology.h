@@ -74,6 +74,11 @@ int ab_bind_cores(const ab_topology *t, int n, char *err, size_t err_len);
 /* Pins the calling thread to one core: core_cpu[core]. 0 on success, -1
  * with a reason in err. */
 int ab_pin_to_core(const ab_topology *t, int core, char *err, size_t err_len);
+/* Pins the calling thread where the kernels' OpenMP team counts it: with a
+ * bound runtime, on the runtime's first place (a user's places may start
+ * elsewhere than the topology's first core); else on core 0. 0, or -1 with
+ * a reason in err. */
+int ab_pin_main_thread(const ab_topology *t, char *err, size_t err_len);
 
 /* OMP_PLACES for one thread per core in the topology's order (the order of
  * core_cpu, one package and one last-level cache before the next): one
