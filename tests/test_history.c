@@ -576,6 +576,58 @@ static void test_sha256(void)
           "a million 'a': %s", hex);
 }
 
+/* Benchmark files at the edges of what the loader takes (a review): the
+ * whole of a SHA-256 commit id, no NUL bytes (the hash stopped at one), an
+ * empty file named as such, a time that underflows to 0 s refused. */
+static void test_bench_file_edges(const char *dir)
+{
+    char path[300], err[400];
+    ab_bench_file bf;
+    snprintf(path, sizeof path, "%s/edge.json", dir);
+
+    t_case("history: a file's 64-hex commit id is kept whole");
+    char commit[65];
+    for (int i = 0; i < 64; i++)
+        commit[i] = "0123456789abcdef"[i % 16];
+    commit[64] = '\0';
+    write_named(path, "00000000000000ee", commit, "2026-11-01T10:00:00+0000", "sdpa/e/B1/threads:1",
+                1e6);
+    int r = ab_bench_file_load(path, &bf, err, sizeof err);
+    CHECK(r == 0 && strcmp(bf.git_commit, commit) == 0, "load %d (%s): commit %s", r, err,
+          r == 0 ? bf.git_commit : "");
+    if (r == 0)
+        ab_bench_file_free(&bf);
+
+    t_case("history: an empty file and one with a NUL byte are refused, each said plainly");
+    FILE *f = fopen(path, "wb");
+    if (f)
+        fclose(f);
+    r = ab_bench_file_load(path, &bf, err, sizeof err);
+    CHECK(r == -1 && strstr(err, "empty"), "empty: %d (%s)", r, err);
+    f = fopen(path, "wb");
+    if (f) {
+        fwrite("{\"benchmarks\": []}\0garbage", 1, 27, f);
+        fclose(f);
+    }
+    r = ab_bench_file_load(path, &bf, err, sizeof err);
+    CHECK(r == -1 && strstr(err, "NUL byte at offset 18"), "NUL: %d (%s)", r, err);
+
+    t_case("history: a time that underflows to 0 s is not a usable time");
+    f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "{\"benchmarks\": [{\"name\": \"sdpa/e/B1/threads:1\", \"run_type\": "
+                   "\"iteration\", \"iterations\": 10, \"real_time\": 1e-320, \"cpu_time\": 1, "
+                   "\"time_unit\": \"ns\"}]}");
+        fclose(f);
+    }
+    r = ab_bench_file_load(path, &bf, err, sizeof err);
+    CHECK(r == 0 && bf.n == 0 && bf.n_bad == 1, "load %d (%s): %d usable, %d not", r, err,
+          r == 0 ? bf.n : -1, r == 0 ? bf.n_bad : -1);
+    if (r == 0)
+        ab_bench_file_free(&bf);
+    remove(path);
+}
+
 static void test_database(void)
 {
     test_sha256();
@@ -586,6 +638,7 @@ static void test_database(void)
         CHECK(0, "mkdtemp");
         return;
     }
+    test_bench_file_edges(dir);
     char db[300], err[700];
     snprintf(db, sizeof db, "%s/sub/history.db", dir);
 #ifndef ATTN_HAVE_SQLITE

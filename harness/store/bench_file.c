@@ -21,7 +21,8 @@ static double unit_seconds(const char *unit)
     return -1.0;
 }
 
-static char *read_all(const char *path, char *err, size_t len)
+/* The file's bytes, NUL-ended, their count in *n_out; NULL with err. */
+static char *read_all(const char *path, size_t *n_out, char *err, size_t len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -45,6 +46,7 @@ static char *read_all(const char *path, char *err, size_t len)
         snprintf(err, len, "%s: too large or out of memory", path);
     else
         buf[n] = '\0';
+    *n_out = n;
     return buf;
 }
 
@@ -180,10 +182,22 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
 {
     memset(bf, 0, sizeof *bf);
     char perr[200];
-    char *text = read_all(path, err, len);
+    size_t n_bytes = 0;
+    char *text = read_all(path, &n_bytes, err, len);
     if (!text)
         return -1;
-    ab_sha256_hex(text, strlen(text), bf->content_sha256);
+    /* JSON text holds no NUL byte: the parser would stop at one, and the
+     * content hash once did too, so files differing after it were one. */
+    size_t text_len = strlen(text);
+    if (n_bytes == 0 || text_len != n_bytes) {
+        if (n_bytes == 0)
+            snprintf(err, len, "%s: an empty file, not a benchmark file", path);
+        else
+            snprintf(err, len, "%s: a NUL byte at offset %zu: not JSON text", path, text_len);
+        free(text);
+        return -1;
+    }
+    ab_sha256_hex(text, n_bytes, bf->content_sha256);
     jv *root = jv_parse(text, perr, sizeof perr);
     free(text);
     const jv *benchmarks = root && root->type == JV_OBJECT ? jv_get(root, "benchmarks") : NULL;
@@ -255,7 +269,8 @@ int ab_bench_file_load(const char *path, ab_bench_file *bf, char *err, size_t le
             rc = -1;
             break;
         }
-        if (!(time->number > 0) || !isfinite(time->number * scale)) {
+        /* Scaled: a subnormal time in ns is 0 s. */
+        if (!(time->number * scale > 0) || !isfinite(time->number * scale)) {
             rc = mark_bad(bf, name->string, 0, path, err, len);   /* named by compare, the rest judged */
             continue;
         }

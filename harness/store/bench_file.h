@@ -47,7 +47,7 @@ typedef struct ab_bench_file {
     int n_bad;
     ab_bad_bench *bad;        /* the others, each once, not in set */
     /* From the context; "" when absent (other programs write only some). */
-    char machine_key[320], machine_id[24], git_commit[64], date[48], host[128], cpu_model[96];
+    char machine_key[320], machine_id[24], git_commit[72], date[48], host[128], cpu_model[96];
     int attnbench;            /* the context names an attnbench version: attnbench wrote it */
     char content_sha256[65];  /* of the file's bytes: the history knows a file it holds by it */
 } ab_bench_file;

@@ -280,7 +280,8 @@ static int update_steps(ab_sql *db, const char *machine_id, const char *name, do
                         char *err, size_t len)
 {
     long long run[AB_HISTORY_WINDOW];
-    char commit[AB_HISTORY_WINDOW][64], date[AB_HISTORY_WINDOW][48];
+    /* Commit ids of 40 hex digits (SHA-1) or 64 (SHA-256), whole. */
+    char commit[AB_HISTORY_WINDOW][72], date[AB_HISTORY_WINDOW][48];
     double y[AB_HISTORY_WINDOW];
     int n = 0;
     const ab_sql_arg key[] = { AB_SQL_T(machine_id), AB_SQL_T(name), AB_SQL_I(AB_HISTORY_WINDOW) };
