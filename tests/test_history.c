@@ -480,6 +480,56 @@ static void test_refusals_sqlite(const char *dir)
     ab_history_close(h);
 }
 
+/* A series past the 256-run window keeps the steps of its older runs.
+ * The runs past the first 30 are written straight into the store (one
+ * transaction), so that only the last add fits the window. */
+static void test_window_sqlite(const char *dir)
+{
+    char path[300], json[300], err[700];
+    t_case("history sqlite: a step of a run before the 256-run window is kept");
+    snprintf(path, sizeof path, "%s/window.db", dir);
+    snprintf(json, sizeof json, "%s/window.json", dir);
+    ab_history *h = ab_history_open(path, err, sizeof err);
+    for (int i = 0; i < 30 && h; i++) {
+        char commit[16], date[40];
+        snprintf(commit, sizeof commit, "w%03d", i);
+        snprintf(date, sizeof date, "2025-01-01T%02d:%02d:00+0000", i / 60, i % 60);
+        write_named(json, "00000000000000dd", commit, date, "sdpa/w/B1/threads:1",
+                    i >= 10 ? 1.2e6 : 1.0e6);
+        add_file(h, json, "w.json", err, sizeof err);
+    }
+    ab_history_close(h);
+    long long before = count_of(path, "SELECT count(*) FROM steps WHERE git_commit = 'w010'");
+    ab_sql *db = ab_sql_open(path, err, sizeof err);
+    int ok = db && ab_sql_begin(db, err, sizeof err) == 0;
+    for (int i = 30; ok && i < 300; i++) {
+        char date[40], sha[24], commit[16];
+        snprintf(date, sizeof date, "2025-01-02T%02d:%02d:00+0000", i / 60, i % 60);
+        snprintf(sha, sizeof sha, "bulk%d", i);
+        snprintf(commit, sizeof commit, "w%03d", i);
+        const ab_sql_arg run[] = { AB_SQL_T(commit), AB_SQL_T(date), AB_SQL_T(sha) };
+        ok = ab_sql_exec(db, "INSERT INTO runs (machine_id, machine_key, git_commit, date, source, "
+                             "added, content_sha256) SELECT machine_id, machine_key, $1, $2, "
+                             "'bulk', $2, $3 FROM machines WHERE machine_id = '00000000000000dd'",
+                         run, 3, NULL, err, sizeof err) >= 0
+          && ab_sql_exec(db, "INSERT INTO results SELECT (SELECT max(id) FROM runs), name, op, "
+                             "kernel, shape, threads, median_s, min_s, cv, n, samples FROM "
+                             "results WHERE run_id = (SELECT max(id) FROM runs "
+                             "WHERE git_commit = 'w029')", NULL, 0, NULL, err, sizeof err) >= 0;
+    }
+    ok = ok && ab_sql_commit(db, err, sizeof err) == 0;
+    ab_sql_close(db);
+    h = ok ? ab_history_open(path, err, sizeof err) : NULL;
+    write_named(json, "00000000000000dd", "w300", "2025-01-03T00:00:00+0000",
+                "sdpa/w/B1/threads:1", 1.2e6);
+    int added = h ? add_file(h, json, "w.json", err, sizeof err) : -1;
+    ab_history_close(h);
+    long long after = count_of(path, "SELECT count(*) FROM steps WHERE git_commit = 'w010'");
+    CHECK(ok && added == 0 && before == 1 && after == 1,
+          "bulk %d, add %d (%s); the step at w010: %lld before, %lld after", ok, added, err,
+          before, after);
+}
+
 static void test_refusals_postgres(const char *url)
 {
     char err[700];
@@ -648,6 +698,7 @@ static void test_database(void)
 #else
     test_store("sqlite", db, dir);
     test_refusals_sqlite(dir);
+    test_window_sqlite(dir);
 #endif
     const char *pg = getenv("ATTN_TEST_POSTGRES");
 #ifdef ATTN_HAVE_POSTGRES

@@ -298,9 +298,15 @@ static int update_steps(ab_sql *db, const char *machine_id, const char *name, do
         snprintf(date[n], sizeof date[n], "%s", ab_sql_text(r, 2));
         y[n++] = ab_sql_real(r, 3);
     }
+    /* Only the window's steps are found again: those of runs before it
+     * stay as they were found (all of them were deleted, so a series past
+     * 256 runs lost its old steps and `steps --since` an old commit missed
+     * them). */
+    const ab_sql_arg since[] = { AB_SQL_T(machine_id), AB_SQL_T(name),
+                                 AB_SQL_T(n > 0 ? date[0] : "") };
     if (ab_sql_rows_free(r, err, len) != 0
-        || ab_sql_exec(db, "DELETE FROM steps WHERE machine_id = $1 AND name = $2", key, 2, NULL,
-                       err, len) < 0)
+        || ab_sql_exec(db, "DELETE FROM steps WHERE machine_id = $1 AND name = $2 AND date >= $3",
+                       since, 3, NULL, err, len) < 0)
         return -1;
     int at[AB_HISTORY_WINDOW];
     double before[AB_HISTORY_WINDOW], after[AB_HISTORY_WINDOW];
