@@ -13,7 +13,8 @@
  * fitted with a piecewise-constant function of log y, minimizing the sum of
  * absolute deviations plus a penalty per breakpoint (asv's model; the
  * penalty scales with the series' own noise, a robust estimate from the
- * differences of consecutive points); a breakpoint is a step when the
+ * differences of consecutive points, widened when the residuals show it
+ * persists from point to point); a breakpoint is a step when the
  * medians on its two sides differ by a factor of at least 1 + min_effect
  * either way (0.05: 5% slower, or faster by 1/1.05).
  * Writes the index of the first point after each step into at[] (at most
