@@ -174,18 +174,26 @@ static int count_cores(hwloc_topology_t topo, hwloc_const_cpuset_t set, hwloc_bi
     return n;
 }
 
-static int hwloc_fill(hwloc_topology_t topo, ab_topology *t, hwloc_const_cpuset_t given,
-                      hwloc_bitmap_t allowed, hwloc_bitmap_t tmp, char *err, size_t err_len)
+/* The PUs this process may use into allowed: given, else what cgroups
+ * allow narrowed to this thread's binding; within the topology either way.
+ * tmp is scratch. */
+static void allowed_pus(hwloc_topology_t topo, hwloc_const_cpuset_t given, hwloc_bitmap_t allowed,
+                        hwloc_bitmap_t tmp)
 {
     if (given) {
         hwloc_bitmap_copy(allowed, given);
     } else {
-        /* What cgroups allow, narrowed to this thread's binding. */
         hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(topo));
         if (hwloc_get_cpubind(topo, tmp, HWLOC_CPUBIND_THREAD) == 0)
             hwloc_bitmap_and(allowed, allowed, tmp);
     }
     hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_topology_cpuset(topo));
+}
+
+static int hwloc_fill(hwloc_topology_t topo, ab_topology *t, hwloc_const_cpuset_t given,
+                      hwloc_bitmap_t allowed, hwloc_bitmap_t tmp, char *err, size_t err_len)
+{
+    allowed_pus(topo, given, allowed, tmp);
     int ref = hwloc_bitmap_first(allowed);
     if (ref < 0) {
         ab_putf(err, err_len, "none of hwloc's PUs is in this thread's affinity mask");
@@ -264,7 +272,6 @@ int ab_topology_from_hwloc(ab_topology *t, struct hwloc_topology *topo,
     return r;
 }
 
-
 /* Appends "{a,b}" (a place: the allowed PUs of one core) to buf at *used. */
 static int put_place(char *buf, size_t len, size_t *used, hwloc_const_cpuset_t pus)
 {
@@ -299,14 +306,7 @@ int ab_omp_places_from_hwloc(struct hwloc_topology *topo, const struct hwloc_bit
         ab_putf(err, err_len, "out of memory");
         goto done;
     }
-    if (given) {
-        hwloc_bitmap_copy(allowed, given);
-    } else {
-        hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(topo));
-        if (hwloc_get_cpubind(topo, tmp, HWLOC_CPUBIND_THREAD) == 0)
-            hwloc_bitmap_and(allowed, allowed, tmp);
-    }
-    hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_topology_cpuset(topo));
+    allowed_pus(topo, given, allowed, tmp);
     /* The cores in the order hwloc_fill lists them (core_cpu), each with
      * all its allowed PUs, as OMP_PLACES=cores has them: only the order
      * differs, libgomp's being by CPU number. */
