@@ -167,16 +167,27 @@ static int lower_sibling_listed(const char *list, int cpu, const int *cpus, int 
     return 0;
 }
 
-int attn_cpu_cores_in(const int *cpus, int n_cpus, const char *cpu_dir)
+int attn_cpu_core_firsts(const int *cpus, int n_cpus, const char *cpu_dir, int *firsts)
 {
     int cores = 0;
     for (int i = 0; i < n_cpus; i++) {
         char path[512], list[1024];
         snprintf(path, sizeof path, "%s/cpu%d/topology/thread_siblings_list", cpu_dir, cpus[i]);
         read_file(path, list, sizeof list);
-        cores += !lower_sibling_listed(list, cpus[i], cpus, n_cpus);
+        if (lower_sibling_listed(list, cpus[i], cpus, n_cpus))
+            continue;
+        if (firsts)
+            firsts[cores] = cpus[i];
+        cores++;
     }
-    return n_cpus > 0 && cores < 1 ? 1 : cores;
+    return cores;
+}
+
+int attn_cpu_cores_in(const int *cpus, int n_cpus, const char *cpu_dir)
+{
+    /* At least 1 when n_cpus > 0: the list's lowest CPU has no lower
+     * sibling in it. */
+    return attn_cpu_core_firsts(cpus, n_cpus, cpu_dir, NULL);
 }
 
 /* sysfs first (the data hwloc reads), then sysconf, then typical sizes. The

@@ -71,6 +71,10 @@ size_t attn_cpu_cache_size(int level);
  * "/sys/devices/system/cpu", another for the tests). A CPU whose siblings
  * cannot be read counts as a core. At least 1 when n_cpus > 0. */
 int attn_cpu_cores_in(const int *cpus, int n_cpus, const char *cpu_dir);
+/* The same count, and (firsts not NULL, room for n_cpus) the CPU that
+ * stands for each core: its lowest CPU in the list, in the list's order.
+ * The topology fallback pins one thread to each of them. */
+int attn_cpu_core_firsts(const int *cpus, int n_cpus, const char *cpu_dir, int *firsts);
 /* Vendor ("GenuineIntel", "AuthenticAMD"; on AArch64 the MIDR implementer,
  * e.g. "0x41"), family, model and stepping (AArch64: 8, part, revision).
  * Unknown parts are "" and 0. */

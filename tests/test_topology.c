@@ -482,9 +482,11 @@ static void test_real_machine(ab_topology *t)
     CHECK(ab_topology_load(NULL, err, sizeof err) == -1, "ab_topology_load(NULL) succeeded");
 }
 
-/* The fallback's promise: the affinity mask's CPUs, each a core, in
- * ascending order; packages and NUMA nodes unknown; the library's L1d, L2
- * and L3 sizes with nothing else claimed; a source that says fallback. */
+/* The fallback's promise: the affinity mask's CPUs, the cores among them
+ * in ascending order (each CPU a core here, where no two CPUs of the mask
+ * are siblings: test_cores_in's fake trees test the counting); packages and
+ * NUMA nodes unknown; the library's L1d, L2 and L3 sizes with nothing else
+ * claimed; a source that says fallback. */
 static void check_fallback(const ab_topology *t, const cpu_set_t *mask)
 {
     CHECK(strncmp(t->source, "fallback: sched_getaffinity, ", 29) == 0, "source \"%s\"",
@@ -496,16 +498,26 @@ static void check_fallback(const ab_topology *t, const cpu_set_t *mask)
     CHECK(t->packages == 0 && t->numa_nodes == 0, "packages %d, NUMA nodes %d: not unknown (0)",
           t->packages, t->numa_nodes);
     int n = 0;
+    int smt = 0;   /* some CPU of the mask has siblings */
     for (int cpu = 0; cpu < T_CPUS; cpu++) {
         if (!mask_has(mask, cpu))
             continue;
-        if (n < t->cores)
+        char path[96], list[256] = "";
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+                 cpu);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            smt |= fgets(list, sizeof list, f) && strcspn(list, ",-") < strlen(list);
+            fclose(f);
+        }
+        if (n < t->cores && !smt)
             CHECK(t->core_cpu[n] == cpu, "core_cpu[%d] = %d, expected CPU %d", n, t->core_cpu[n],
                   cpu);
         n++;
     }
-    CHECK(t->pus == n && t->cores == n, "pus %d, cores %d; the mask has %d CPUs", t->pus,
-          t->cores, n);
+    CHECK(t->pus == n && (smt ? t->cores >= 1 && t->cores <= n : t->cores == n),
+          "pus %d, cores %d; the mask has %d CPUs%s", t->pus, t->cores, n,
+          smt ? ", some of them siblings" : "");
     CHECK(t->n_caches == 3, "%d caches, expected 3", t->n_caches);
     check_cache(t, 0, 1, 'd', attn_cpu_cache_size(1), 0, 0, 0, 0);
     check_cache(t, 1, 2, 'u', attn_cpu_cache_size(2), 0, 0, 0, 0);
@@ -638,8 +650,43 @@ static void test_binding(const ab_topology *t)
     CPU_FREE(saved);
 }
 
-/* attn_ctx_create's default team (api.c available_cores) counts cores, not
- * hardware threads, from a sysfs tree: here a fake one of 4 CPUs. */
+/* The fallback topology over the fake tree, restricted to CPUs 0 and 1
+ * (where this machine has them): its cores and their CPUs as the tree's
+ * sibling lists say. */
+static void check_fallback_in(const char *dir, int layout, int want_cores)
+{
+    cpu_set_t *saved = get_mask(), *two = set_new();
+    ab_topology *t = malloc(sizeof *t);
+    if (saved && two && t && mask_has(saved, 0) && mask_has(saved, 1)) {
+        CPU_SET_S(0, CPU_ALLOC_SIZE(T_CPUS), two);
+        CPU_SET_S(1, CPU_ALLOC_SIZE(T_CPUS), two);
+        char err[256];
+        int r = -1;
+        if (sched_setaffinity(0, CPU_ALLOC_SIZE(T_CPUS), two) == 0)
+            r = ab_topology_load_fallback_in(t, dir, err, sizeof err);
+        else
+            snprintf(err, sizeof err, "sched_setaffinity: %s", strerror(errno));
+        CHECK(r == 0, "layout %d: the fallback failed: %s", layout, err);
+        if (r == 0) {
+            CHECK(t->pus == 2 && t->cores == want_cores, "layout %d: pus %d, cores %d; want 2, %d",
+                  layout, t->pus, t->cores, want_cores);
+            for (int c = 0; c < t->cores && c < want_cores; c++)
+                CHECK(t->core_cpu[c] == c, "layout %d: core %d on CPU %d, want %d", layout, c,
+                      t->core_cpu[c], c);
+        }
+        CHECK(sched_setaffinity(0, CPU_ALLOC_SIZE(T_CPUS), saved) == 0, "restoring the mask: %s",
+              strerror(errno));
+    } else if (saved && two && t) {
+        t_skip("topology: fallback over a fake sysfs: needs CPUs 0 and 1");
+    }
+    free(t);
+    CPU_FREE(two);
+    CPU_FREE(saved);
+}
+
+/* attn_ctx_create's default team (api.c available_cores) and the topology
+ * fallback count cores, not hardware threads, from a sysfs tree: here a
+ * fake one of 4 CPUs. */
 static void test_cores_in(void)
 {
     t_case("topology: the library's default threads are cores, hardware threads of one core "
@@ -681,6 +728,8 @@ static void test_cores_in(void)
             CHECK(got == cases[i].want[l], "layout %d, case %zu: %d cores, want %d", l, i, got,
                   cases[i].want[l]);
         }
+        /* CPUs 0 and 1: two cores in Intel's numbering, one in AMD's. */
+        check_fallback_in(dir, l, l == 0 ? 2 : 1);
     }
     /* No sysfs at all: every CPU a core. */
     static const int three[] = { 0, 1, 2 };

@@ -11,8 +11,9 @@
  * Without hwloc (HWLOC=0), or when hwloc cannot load this machine (a library
  * of another major version, a sandbox that hides /sys), a deliberately small
  * fallback that claims nothing it does not know: sched_getaffinity gives the
- * CPUs this thread may use, each taken for a core (nothing here tells which
- * are SMT siblings); the caches are the library's sizes (attn_cpu_cache_size:
+ * CPUs this thread may use, and sysfs's thread_siblings_list which of them
+ * share a core (each CPU a core where it says nothing; the library's own
+ * count, attn_cpu_core_firsts); the caches are the library's sizes (attn_cpu_cache_size:
  * sysfs, else sysconf, else typical sizes) with line, ways, instances and
  * sharing unknown (0); packages and NUMA nodes are unknown (0). Its source
  * reads "fallback: sched_getaffinity, ...", and binding uses
@@ -40,6 +41,7 @@
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -337,14 +339,12 @@ done:
 
 /* ---- the fallback ------------------------------------------------------------------------ */
 
-int ab_topology_load_fallback(ab_topology *t, char *err, size_t err_len)
+int ab_topology_load_fallback_in(ab_topology *t, const char *cpu_dir, char *err, size_t err_len)
 {
-    if (!t) {
+    if (!t || !cpu_dir) {
         ab_putf(err, err_len, "no topology to fill");
         return -1;
     }
-    memset(t, 0, sizeof *t);
-    ab_putf(err, err_len, "%s", "");
     /* A set of AB_CPU_LIMIT CPUs: sched_getaffinity fails with EINVAL when
      * the set is smaller than the kernel's CPU count, which may exceed
      * CPU_SETSIZE. */
@@ -355,17 +355,28 @@ int ab_topology_load_fallback(ab_topology *t, char *err, size_t err_len)
         CPU_FREE(set);
         return -1;
     }
-    /* Every allowed CPU is taken for a core: which of them are threads of
-     * one core is what only a real topology (hwloc) knows. */
-    for (int cpu = 0; cpu < AB_CPU_LIMIT; cpu++) {
-        if (!CPU_ISSET_S((size_t)cpu, size, set))
-            continue;
-        if (t->pus < AB_MAX_CORES)
-            t->core_cpu[t->pus] = cpu;
-        t->pus++;
+    int n = CPU_COUNT_S(size, set), pus = 0;
+    int *cpus = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *cpus), *firsts = cpus + n;
+    if (!cpus) {
+        ab_putf(err, err_len, "out of memory");
+        CPU_FREE(set);
+        return -1;
     }
+    for (int cpu = 0; cpu < AB_CPU_LIMIT && pus < n; cpu++)
+        if (CPU_ISSET_S((size_t)cpu, size, set))
+            cpus[pus++] = cpu;
     CPU_FREE(set);
-    t->cores = t->pus < AB_MAX_CORES ? t->pus : AB_MAX_CORES;
+    /* A core's hardware threads counted once, by sysfs's sibling lists
+     * (what the library's own default team counts): with SMT, one thread
+     * per hardware thread would put two on a core's FMA units while other
+     * cores idle. Where sysfs says nothing, every CPU is taken for a core. */
+    int cores = attn_cpu_core_firsts(cpus, pus, cpu_dir, firsts);
+    memset(t, 0, sizeof *t);
+    ab_putf(err, err_len, "%s", "");
+    t->pus = pus;
+    t->cores = cores < AB_MAX_CORES ? cores : AB_MAX_CORES;
+    memcpy(t->core_cpu, firsts, (size_t)t->cores * sizeof *firsts);
+    free(cpus);
     library_caches(t);
 #ifdef ATTN_HAVE_HWLOC
     snprintf(t->source, sizeof t->source, "fallback: sched_getaffinity, hwloc failed");
@@ -373,6 +384,11 @@ int ab_topology_load_fallback(ab_topology *t, char *err, size_t err_len)
     snprintf(t->source, sizeof t->source, "fallback: sched_getaffinity, no hwloc");
 #endif
     return 0;
+}
+
+int ab_topology_load_fallback(ab_topology *t, char *err, size_t err_len)
+{
+    return ab_topology_load_fallback_in(t, "/sys/devices/system/cpu", err, err_len);
 }
 
 /* ---- the interface ----------------------------------------------------------------------- */

@@ -92,10 +92,14 @@ int ab_omp_places(char *buf, size_t len, char *err, size_t err_len);
 
 /* ---- For the tests: the two ways ab_topology_load fills t ---- */
 
-/* The fallback: every CPU of the calling thread's affinity mask taken for a
- * core, packages and NUMA nodes unknown (0), caches from
- * attn_cpu_cache_size. */
+/* The fallback: the CPUs of the calling thread's affinity mask, a core's
+ * hardware threads counted once as sysfs's sibling lists say (core_cpu: its
+ * lowest CPU; every CPU a core where sysfs says nothing), packages and NUMA
+ * nodes unknown (0), caches from attn_cpu_cache_size. _in reads the sibling
+ * lists under cpu_dir (a fake tree, for the tests) instead of
+ * /sys/devices/system/cpu. */
 int ab_topology_load_fallback(ab_topology *t, char *err, size_t err_len);
+int ab_topology_load_fallback_in(ab_topology *t, const char *cpu_dir, char *err, size_t err_len);
 
 #ifdef ATTN_HAVE_HWLOC
 struct hwloc_topology;   /* hwloc_topology_t */
