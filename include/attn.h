@@ -189,8 +189,9 @@ typedef enum attn_dtype { ATTN_F32 = 0, ATTN_F16, ATTN_BF16, ATTN_I8 } attn_dtyp
 /* Converts rows × head_dim fp32 values (src, contiguous) to type at dst
  * (rows × head_dim elements of it); for ATTN_I8 scale[rows] receives each
  * row's scale (may be NULL otherwise). ATTN_ERR_INVALID_ARG for a NULL
- * pointer, a size <= 0 or an unknown type; ATTN_ERR_RANGE, with nothing
- * written, when a value cannot be stored as above. */
+ * pointer, a size <= 0 or an unknown type; ATTN_ERR_OVERFLOW when
+ * rows × head_dim floats exceed the largest object; ATTN_ERR_RANGE, with
+ * nothing written, when a value cannot be stored as above. */
 ATTN_API attn_status attn_convert_rows(attn_dtype type, int rows, int head_dim,
                                        const float *src, void *dst, float *scale);
 

@@ -2,7 +2,7 @@
  * back (dtype.h), and attn_convert_rows (attn.h). */
 #include <math.h>
 
-#include "kernel.h"
+#include "compose.h"
 
 void attn_widen_row(attn_dtype t, const void *row, float scale, int n, float *dst)
 {
@@ -130,6 +130,12 @@ attn_status attn_convert_rows(attn_dtype type, int rows, int head_dim, const flo
     if (rows <= 0 || head_dim <= 0 || !src || !dst || attn_dtype_bytes(type) == 0
         || (type == ATTN_I8 && !scale))
         return ATTN_ERR_INVALID_ARG;
+    /* src holds rows × head_dim floats: a count past the largest object is
+     * an overflow, refused before anything is read (api.md §2). */
+    size_t bytes = sizeof(float);
+    if (!attn_mul_checked(&bytes, (size_t)rows, ATTN_SIZE_LIMIT)
+        || !attn_mul_checked(&bytes, (size_t)head_dim, ATTN_SIZE_LIMIT))
+        return ATTN_ERR_OVERFLOW;
     attn_status st = attn_check_rows(type, (size_t)rows, head_dim, src, (size_t)head_dim);
     if (st == ATTN_OK)
         attn_store_rows(type, (size_t)rows, head_dim, src, (size_t)head_dim, dst,

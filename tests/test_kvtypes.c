@@ -8,6 +8,7 @@
  * against one call, and their refusals.
  */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,13 @@ static void test_conversions(void)
     CHECK_STATUS(attn_convert_rows(ATTN_F16, 1, -1, one, q1, NULL), ATTN_ERR_INVALID_ARG);
     CHECK_STATUS(attn_convert_rows(ATTN_F16, 1, 4, NULL, q1, NULL), ATTN_ERR_INVALID_ARG);
     CHECK_STATUS(attn_convert_rows(ATTN_F16, 1, 4, one, NULL, NULL), ATTN_ERR_INVALID_ARG);
+    /* rows × head_dim floats past the largest object (PTRDIFF_MAX bytes):
+     * ATTN_ERR_OVERFLOW before anything is read, as every other entry
+     * point (api.md §2). The first value is one binary16 cannot hold, so
+     * that a build which scans src first says RANGE instead of reading on. */
+    float past[4] = { 1e6f, 0, 0, 0 };
+    CHECK_STATUS(attn_convert_rows(ATTN_F16, INT_MAX, INT_MAX, past, q1, NULL),
+                 ATTN_ERR_OVERFLOW);
     CHECK(strlen(attn_strerror(ATTN_ERR_RANGE)) > 0 && strcmp(attn_strerror(ATTN_ERR_RANGE),
                                                             attn_strerror((attn_status)99)) != 0,
           "ATTN_ERR_RANGE has no text of its own");
