@@ -549,5 +549,22 @@ if "$AB" list | awk '$1 == "onednn" && $2 == "yes" { f = 1 } END { exit !f }'; t
         || bad "onednn: $creates primitives created for $runs runs (want 1-16, runs >= 100)"
 fi
 
+# generate is reported as tokens/s and ms per token (api.md §7.6), in the
+# table as in the JSON; bert as sequences/s.
+expect_rc 0 run --kernel naive --threads 1 --no-peaks --repetitions 2 --precision 0 --min-time 0.001 \
+    --shape 'op=generate,B=1,P=2,N=3,M=2,D=8,H=2,F=8' --json "$TMP/gen.json"
+grep -q "generate .* tokens/s, .* ms per token" "$TMP/out" && ok \
+    || bad "generate's table row has no tokens/s: $(cat "$TMP/out")"
+/usr/bin/python3 - "$TMP/gen.json" "$TMP/out" <<'PY' && ok || bad "generate's tokens/s in the table is not the JSON's"
+import json, re, sys
+rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("aggregate_name") == "median"]
+shown = float(re.search(r"([0-9.e+]+) tokens/s", open(sys.argv[2]).read()).group(1))
+assert abs(shown / rows[0]["tokens_per_second"] - 1) < 1e-3, (shown, rows[0]["tokens_per_second"])
+PY
+expect_rc 0 run --kernel naive --threads 1 --no-peaks --repetitions 2 --precision 0 --min-time 0.001 \
+    --shape 'op=bert,B=2,L=4,layers=1,D=8,H=2,F=8'
+grep -q "bert .* sequences/s, .* ms per sequence" "$TMP/out" && ok \
+    || bad "bert's table row has no sequences/s: $(cat "$TMP/out")"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

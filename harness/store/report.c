@@ -68,9 +68,22 @@ void ab_report_table(FILE *out, const ab_result *r, int n, const ab_topology *to
         /* A memory-bound row (a decoding step) is judged by its bytes. */
         const size_t cache = ab_topology_cache_capacity(topo, r[i].threads);
         const double bw = ab_result_pct_bandwidth(&r[i], med, cache);
-        if (!isnan(bw))
+        if (!isnan(bw)) {
             fprintf(out, "%s%.1f GB/s, %.0f%% of the read bandwidth (+-%.0f%%)", tail ? "  " : "",
                     r[i].bytes / med / 1e9, bw, 100.0 * ab_result_read_bw_error(&r[i], cache));
+            tail = 1;
+        }
+        /* An op with a rate (generate: tokens; bert: sequences) is reported
+         * in it too, as the JSON's rate keys are: "N tokens/s, X ms per
+         * token" (api.md §7.6), the words taken from those keys. */
+        const ab_op_row *row = ab_op_row_of(r[i].shape.op);
+        const char *per_s = row ? row->rate.per_second : NULL;
+        const char *ms_per = row ? row->rate.ms_per : NULL;
+        const char *cut = per_s ? strstr(per_s, "_per_second") : NULL;
+        double units = cut && ms_per ? ab_shape_value(&r[i].shape, row->rate.unit) : 0.0;
+        if (units > 0.0 && med > 0.0 && strncmp(ms_per, "ms_per_", 7) == 0)
+            fprintf(out, "%s%.4g %.*s/s, %.4g ms per %s", tail ? "  " : "", units / med,
+                    (int)(cut - per_s), per_s, 1e3 * med / units, ms_per + 7);
         fputc('\n', out);
     }
 }
