@@ -9,9 +9,9 @@
         .name = kname, .description = "(built for another architecture)",                          \
         .unavailable = "not built for this architecture", .requires = bits, .math = kmath,         \
     };
-#define ATTN_KERNEL_NOT_BUILT(sym, kname, why)                                                     \
+#define ATTN_KERNEL_NOT_BUILT(sym, kname, why, kmath)                                              \
     static const attn_kernel attn_kernel__##sym = {                                                \
-        .name = kname, .description = "(not built)", .unavailable = why,                          \
+        .name = kname, .description = "(not built)", .unavailable = why, .math = kmath,           \
     };
 #include "kernels.def"
 #undef ATTN_KERNEL_ROW
@@ -21,7 +21,7 @@
 static const attn_kernel *const registry[] = {
 #define ATTN_KERNEL_ROW(sym) &attn_kernel__##sym,
 #define ATTN_KERNEL_ABSENT(sym, kname, bits, kmath) &attn_kernel__##sym,
-#define ATTN_KERNEL_NOT_BUILT(sym, kname, why) &attn_kernel__##sym,
+#define ATTN_KERNEL_NOT_BUILT(sym, kname, why, kmath) &attn_kernel__##sym,
 #include "kernels.def"
 #undef ATTN_KERNEL_ROW
 #undef ATTN_KERNEL_ABSENT

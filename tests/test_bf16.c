@@ -29,6 +29,13 @@ static void test_math_and_choice(void)
           "avx512-bf16 and neon-bf16 (listed on every machine)");
     CHECK(attn_kernel_math("no-such") == -1 && attn_kernel_math(NULL) == -1, "unknown names");
     CHECK(attn_kernel_supported("blocked-bf16"), "the emulation runs everywhere");
+    /* The contract's amx row is listed, bf16, and runs nowhere yet (not
+     * built): a context for it is refused. */
+    attn_ctx *amx = NULL;
+    CHECK(attn_kernel_math("amx") == ATTN_BF16 && !attn_kernel_supported("amx"),
+          "amx: math %d, supported %d", attn_kernel_math("amx"), attn_kernel_supported("amx"));
+    CHECK(attn_ctx_create(&amx, "amx", 1) == ATTN_ERR_UNSUPPORTED, "a context for amx");
+    attn_ctx_destroy(amx);
 
     t_case("bf16: \"auto\" runs the first fp32 row, \"auto-bf16\" the first row of either math");
     const char *first_f32 = NULL, *first_any = NULL;
