@@ -356,12 +356,13 @@ int ab_topology_load_fallback_in(ab_topology *t, const char *cpu_dir, char *err,
         return -1;
     }
     int n = CPU_COUNT_S(size, set), pus = 0;
-    int *cpus = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *cpus), *firsts = cpus + n;
+    int *cpus = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *cpus);
     if (!cpus) {
         ab_putf(err, err_len, "out of memory");
         CPU_FREE(set);
         return -1;
     }
+    int *firsts = cpus + n;
     for (int cpu = 0; cpu < AB_CPU_LIMIT && pus < n; cpu++)
         if (CPU_ISSET_S((size_t)cpu, size, set))
             cpus[pus++] = cpu;
