@@ -152,16 +152,15 @@ static const attn_kernel *select_kernel(const char *name, const char **source, i
  * share its FMA units and the kernels are bound by them. */
 static int available_cores(void)
 {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-        int cpus[CPU_SETSIZE], n = 0;
-        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-            if (CPU_ISSET(cpu, &set))
-                cpus[n++] = cpu;
-        return attn_cpu_cores_in(cpus, n, "/sys/devices/system/cpu");
+    int *cpus, n = attn_cpu_affinity_cpus(&cpus);
+    if (n > 0) {
+        int cores = attn_cpu_cores_in(cpus, n, "/sys/devices/system/cpu");
+        free(cpus);
+        return cores;
     }
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    free(cpus);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)online : 1;
 }
 
 /* ---- Kernel parameters --------------------------------------------------------- */

@@ -9,7 +9,9 @@
  * arch_prctl request before first use). On AArch64 the kernel reports usable
  * features in AT_HWCAP. Detection runs once.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +183,45 @@ int attn_cpu_core_firsts(const int *cpus, int n_cpus, const char *cpu_dir, int *
         cores++;
     }
     return cores;
+}
+
+int attn_cpu_affinity_cpus(int **cpus)
+{
+    *cpus = NULL;
+    /* sched_getaffinity fails with EINVAL while the set is smaller than the
+     * kernel's CPU count, which may exceed CPU_SETSIZE (1024): the set grows
+     * until it holds them. */
+    for (int limit = CPU_SETSIZE; limit <= ATTN_CPU_LIMIT; limit *= 2) {
+        size_t size = CPU_ALLOC_SIZE(limit);
+        cpu_set_t *set = CPU_ALLOC(limit);
+        if (!set) {
+            errno = ENOMEM;
+            return -1;
+        }
+        if (sched_getaffinity(0, size, set) != 0) {
+            int e = errno;
+            CPU_FREE(set);
+            if (e == EINVAL)
+                continue;
+            errno = e;
+            return -1;
+        }
+        int n = CPU_COUNT_S(size, set), k = 0;
+        int *list = malloc((size_t)(n > 0 ? n : 1) * sizeof *list);
+        if (!list) {
+            CPU_FREE(set);
+            errno = ENOMEM;
+            return -1;
+        }
+        for (int cpu = 0; cpu < limit && k < n; cpu++)
+            if (CPU_ISSET_S((size_t)cpu, size, set))
+                list[k++] = cpu;
+        CPU_FREE(set);
+        *cpus = list;
+        return k;
+    }
+    errno = EINVAL;
+    return -1;
 }
 
 int attn_cpu_cores_in(const int *cpus, int n_cpus, const char *cpu_dir)

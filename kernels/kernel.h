@@ -64,6 +64,15 @@ const attn_cpu_info *attn_cpu(void);
 /* Bytes of one instance of the data or unified cache at level 1, 2 or 3, from
  * sysfs (the source hwloc reads too), else sysconf, else a typical size. */
 size_t attn_cpu_cache_size(int level);
+/* Highest CPU number the library accepts. Linux allows at most 8192
+ * (NR_CPUS with MAXSMP); anything far beyond is corrupt, not a CPU. */
+#define ATTN_CPU_LIMIT 65536
+/* The CPUs of the calling thread's affinity mask, ascending, in an array the
+ * caller frees (*cpus): their count, or -1 with errno set (*cpus NULL). The
+ * mask is sized to the kernel's CPU count, past CPU_SETSIZE where there are
+ * more. The library's default team and the harness's topology fallback both
+ * start from this list. */
+int attn_cpu_affinity_cpus(int **cpus);
 /* The cores among the n_cpus CPUs of cpus (the calling thread's affinity
  * mask, ascending), each counted once however many of its hardware threads
  * the list holds: a CPU counts unless a lower CPU of the list is its

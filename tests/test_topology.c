@@ -684,6 +684,46 @@ static void check_fallback_in(const char *dir, int layout, int want_cores)
     CPU_FREE(saved);
 }
 
+/* attn_cpu_affinity_cpus: the mask's CPUs, ascending, each once; then the
+ * mask narrowed to its highest CPU alone (restored after). */
+static void test_affinity_cpus(void)
+{
+    t_case("topology: the affinity mask's CPU list (the default team's and the fallback's)");
+    cpu_set_t *saved = get_mask(), *one = set_new();
+    int *cpus = NULL, n = attn_cpu_affinity_cpus(&cpus);
+    CHECK(saved && one, "sched_getaffinity or out of memory");
+    CHECK(n > 0 && cpus, "attn_cpu_affinity_cpus: %d, %s", n, strerror(errno));
+    if (!saved || !one || n <= 0 || !cpus) {
+        free(cpus);
+        CPU_FREE(one);
+        CPU_FREE(saved);
+        return;
+    }
+    int k = 0, last = -1;
+    for (int cpu = 0; cpu < T_CPUS; cpu++)
+        if (mask_has(saved, cpu)) {
+            CHECK(k < n && cpus[k] == cpu, "CPU %d of the mask: list entry %d is %d", cpu, k,
+                  k < n ? cpus[k] : -1);
+            k++;
+            last = cpu;
+        }
+    CHECK(k == n, "the mask has %d CPUs, the list %d", k, n);
+    free(cpus);
+    CPU_SET_S((size_t)last, CPU_ALLOC_SIZE(T_CPUS), one);
+    if (sched_setaffinity(0, CPU_ALLOC_SIZE(T_CPUS), one) == 0) {
+        n = attn_cpu_affinity_cpus(&cpus);
+        CHECK(n == 1 && cpus[0] == last, "mask of CPU %d alone: %d CPUs, the first %d", last, n,
+              n > 0 ? cpus[0] : -1);
+        free(cpus);
+        CHECK(sched_setaffinity(0, CPU_ALLOC_SIZE(T_CPUS), saved) == 0, "restoring the mask: %s",
+              strerror(errno));
+    } else {
+        CHECK(0, "sched_setaffinity to CPU %d: %s", last, strerror(errno));
+    }
+    CPU_FREE(one);
+    CPU_FREE(saved);
+}
+
 /* attn_ctx_create's default team (api.c available_cores) and the topology
  * fallback count cores, not hardware threads, from a sysfs tree: here a
  * fake one of 4 CPUs. */
@@ -747,6 +787,7 @@ static void test_cores_in(void)
 
 void test_topology(void)
 {
+    test_affinity_cpus();
     test_cores_in();
     ab_topology *t = malloc(sizeof *t);   /* 4 KiB of core_cpu: not on the stack */
     ab_topology *s = malloc(sizeof *s);

@@ -52,10 +52,6 @@
 #include <hwloc.h>
 #endif
 
-/* Highest CPU number accepted. Linux allows at most 8192 (NR_CPUS with
- * MAXSMP); anything far beyond is corrupt, not a CPU. */
-#define AB_CPU_LIMIT 65536
-
 /* The library's cache sizes (the kernels size their tiles with them): L1
  * data, L2 and L3 taken for unified, as on every CPU the library runs on.
  * Line, ways, instances and sharing stay unknown (0). */
@@ -345,28 +341,17 @@ int ab_topology_load_fallback_in(ab_topology *t, const char *cpu_dir, char *err,
         ab_putf(err, err_len, "no topology to fill");
         return -1;
     }
-    /* A set of AB_CPU_LIMIT CPUs: sched_getaffinity fails with EINVAL when
-     * the set is smaller than the kernel's CPU count, which may exceed
-     * CPU_SETSIZE. */
-    size_t size = CPU_ALLOC_SIZE(AB_CPU_LIMIT);
-    cpu_set_t *set = CPU_ALLOC(AB_CPU_LIMIT);
-    if (!set || sched_getaffinity(0, size, set) != 0) {
-        ab_putf(err, err_len, "sched_getaffinity: %s", set ? strerror(errno) : "out of memory");
-        CPU_FREE(set);
+    int *cpus, pus = attn_cpu_affinity_cpus(&cpus);
+    if (pus < 0) {
+        ab_putf(err, err_len, "sched_getaffinity: %s", strerror(errno));
         return -1;
     }
-    int n = CPU_COUNT_S(size, set), pus = 0;
-    int *cpus = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *cpus);
-    if (!cpus) {
+    int *firsts = malloc((size_t)(pus > 0 ? pus : 1) * sizeof *firsts);
+    if (!firsts) {
         ab_putf(err, err_len, "out of memory");
-        CPU_FREE(set);
+        free(cpus);
         return -1;
     }
-    int *firsts = cpus + n;
-    for (int cpu = 0; cpu < AB_CPU_LIMIT && pus < n; cpu++)
-        if (CPU_ISSET_S((size_t)cpu, size, set))
-            cpus[pus++] = cpu;
-    CPU_FREE(set);
     /* A core's hardware threads counted once, by sysfs's sibling lists
      * (what the library's own default team counts): with SMT, one thread
      * per hardware thread would put two on a core's FMA units while other
@@ -377,6 +362,7 @@ int ab_topology_load_fallback_in(ab_topology *t, const char *cpu_dir, char *err,
     t->pus = pus;
     t->cores = cores < AB_MAX_CORES ? cores : AB_MAX_CORES;
     memcpy(t->core_cpu, firsts, (size_t)t->cores * sizeof *firsts);
+    free(firsts);
     free(cpus);
     library_caches(t);
 #ifdef ATTN_HAVE_HWLOC
@@ -495,7 +481,7 @@ static int bind_cpus(const int *cpus, int n, char *err, size_t err_len)
 {
     int max = -1;
     for (int i = 0; i < n; i++) {
-        if (cpus[i] < 0 || cpus[i] >= AB_CPU_LIMIT) {
+        if (cpus[i] < 0 || cpus[i] >= ATTN_CPU_LIMIT) {
             ab_putf(err, err_len, "invalid CPU number %d in the topology", cpus[i]);
             return -1;
         }
