@@ -1,5 +1,6 @@
 /* steps.c — steps in a series of timings (steps.h). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stats.h"
@@ -83,6 +84,48 @@ static double residual_lag1(const double *z, int n, const int *starts, int ns)
     return rho < 0.9 ? rho : 0.9;
 }
 
+/* The levels of log z on either side of the boundary between segment s
+ * and segment s - 1 (starts[], ns segments, the last first), at the
+ * boundary itself: each side's median of z less a slope. A series that
+ * drifts is cut into segments by the fit, and their medians differ by the
+ * drift between their centres (a 10% drift over 256 runs at CV 5% had a
+ * "step" in 67% of series); at the boundary the drift's levels meet, and
+ * only a step is left. The slope is the Theil-Sen estimate (the median of
+ * the pairs' slopes) from the pairs of points within one segment, of the
+ * two segments on either side: no pair straddles a boundary, so a step
+ * does not read as slope. It is taken only where those pairs show a trend
+ * (Mann-Kendall, two-sided 5%), else 0: a flat series keeps its segments'
+ * medians, whose difference is the less noisy estimate of a step. pairs:
+ * room for n(n - 1)/2; NULL takes the slope as 0. */
+static void boundary_levels(const double *z, int n, const int *starts, int ns, int s,
+                            double *pairs, double *left, double *right)
+{
+    int a0 = starts[s], b = starts[s - 1], b1 = s >= 2 ? starts[s - 2] : n;
+    double slope = 0.0, side[AB_STEPS_WINDOW];
+    if (pairs) {
+        int np = 0;
+        double kendall = 0.0, var = 0.0;   /* Σ sign(z_j - z_i), and its variance at no trend */
+        for (int g = s + 1 < ns ? s + 1 : s; g >= s - 2 && g >= 0; g--) {
+            int g0 = starts[g], g1 = g > 0 ? starts[g - 1] : n, len = g1 - g0;
+            var += len * (len - 1.0) * (2.0 * len + 5.0) / 18.0;
+            for (int i = g0; i < g1; i++)
+                for (int j = i + 1; j < g1; j++) {
+                    pairs[np++] = (z[j] - z[i]) / (j - i);
+                    kendall += (z[j] > z[i]) - (z[j] < z[i]);
+                }
+        }
+        if (np > 0 && fabs(kendall) > 1.96 * sqrt(var))
+            slope = ab_median_inplace(pairs, np);
+    }
+    double t0 = b - 0.5;
+    for (int i = a0; i < b; i++)
+        side[i - a0] = z[i] - slope * (i - t0);
+    *left = ab_median_inplace(side, b - a0);
+    for (int i = b; i < b1; i++)
+        side[i - b] = z[i] - slope * (i - t0);
+    *right = ab_median_inplace(side, b1 - b);
+}
+
 int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *before,
                     double *after, int max)
 {
@@ -123,25 +166,27 @@ int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *
         sigma = wide;
         ns = fit_segments(z, n, sigma, starts);
     }
+    /* Room for the pairs inside the segments around a breakpoint (at most
+     * all pairs of the series); without it the slope is taken as 0. */
+    double *pairs = malloc(sizeof(double) * (size_t)n * (size_t)(n - 1) / 2);
     int found = 0;
     for (int s = ns - 1; s > 0; s--) {   /* boundaries in time order */
-        int a0 = starts[s], a1 = starts[s - 1], b1 = s >= 2 ? starts[s - 2] : n;
-        double left[AB_STEPS_WINDOW], right[AB_STEPS_WINDOW];
-        memcpy(left, y + a0, sizeof(double) * (size_t)(a1 - a0));
-        memcpy(right, y + a1, sizeof(double) * (size_t)(b1 - a1));
-        double lm = ab_median_inplace(left, a1 - a0), rm = ab_median_inplace(right, b1 - a1);
+        int a1 = starts[s - 1];
+        double lz, rz;
+        boundary_levels(z, n, starts, ns, s, pairs, &lz, &rz);
         /* In log terms, as the fit sees it: a step faster by the factor
          * 1 + min_effect counts as one slower by it does (rm / lm - 1
          * took -4.8% for below a 5% minimum and +5.0% for above). Less a
          * rounding's worth, so that exactly 1.05 over 1 still counts. */
-        if (fabs(log(rm / lm)) < log1p(min_effect) * (1 - 1e-12) || found == max)
+        if (fabs(rz - lz) < log1p(min_effect) * (1 - 1e-12) || found == max)
             continue;
         at[found] = a1;
         if (before)
-            before[found] = lm;
+            before[found] = exp(lz);
         if (after)
-            after[found] = rm;
+            after[found] = exp(rz);
         found++;
     }
+    free(pairs);
     return found;
 }

@@ -14,11 +14,13 @@
  * absolute deviations plus a penalty per breakpoint (asv's model; the
  * penalty scales with the series' own noise, a robust estimate from the
  * differences of consecutive points, widened when the residuals show it
- * persists from point to point); a breakpoint is a step when the
- * medians on its two sides differ by a factor of at least 1 + min_effect
- * either way (0.05: 5% slower, or faster by 1/1.05).
+ * persists from point to point); a breakpoint is a step when the levels
+ * on its two sides, at the breakpoint, differ by a factor of at least
+ * 1 + min_effect either way (0.05: 5% slower, or faster by 1/1.05). A
+ * side's level is its median, less a trend where the segments around the
+ * breakpoint show one, so that a slow drift cut into segments is no step.
  * Writes the index of the first point after each step into at[] (at most
- * max) and the medians before and after into before[] / after[] (either
+ * max) and the levels before and after into before[] / after[] (either
  * may be NULL); returns how many. n <= AB_STEPS_WINDOW. */
 int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *before,
                     double *after, int max);
