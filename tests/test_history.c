@@ -180,6 +180,22 @@ static void test_detector(void)
     n = ab_steps_detect(y, 40, 0.05, at, NULL, NULL, 8);
     CHECK(n == 1 && at[0] == 20, "1/1.05 from run 20: %d steps, at %d", n, n ? at[0] : -1);
 
+    t_case("history steps: the drift between steps: +20%% over 60 runs with a +15%% step at "
+           "30 (CV 1%%) reads 1.20; the flat series with a step reads 1");
+    uint64_t dseed = 9;
+    series_ar1(y, 60, 0.01, 0.0, 30, 1.15, &dseed);
+    for (int i = 0; i < 60; i++)
+        y[i] *= pow(1.2, i / 59.0);
+    int at30[1] = { 30 };
+    double drift = ab_steps_drift(y, 60, at30, 1), flat;
+    series(y, 45, 0.01, 45, 1.0, 11);
+    for (int i = 30; i < 45; i++)
+        y[i] *= 1.25;
+    int at_flat[1] = { 30 };
+    flat = ab_steps_drift(y, 45, at_flat, 1);
+    CHECK(fabs(drift - 1.2) < 0.02 && flat == 1.0, "drift %.4f (want 1.20), flat %.4f (want 1)",
+          drift, flat);
+
     t_case("history steps: too short or unusable series give none");
     double two[2] = { 1.0, 2.0 }, bad[4] = { 1.0, -1.0, 1.0, 1.0 };
     CHECK(ab_steps_detect(two, 2, 0.05, at, NULL, NULL, 8) == 0, "two points");
@@ -364,6 +380,34 @@ static void test_store(const char *store, const char *target, const char *dir)
           "(want 0, 0)", rr, rs, rn, rb, slower, now);
     if (quiet)
         fclose(quiet);
+
+    t_case("history %s: show: a series that drifts +25%% over 30 runs is said to drift and has "
+           "no step; the series with a step has no drift", store);
+    for (int i = 0; i < 30; i++) {
+        char commit[16], date[40];
+        snprintf(commit, sizeof commit, "d%02d", i);
+        snprintf(date, sizeof date, "2027-01-%02dT10:00:00+0000", 1 + i);
+        write_named(json, "00000000000000ac", commit, date, "sdpa/drift/B1/threads:1",
+                    1.0e6 * pow(1.25, i / 29.0));
+        CHECK(add_file(h, json, "drift.json", err, sizeof err) == 0, "add d%02d: %s", i, err);
+    }
+    char shown[2][4096] = { "", "" };
+    const char *machines[2] = { "00000000000000ac", "00000000000000aa" };
+    for (int m = 0; m < 2; m++) {
+        FILE *f = tmpfile();
+        int r = f ? ab_history_show(h, NULL, machines[m], f, err, sizeof err) : -1;
+        if (f) {
+            rewind(f);
+            size_t got = fread(shown[m], 1, sizeof shown[m] - 1, f);
+            shown[m][got] = '\0';
+            fclose(f);
+        }
+        CHECK(r == 0, "show %s: %s", machines[m], err);
+    }
+    CHECK(strstr(shown[0], " none; drift +25.0% over 30 runs\n") != NULL,
+          "the drifting series:\n%s", shown[0]);
+    CHECK(strstr(shown[1], "slower +20.0%") != NULL && strstr(shown[1], "drift") == NULL,
+          "the series with a step:\n%s", shown[1]);
 
     t_case("history %s: the fleet's wisdom: published under a key, merged, pulled back", store);
     attn_wisdom *w = calloc(1, sizeof *w), *got = calloc(1, sizeof *got);

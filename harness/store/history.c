@@ -275,15 +275,19 @@ static void split_name(const char *name, char *op, char *kernel, char *shape, si
     snprintf(shape, len, "%.*s", (int)(c - b - 1), b + 1);
 }
 
-/* Recomputes the steps of one series from its newest WINDOW runs. */
-static int update_steps(ab_sql *db, const char *machine_id, const char *name, double min_effect,
-                        char *err, size_t len)
-{
+/* A series' newest AB_HISTORY_WINDOW runs, oldest first: the window its
+ * steps and drift are found in. Commit ids of 40 hex digits (SHA-1) or 64
+ * (SHA-256), whole. */
+typedef struct {
+    int n;
     long long run[AB_HISTORY_WINDOW];
-    /* Commit ids of 40 hex digits (SHA-1) or 64 (SHA-256), whole. */
     char commit[AB_HISTORY_WINDOW][72], date[AB_HISTORY_WINDOW][48];
     double y[AB_HISTORY_WINDOW];
-    int n = 0;
+} series_window;
+
+static int load_window(ab_sql *db, const char *machine_id, const char *name, series_window *w,
+                       char *err, size_t len)
+{
     const ab_sql_arg key[] = { AB_SQL_T(machine_id), AB_SQL_T(name), AB_SQL_I(AB_HISTORY_WINDOW) };
     ab_sql_rows *r;
     if (ab_sql_exec(db, "SELECT * FROM (SELECT r.id, r.git_commit, r.date, x.median_s "
@@ -292,34 +296,51 @@ static int update_steps(ab_sql *db, const char *machine_id, const char *name, do
                     "ORDER BY r.date DESC, r.id DESC LIMIT $3) AS newest ORDER BY date, id",
                     key, 3, &r, err, len) < 0)
         return -1;
-    while (n < AB_HISTORY_WINDOW && ab_sql_next(r) == 1) {
-        run[n] = ab_sql_int(r, 0);
-        snprintf(commit[n], sizeof commit[n], "%s", ab_sql_text(r, 1));
-        snprintf(date[n], sizeof date[n], "%s", ab_sql_text(r, 2));
-        y[n++] = ab_sql_real(r, 3);
+    w->n = 0;
+    while (w->n < AB_HISTORY_WINDOW && ab_sql_next(r) == 1) {
+        int i = w->n++;
+        w->run[i] = ab_sql_int(r, 0);
+        snprintf(w->commit[i], sizeof w->commit[i], "%s", ab_sql_text(r, 1));
+        snprintf(w->date[i], sizeof w->date[i], "%s", ab_sql_text(r, 2));
+        w->y[i] = ab_sql_real(r, 3);
     }
+    return ab_sql_rows_free(r, err, len);
+}
+
+/* Recomputes the steps of one series from its newest WINDOW runs. */
+static int update_steps(ab_sql *db, const char *machine_id, const char *name, double min_effect,
+                        char *err, size_t len)
+{
+    series_window *w = malloc(sizeof *w);
+    if (!w) {
+        snprintf(err, len, "out of memory");
+        return -1;
+    }
+    int rc = load_window(db, machine_id, name, w, err, len);
     /* Only the window's steps are found again: those of runs before it
      * stay as they were found (all of them were deleted, so a series past
      * 256 runs lost its old steps and `steps --since` an old commit missed
      * them). */
     const ab_sql_arg since[] = { AB_SQL_T(machine_id), AB_SQL_T(name),
-                                 AB_SQL_T(n > 0 ? date[0] : "") };
-    if (ab_sql_rows_free(r, err, len) != 0
-        || ab_sql_exec(db, "DELETE FROM steps WHERE machine_id = $1 AND name = $2 AND date >= $3",
+                                 AB_SQL_T(w->n > 0 ? w->date[0] : "") };
+    if (rc == 0
+        && ab_sql_exec(db, "DELETE FROM steps WHERE machine_id = $1 AND name = $2 AND date >= $3",
                        since, 3, NULL, err, len) < 0)
-        return -1;
+        rc = -1;
     int at[AB_HISTORY_WINDOW];
     double before[AB_HISTORY_WINDOW], after[AB_HISTORY_WINDOW];
-    int ns = ab_steps_detect(y, n, min_effect, at, before, after, AB_HISTORY_WINDOW);
-    for (int s = 0; s < ns; s++) {
-        const ab_sql_arg step[] = { AB_SQL_T(machine_id), AB_SQL_T(name), AB_SQL_I(run[at[s]]),
-                                    AB_SQL_T(commit[at[s]]), AB_SQL_T(date[at[s]]),
+    int ns = rc == 0 ? ab_steps_detect(w->y, w->n, min_effect, at, before, after,
+                                       AB_HISTORY_WINDOW) : 0;
+    for (int s = 0; s < ns && rc == 0; s++) {
+        const ab_sql_arg step[] = { AB_SQL_T(machine_id), AB_SQL_T(name), AB_SQL_I(w->run[at[s]]),
+                                    AB_SQL_T(w->commit[at[s]]), AB_SQL_T(w->date[at[s]]),
                                     AB_SQL_R(before[s]), AB_SQL_R(after[s]) };
         if (ab_sql_exec(db, "INSERT INTO steps VALUES ($1, $2, $3, $4, $5, $6, $7)", step, 7,
                         NULL, err, len) < 0)
-            return -1;
+            rc = -1;
     }
-    return 0;
+    free(w);
+    return rc;
 }
 
 /* 1 when s is valid UTF-8 (RFC 3629: no overlong forms, surrogates or
@@ -489,7 +510,12 @@ static void fmt_step(double before, double after, const char *commit, char *buf,
              100 * (after / before - 1), commit);
 }
 
-/* One line per series of the machine(s): runs, latest median, steps. */
+/* The smallest drift over a series' window that show mentions: the
+ * default minimum effect of a step. */
+#define AB_HISTORY_DRIFT_SHOWN 0.05
+
+/* One line per series of the machine(s): runs, latest median, steps, and
+ * a drift between them (ab_steps_drift) of 5% or more over the window. */
 static int show_series(ab_sql *db, const char *machine_id, FILE *out, char *err, size_t len)
 {
     const ab_sql_arg which[] = { AB_SQL_T(machine_id) };
@@ -507,7 +533,12 @@ static int show_series(ab_sql *db, const char *machine_id, FILE *out, char *err,
                     which, 1, &q, err, len) < 0)
         return -1;
     char last[64] = "";
-    int rows = 0, rc = 0;
+    int rows = 0, rc = 0, at[AB_HISTORY_WINDOW];
+    series_window *w = malloc(sizeof *w);
+    if (!w) {
+        snprintf(err, len, "out of memory");
+        rc = -1;
+    }
     while (rc == 0 && ab_sql_next(q) == 1) {
         rows++;
         const char *mid = ab_sql_text(q, 0), *bench = ab_sql_text(q, 2);
@@ -521,20 +552,35 @@ static int show_series(ab_sql *db, const char *machine_id, FILE *out, char *err,
         fmt_seconds(ab_sql_real(q, 4), a, sizeof a);
         fprintf(out, "  %-64s %5lld %10s ", bench, ab_sql_int(q, 3), a);
         const ab_sql_arg series[] = { AB_SQL_T(mid), AB_SQL_T(bench) };
-        rc = ab_sql_exec(db, "SELECT git_commit, before_s, after_s FROM steps "
-                         "WHERE machine_id = $1 AND name = $2 ORDER BY date", series, 2, &st, err,
-                         len) < 0 ? -1 : 0;
-        int any = 0;
+        rc = load_window(db, mid, bench, w, err, len);
+        if (rc == 0)
+            rc = ab_sql_exec(db, "SELECT git_commit, before_s, after_s, run_id FROM steps "
+                             "WHERE machine_id = $1 AND name = $2 ORDER BY date", series, 2, &st,
+                             err, len) < 0 ? -1 : 0;
+        int any = 0, n_at = 0;
+        memset(at, 0, sizeof at);   /* at[k]: 1 when the window's run k is a step's */
         while (rc == 0 && ab_sql_next(st) == 1) {
             char s[160];
             fmt_step(ab_sql_real(st, 1), ab_sql_real(st, 2), ab_sql_text(st, 0), s, sizeof s);
             fprintf(out, "%s %s", any ? "," : "", s);
             any = 1;
+            for (int k = 0; k < w->n; k++)
+                at[k] |= w->run[k] == ab_sql_int(st, 3);
         }
+        for (int k = 0; k < w->n; k++)   /* now the steps' runs, ascending */
+            if (at[k])
+                at[n_at++] = k;
         if (rc == 0)
             rc = ab_sql_rows_free(st, err, len);
-        fprintf(out, "%s\n", any ? "" : " none");
+        fprintf(out, "%s", any ? "" : " none");
+        /* A slow drift is no step (steps.h); said here, with its size over
+         * the window, where it reaches the default minimum effect. */
+        double drift = rc == 0 ? ab_steps_drift(w->y, w->n, at, n_at) : 1.0;
+        if (fabs(log(drift)) >= log1p(AB_HISTORY_DRIFT_SHOWN))
+            fprintf(out, "; drift %+.1f%% over %d runs", 100 * (drift - 1), w->n);
+        fprintf(out, "\n");
     }
+    free(w);
     if (ab_sql_rows_free(q, rc == 0 ? err : NULL, len) != 0)
         rc = -1;
     if (rc == 0 && rows == 0)
