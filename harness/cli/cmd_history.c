@@ -124,8 +124,9 @@ static int history_show(int argc, char **argv)
     int rc = ab_cli_command(
         "history show", "attnbench history show [--benchmark NAME] [--machine ID|all] [--db FILE|URL]",
         "Lists every series (benchmark x machine), machine by machine, with its runs, latest\n"
-        "median and steps, each named by the commit where it happened; with --benchmark, that\n"
-        "series run by run.",
+        "median and steps, each named by the commit where it happened, and a slow drift between\n"
+        "the steps where it reaches 5% over the series (no commit is blamed for a drift); with\n"
+        "--benchmark, that series run by run.",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;
