@@ -26,11 +26,13 @@ int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *
                     double *after, int max);
 
 /* The drift of y[0..n) between its steps (at[0..n_at): the first point
- * after each, ascending, as ab_steps_detect writes them): the trend of
- * log y from pairs of points no step separates (Theil-Sen), where those
- * pairs show one (Mann-Kendall, two-sided 5%), as the factor it makes from
- * the first point to the last (1.10: 10% slower over the series). 1 where
- * there is no trend, fewer than 3 points, or an unusable one. */
-double ab_steps_drift(const double *y, int n, const int *at, int n_at);
+ * after each, ascending, as ab_steps_detect writes them), as the factor it
+ * makes from the first point to the last (1.10: 10% slower over the
+ * series): the trend of log y from pairs of points no step separates
+ * (Theil-Sen), where the whole of its 95% interval (Sen's, widened for
+ * noise that persists from point to point) makes a factor of at least
+ * 1 + min_effect either way over the series. Else 1, as with fewer than 3
+ * points or an unusable one. */
+double ab_steps_drift(const double *y, int n, const int *at, int n_at, double min_effect);
 
 #endif /* AB_STEPS_H */

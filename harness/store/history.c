@@ -575,8 +575,9 @@ static int show_series(ab_sql *db, const char *machine_id, FILE *out, char *err,
         fprintf(out, "%s", any ? "" : " none");
         /* A slow drift is no step (steps.h); said here, with its size over
          * the window, where it reaches the default minimum effect. */
-        double drift = rc == 0 ? ab_steps_drift(w->y, w->n, at, n_at) : 1.0;
-        if (fabs(log(drift)) >= log1p(AB_HISTORY_DRIFT_SHOWN))
+        double drift = rc == 0 ? ab_steps_drift(w->y, w->n, at, n_at, AB_HISTORY_DRIFT_SHOWN)
+                               : 1.0;
+        if (drift != 1.0)
             fprintf(out, "; drift %+.1f%% over %d runs", 100 * (drift - 1), w->n);
         fprintf(out, "\n");
     }
