@@ -187,12 +187,12 @@ static void test_detector(void)
     for (int i = 0; i < 60; i++)
         y[i] *= pow(1.2, i / 59.0);
     int at30[1] = { 30 };
-    double drift = ab_steps_drift(y, 60, at30, 1, 0.05), flat;
+    double drift = ab_steps_drift(y, 60, at30, 1, 59, 0.05), flat;
     series(y, 45, 0.01, 45, 1.0, 11);
     for (int i = 30; i < 45; i++)
         y[i] *= 1.25;
     int at_flat[1] = { 30 };
-    flat = ab_steps_drift(y, 45, at_flat, 1, 0.05);
+    flat = ab_steps_drift(y, 45, at_flat, 1, 44, 0.05);
     CHECK(fabs(drift - 1.2) < 0.02 && flat == 1.0, "drift %.4f (want 1.20), flat %.4f (want 1)",
           drift, flat);
 
@@ -203,14 +203,14 @@ static void test_detector(void)
     for (int t = 0; t < 200; t++) {
         series_ar1(y, 40, 0.10, 0.5, 40, 1.0, &dseed);
         int k = ab_steps_detect(y, 40, 0.05, at, NULL, NULL, 8);
-        flat_drifts += ab_steps_drift(y, 40, at, k, 0.05) != 1.0;
+        flat_drifts += ab_steps_drift(y, 40, at, k, 39, 0.05) != 1.0;
     }
     for (int t = 0; t < 100; t++) {
         series_ar1(y, 60, 0.05, 0.0, 60, 1.0, &dseed);
         for (int i = 0; i < 60; i++)
             y[i] *= pow(1.2, i / 59.0);
         int k = ab_steps_detect(y, 60, 0.05, at, NULL, NULL, 8);
-        double d = ab_steps_drift(y, 60, at, k, 0.05);
+        double d = ab_steps_drift(y, 60, at, k, 59, 0.05);
         found_drifts += d > 1.1 && d < 1.3;
     }
     CHECK(flat_drifts <= 10 && found_drifts >= 60, "flat: %d of 200 with a drift; drifting: %d "
@@ -428,6 +428,30 @@ static void test_store(const char *store, const char *target, const char *dir)
           "the drifting series:\n%s", shown[0]);
     CHECK(strstr(shown[1], "slower +20.0%") != NULL && strstr(shown[1], "drift") == NULL,
           "the series with a step:\n%s", shown[1]);
+
+    t_case("history %s: steps since a commit: a drift since is slower now, without a step to "
+           "blame; 3 runs of it are not 5%%", store);
+    int d_rc[2], d_slower[2], d_now[2];
+    const char *d_since[2] = { "d00", "d26" };
+    for (int k = 0; k < 2; k++) {
+        FILE *f = tmpfile();
+        d_rc[k] = ab_history_steps_since(h, d_since[k], 0.05, f ? f : stdout, &d_slower[k],
+                                         &d_now[k], err, sizeof err);
+        if (f && k == 0) {
+            rewind(f);
+            size_t got = fread(shown[0], 1, sizeof shown[0] - 1, f);
+            shown[0][got] = '\0';
+        }
+        if (f)
+            fclose(f);
+    }
+    CHECK(d_rc[0] == 0 && d_slower[0] == 0 && d_now[0] == 1 && d_rc[1] == 0 && d_now[1] == 0
+              && strstr(shown[0], "sdpa/drift/B1/threads:1") != NULL
+              && strstr(shown[0], "drift +25.0% over the 29 runs since") != NULL
+              && strstr(shown[0], "1 series drifting slower, 0 faster; 1 series slower now")
+                     != NULL,
+          "since d00: %d, %d slower steps, %d slower now; since d26: %d, %d slower now; "
+          "the first said:\n%s", d_rc[0], d_slower[0], d_now[0], d_rc[1], d_now[1], shown[0]);
 
     t_case("history %s: the fleet's wisdom: published under a key, merged, pulled back", store);
     attn_wisdom *w = calloc(1, sizeof *w), *got = calloc(1, sizeof *got);

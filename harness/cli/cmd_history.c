@@ -155,9 +155,11 @@ static int history_steps(int argc, char **argv)
         "history steps", "attnbench history steps --since COMMIT [--db FILE|URL] [--min-effect F]",
         "Which machines got slower (or faster) since COMMIT, on what: every step found after\n"
         "each machine's first run at COMMIT (a machine that never ran it: after COMMIT's first\n"
-        "run anywhere), machine by machine, slowest first. Exit 1 when a series is slower now:\n"
-        "its steps since, taken together, slower by at least --min-effect (a regression a later\n"
-        "step undid is listed, and does not fail).",
+        "run anywhere), machine by machine, slowest first; then the series that drift (a slow\n"
+        "change over many runs, no one commit to blame) by at least --min-effect over their runs\n"
+        "since. Exit 1 when a series is slower now: its steps and drift since, taken together,\n"
+        "slower by at least --min-effect (a regression a later step undid is listed, and does\n"
+        "not fail).",
         argc, argv, flags, (int)(sizeof flags / sizeof flags[0]), NULL, 0, &n_pos);
     if (rc >= 0)
         return rc;

@@ -514,8 +514,43 @@ static void fmt_step(double before, double after, const char *commit, char *buf,
  * default minimum effect of a step. */
 #define AB_HISTORY_DRIFT_SHOWN 0.05
 
+/* The drift of one series between its steps (ab_steps_drift) over its
+ * window's runs dated after `after` (NULL: the whole window), from the
+ * last run before them to the newest, where it makes min_effect or more:
+ * the factor, *runs the runs dated after (the whole window's with NULL).
+ * 1 where there is none; -1 with err when the store failed. w: scratch. */
+static double series_drift(ab_sql *db, const char *machine_id, const char *name,
+                           const char *after, double min_effect, series_window *w, int *runs,
+                           char *err, size_t len)
+{
+    *runs = 0;
+    if (load_window(db, machine_id, name, w, err, len) != 0)
+        return -1.0;
+    const ab_sql_arg series[] = { AB_SQL_T(machine_id), AB_SQL_T(name) };
+    ab_sql_rows *st;
+    if (ab_sql_exec(db, "SELECT run_id FROM steps WHERE machine_id = $1 AND name = $2", series, 2,
+                    &st, err, len) < 0)
+        return -1.0;
+    int at[AB_HISTORY_WINDOW], n_at = 0;
+    memset(at, 0, sizeof at);   /* at[k]: 1 when the window's run k is a step's */
+    while (ab_sql_next(st) == 1)
+        for (int k = 0; k < w->n; k++)
+            at[k] |= w->run[k] == ab_sql_int(st, 0);
+    if (ab_sql_rows_free(st, err, len) != 0)
+        return -1.0;
+    for (int k = 0; k < w->n; k++)   /* now the steps' runs, ascending */
+        if (at[k])
+            at[n_at++] = k;
+    int first = 0;   /* the window's first run dated after `after` */
+    while (after && first < w->n && strcmp(w->date[first], after) <= 0)
+        first++;
+    *runs = w->n - first;
+    int span = first > 0 ? w->n - first : w->n - 1;
+    return span >= 1 ? ab_steps_drift(w->y, w->n, at, n_at, span, min_effect) : 1.0;
+}
+
 /* One line per series of the machine(s): runs, latest median, steps, and
- * a drift between them (ab_steps_drift) of 5% or more over the window. */
+ * a drift between them (series_drift) of 5% or more over the window. */
 static int show_series(ab_sql *db, const char *machine_id, FILE *out, char *err, size_t len)
 {
     const ab_sql_arg which[] = { AB_SQL_T(machine_id) };
@@ -533,7 +568,7 @@ static int show_series(ab_sql *db, const char *machine_id, FILE *out, char *err,
                     which, 1, &q, err, len) < 0)
         return -1;
     char last[64] = "";
-    int rows = 0, rc = 0, at[AB_HISTORY_WINDOW];
+    int rows = 0, rc = 0;
     series_window *w = malloc(sizeof *w);
     if (!w) {
         snprintf(err, len, "out of memory");
@@ -552,33 +587,26 @@ static int show_series(ab_sql *db, const char *machine_id, FILE *out, char *err,
         fmt_seconds(ab_sql_real(q, 4), a, sizeof a);
         fprintf(out, "  %-64s %5lld %10s ", bench, ab_sql_int(q, 3), a);
         const ab_sql_arg series[] = { AB_SQL_T(mid), AB_SQL_T(bench) };
-        rc = load_window(db, mid, bench, w, err, len);
-        if (rc == 0)
-            rc = ab_sql_exec(db, "SELECT git_commit, before_s, after_s, run_id FROM steps "
-                             "WHERE machine_id = $1 AND name = $2 ORDER BY date", series, 2, &st,
-                             err, len) < 0 ? -1 : 0;
-        int any = 0, n_at = 0;
-        memset(at, 0, sizeof at);   /* at[k]: 1 when the window's run k is a step's */
+        rc = ab_sql_exec(db, "SELECT git_commit, before_s, after_s FROM steps "
+                         "WHERE machine_id = $1 AND name = $2 ORDER BY date", series, 2, &st, err,
+                         len) < 0 ? -1 : 0;
+        int any = 0, runs;
         while (rc == 0 && ab_sql_next(st) == 1) {
             char s[160];
             fmt_step(ab_sql_real(st, 1), ab_sql_real(st, 2), ab_sql_text(st, 0), s, sizeof s);
             fprintf(out, "%s %s", any ? "," : "", s);
             any = 1;
-            for (int k = 0; k < w->n; k++)
-                at[k] |= w->run[k] == ab_sql_int(st, 3);
         }
-        for (int k = 0; k < w->n; k++)   /* now the steps' runs, ascending */
-            if (at[k])
-                at[n_at++] = k;
         if (rc == 0)
             rc = ab_sql_rows_free(st, err, len);
         fprintf(out, "%s", any ? "" : " none");
         /* A slow drift is no step (steps.h); said here, with its size over
          * the window, where it reaches the default minimum effect. */
-        double drift = rc == 0 ? ab_steps_drift(w->y, w->n, at, n_at, AB_HISTORY_DRIFT_SHOWN)
-                               : 1.0;
-        if (drift != 1.0)
-            fprintf(out, "; drift %+.1f%% over %d runs", 100 * (drift - 1), w->n);
+        double drift = rc == 0 ? series_drift(db, mid, bench, NULL, AB_HISTORY_DRIFT_SHOWN, w,
+                                              &runs, err, len) : 1.0;
+        rc = drift < 0.0 ? -1 : rc;
+        if (drift > 0.0 && drift != 1.0)
+            fprintf(out, "; drift %+.1f%% over %d runs", 100 * (drift - 1), runs);
         fprintf(out, "\n");
     }
     free(w);
@@ -631,21 +659,125 @@ int ab_history_show(ab_history *h, const char *name, const char *machine_id, FIL
                 : show_series(h->db, machine_id, out, err, len);
 }
 
-/* The series (machine, benchmark) of the steps since commit (the WHERE of
- * ab_history_steps_since, match its commit test) that are slower now: the
- * after of a series' last step over the before of its first, at least
- * 1 + min_effect. A regression undone by a later step is not one now. -1
- * with err. */
-static int series_slower_now(ab_sql *db, const char *where, const ab_sql_arg *c,
-                             double min_effect, int *n_series, char *err, size_t len)
+/* The series that drift since a commit (series_drift over their runs
+ * since), each with its factor; `used` marks those series_slower_now has
+ * taken with their steps. */
+typedef struct {
+    char machine[64];
+    char *name;
+    double factor;
+    int runs, used;
+} series_drift_since;
+
+typedef struct {
+    series_drift_since *at;
+    int n, cap;
+} drift_list;
+
+static void drift_list_free(drift_list *d)
 {
-    char sql[700];
+    for (int i = 0; i < d->n; i++)
+        free(d->at[i].name);
+    free(d->at);
+}
+
+/* The drift of the series of machine on name since (1 where none), marked
+ * as taken. */
+static double drift_take(drift_list *d, const char *machine, const char *name)
+{
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->at[i].machine, machine) == 0 && strcmp(d->at[i].name, name) == 0) {
+            d->at[i].used = 1;
+            return d->at[i].factor;
+        }
+    return 1.0;
+}
+
+/* SQL for the date a machine's runs count "since" the commit (match: the
+ * commit test on runs' git_commit): its first run at the commit, else (a
+ * machine that never ran it) the commit's first run anywhere. alias: the
+ * outer table whose machine_id it is for. */
+static void since_date_sql(char *buf, size_t len, const char *alias, const char *match)
+{
+    snprintf(buf, len,
+             "COALESCE((SELECT min(date) FROM runs WHERE machine_id = %s.machine_id AND %s), "
+             "(SELECT min(date) FROM runs WHERE %s))", alias, match, match);
+}
+
+/* Every series with runs since the commit ($1, match), and the drift of
+ * those that drift by min_effect or more over their runs since, into d.
+ * -1 with err. */
+static int drifts_since(ab_sql *db, const char *match, const ab_sql_arg *c, double min_effect,
+                        drift_list *d, char *err, size_t len)
+{
+    char since[400], sql[1000];
+    since_date_sql(since, sizeof since, "r", match);
+    snprintf(sql, sizeof sql,
+             "SELECT DISTINCT r.machine_id, x.name, %s FROM results x "
+             "JOIN runs r ON r.id = x.run_id WHERE r.date > %s ORDER BY 1, 2", since, since);
+    ab_sql_rows *q;
+    if (ab_sql_exec(db, sql, c, 1, &q, err, len) < 0)
+        return -1;
+    series_window *w = malloc(sizeof *w);
+    int rc = w ? 0 : -1;
+    if (!w)
+        snprintf(err, len, "out of memory");
+    while (rc == 0 && ab_sql_next(q) == 1) {
+        int runs;
+        double f = series_drift(db, ab_sql_text(q, 0), ab_sql_text(q, 1), ab_sql_text(q, 2),
+                                min_effect, w, &runs, err, len);
+        if (f < 0.0) {
+            rc = -1;
+        } else if (f != 1.0) {
+            if (d->n == d->cap) {
+                int cap = d->cap ? 2 * d->cap : 16;
+                series_drift_since *grown = realloc(d->at, (size_t)cap * sizeof *grown);
+                if (!grown) {
+                    snprintf(err, len, "out of memory");
+                    rc = -1;
+                    break;
+                }
+                d->at = grown;
+                d->cap = cap;
+            }
+            series_drift_since *e = &d->at[d->n];
+            snprintf(e->machine, sizeof e->machine, "%s", ab_sql_text(q, 0));
+            e->name = strdup(ab_sql_text(q, 1));
+            e->factor = f;
+            e->runs = runs;
+            e->used = 0;
+            if (!e->name) {
+                snprintf(err, len, "out of memory");
+                rc = -1;
+            } else {
+                d->n++;
+            }
+        }
+    }
+    free(w);
+    if (ab_sql_rows_free(q, rc == 0 ? err : NULL, len) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* The series (machine, benchmark) slower now than at the commit (the WHERE
+ * of ab_history_steps_since on the steps, match its commit test): the
+ * after of a series' last step since over the before of its first, times
+ * its drift since (d), at least 1 + min_effect; a series with a drift and
+ * no step since, by its drift alone. A regression undone by a later step
+ * is not one now. -1 with err. */
+static int series_slower_now(ab_sql *db, const char *where, const ab_sql_arg *c,
+                             double min_effect, drift_list *d, int *n_series, char *err,
+                             size_t len)
+{
+    char sql[900];
     snprintf(sql, sizeof sql,
              "SELECT s.machine_id, s.name, s.before_s, s.after_s FROM steps s %s "
              "ORDER BY s.machine_id, s.name, s.date", where);
     ab_sql_rows *q;
     if (ab_sql_exec(db, sql, c, 1, &q, err, len) < 0)
         return -1;
+    const double slower = (1.0 + min_effect) * (1 - 1e-12);
     char machine[64] = "", name[512] = "";
     double first_before = 0.0, last_after = 0.0;
     int any = 0;
@@ -655,7 +787,7 @@ static int series_slower_now(ab_sql *db, const char *where, const ab_sql_arg *c,
         int same = more && strcmp(ab_sql_text(q, 0), machine) == 0
                 && strcmp(ab_sql_text(q, 1), name) == 0;
         if (any && !same)
-            *n_series += last_after >= first_before * (1.0 + min_effect) * (1 - 1e-12);
+            *n_series += last_after / first_before * drift_take(d, machine, name) >= slower;
         if (!more)
             break;
         if (!same) {
@@ -666,6 +798,8 @@ static int series_slower_now(ab_sql *db, const char *where, const ab_sql_arg *c,
         }
         last_after = ab_sql_real(q, 3);
     }
+    for (int i = 0; i < d->n; i++)
+        *n_series += !d->at[i].used && d->at[i].factor >= slower;
     return ab_sql_rows_free(q, err, len) != 0 ? -1 : 0;
 }
 
@@ -689,22 +823,24 @@ int ab_history_steps_since(ab_history *h, const char *commit, double min_effect,
                  commit, ab_sql_name(db));
         return -1;
     }
-    /* Since: after the machine's first run at the commit, else (a machine
-     * that never ran it) after its first run anywhere. */
-    char where[400];
-    snprintf(where, sizeof where,
-             "WHERE s.date > COALESCE("
-             "  (SELECT min(date) FROM runs WHERE machine_id = s.machine_id AND %s), "
-             "  (SELECT min(date) FROM runs WHERE %s))", match, match);
-    if (series_slower_now(db, where, c, min_effect, n_slower_now, err, len) != 0)
+    char since[400], where[420];
+    since_date_sql(since, sizeof since, "s", match);
+    snprintf(where, sizeof where, "WHERE s.date > %s", since);
+    drift_list d = { NULL, 0, 0 };
+    if (drifts_since(db, match, c, min_effect, &d, err, len) != 0
+        || series_slower_now(db, where, c, min_effect, &d, n_slower_now, err, len) != 0) {
+        drift_list_free(&d);
         return -1;
+    }
     snprintf(sql, sizeof sql,
              "SELECT s.machine_id, m.machine_key, s.name, s.git_commit, s.date, s.before_s, "
              "  s.after_s FROM steps s JOIN machines m ON m.machine_id = s.machine_id %s "
              "ORDER BY s.machine_id, s.after_s / s.before_s DESC, s.name", where);
     ab_sql_rows *q;
-    if (ab_sql_exec(db, sql, c, 1, &q, err, len) < 0)
+    if (ab_sql_exec(db, sql, c, 1, &q, err, len) < 0) {
+        drift_list_free(&d);
         return -1;
+    }
     char last[64] = "";
     int rows = 0, machines_slower = 0, machine_slower = 0;
     while (ab_sql_next(q) == 1) {
@@ -727,14 +863,29 @@ int ab_history_steps_since(ab_history *h, const char *commit, double min_effect,
         fmt_step(before, after, ab_sql_text(q, 3), s, sizeof s);
         fprintf(out, "  %-64s %s, %s -> %s, %s\n", ab_sql_text(q, 2), s, a, b, ab_sql_text(q, 4));
     }
-    if (ab_sql_rows_free(q, err, len) != 0)
+    if (ab_sql_rows_free(q, err, len) != 0) {
+        drift_list_free(&d);
         return -1;
+    }
     if (rows)
         fprintf(out, "\n");
-    fprintf(out, "since %s: %d slower step%s on %d machine%s, %d faster; %d series slower "
-                 "now (by %.3g%% or more over their steps since)\n", commit, *n_slower,
-           *n_slower == 1 ? "" : "s", machines_slower, machines_slower == 1 ? "" : "s",
-           rows - *n_slower, *n_slower_now, 100.0 * min_effect);
+    /* Drifts: slow changes over many runs, with no one commit to blame. */
+    int drifting_slower = 0;
+    for (int i = 0; i < d.n; i++) {
+        if (i == 0)
+            fprintf(out, "drifting since %s (no one commit to blame):\n", commit);
+        fprintf(out, "  %-64s drift %+.1f%% over the %d runs since (machine %s)\n", d.at[i].name,
+                100 * (d.at[i].factor - 1), d.at[i].runs, d.at[i].machine);
+        drifting_slower += d.at[i].factor > 1.0;
+    }
+    if (d.n)
+        fprintf(out, "\n");
+    fprintf(out, "since %s: %d slower step%s on %d machine%s, %d faster; %d series drifting "
+                 "slower, %d faster; %d series slower now (by %.3g%% or more over their steps "
+                 "and drift since)\n", commit, *n_slower, *n_slower == 1 ? "" : "s",
+           machines_slower, machines_slower == 1 ? "" : "s", rows - *n_slower, drifting_slower,
+           d.n - drifting_slower, *n_slower_now, 100.0 * min_effect);
+    drift_list_free(&d);
     return 0;
 }
 
