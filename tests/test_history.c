@@ -453,6 +453,35 @@ static void test_store(const char *store, const char *target, const char *dir)
           "since d00: %d, %d slower steps, %d slower now; since d26: %d, %d slower now; "
           "the first said:\n%s", d_rc[0], d_slower[0], d_now[0], d_rc[1], d_now[1], shown[0]);
 
+    t_case("history %s: steps since a commit: a series that drifted +30%% before it and is flat "
+           "for the 10 runs since does not drift since, and is not slower now", store);
+    {
+        double fy[40];
+        series(fy, 40, 0.01, 40, 1.0, 2);
+        for (int i = 0; i < 40; i++) {
+            char commit[16], date[40];
+            snprintf(commit, sizeof commit, "f%02d", i);
+            snprintf(date, sizeof date, "2028-02-%02dT%02d:00:00+0000", 1 + i / 20, i % 20);
+            write_named(json, "00000000000000ad", commit, date, "sdpa/drifted/B1/threads:1",
+                        1.0e6 * fy[i] * pow(1.3, (i < 30 ? i : 29) / 29.0));
+            CHECK(add_file(h, json, "drifted.json", err, sizeof err) == 0, "add f%02d: %s", i, err);
+        }
+        FILE *f = tmpfile();
+        int f_slower = -1, f_now = -1;
+        int f_rc = ab_history_steps_since(h, "f29", 0.05, f ? f : stdout, &f_slower, &f_now, err,
+                                          sizeof err);
+        shown[0][0] = '\0';
+        if (f) {
+            rewind(f);
+            size_t got = fread(shown[0], 1, sizeof shown[0] - 1, f);
+            shown[0][got] = '\0';
+            fclose(f);
+        }
+        CHECK(f_rc == 0 && f_slower == 0 && f_now == 0 && strstr(shown[0], "drifting since") == NULL,
+              "since f29: %d, %d slower steps, %d slower now; said:\n%s", f_rc, f_slower, f_now,
+              shown[0]);
+    }
+
     t_case("history %s: the fleet's wisdom: published under a key, merged, pulled back", store);
     attn_wisdom *w = calloc(1, sizeof *w), *got = calloc(1, sizeof *got);
     if (w && got) {

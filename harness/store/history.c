@@ -516,7 +516,8 @@ static void fmt_step(double before, double after, const char *commit, char *buf,
 
 /* The drift of one series between its steps (ab_steps_drift) over its
  * window's runs dated after `after` (NULL: the whole window), from the
- * last run before them to the newest, where it makes min_effect or more:
+ * last run before them to the newest, the trend found in those runs alone,
+ * where it makes min_effect or more:
  * the factor, *runs the runs dated after (the whole window's with NULL).
  * 1 where there is none; -1 with err when the store failed. w: scratch. */
 static double series_drift(ab_sql *db, const char *machine_id, const char *name,
@@ -545,8 +546,17 @@ static double series_drift(ab_sql *db, const char *machine_id, const char *name,
     while (after && first < w->n && strcmp(w->date[first], after) <= 0)
         first++;
     *runs = w->n - first;
-    int span = first > 0 ? w->n - first : w->n - 1;
-    return span >= 1 ? ab_steps_drift(w->y, w->n, at, n_at, span, min_effect) : 1.0;
+    /* The trend is the one of those runs and the run before them, not of
+     * the whole window: a series that drifted before `after` and has been
+     * flat since was said to drift since (its window's slope times the
+     * runs since), and failed the gate. The steps' runs renumbered from
+     * there; a step at the run before is no bound inside them. */
+    int start = first > 0 ? first - 1 : 0, k = 0;
+    for (int s = 0; s < n_at; s++)
+        if (at[s] > start)
+            at[k++] = at[s] - start;
+    int span = w->n - start - 1;
+    return span >= 1 ? ab_steps_drift(w->y + start, w->n - start, at, k, span, min_effect) : 1.0;
 }
 
 /* One line per series of the machine(s): runs, latest median, steps, and
