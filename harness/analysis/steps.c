@@ -162,13 +162,11 @@ static int log_series(const double *y, int n, double *z)
     return 0;
 }
 
-double ab_steps_drift(const double *y, int n, const int *at, int n_at, int span,
-                      double min_effect)
+double ab_steps_drift(const double *y, int n, const int *at, int n_at, double min_effect)
 {
     double z[AB_STEPS_WINDOW];
     int bounds[AB_STEPS_WINDOW + 2], nb = 0;
-    if (n < 3 || n > AB_STEPS_WINDOW || n_at < 0 || n_at > n || span < 1 || span > n - 1
-        || log_series(y, n, z) != 0)
+    if (n < 3 || n > AB_STEPS_WINDOW || n_at < 0 || n_at > n || log_series(y, n, z) != 0)
         return 1.0;
     bounds[nb++] = 0;
     for (int k = 0; k < n_at; k++)
@@ -206,7 +204,7 @@ double ab_steps_drift(const double *y, int n, const int *at, int n_at, int span,
     /* The slope's distribution-free 95% interval (Sen): the pairs' slopes
      * ranked (N -/+ 1.96 sqrt(var))/2 from the lowest. The drift counts
      * only when all of that interval makes min_effect or more either way
-     * over the span: a chance trend in a short noisy series (CV 10%, 20
+     * over the series: a chance trend in a short noisy series (CV 10%, 20
      * runs) spans many percent, and an estimate alone, judged at 5%, said
      * "drift" in 4-5% of flat series. */
     double c = 1.96 * sqrt(var);
@@ -219,7 +217,7 @@ double ab_steps_drift(const double *y, int n, const int *at, int n_at, int span,
             least = -pairs[hi];
     }
     free(pairs);
-    return least * span >= log1p(min_effect) * (1 - 1e-12) ? exp(slope * span) : 1.0;
+    return least * (n - 1) >= log1p(min_effect) * (1 - 1e-12) ? exp(slope * (n - 1)) : 1.0;
 }
 
 int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *before,

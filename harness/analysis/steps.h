@@ -27,14 +27,12 @@ int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *
 
 /* The drift of y[0..n) between its steps (at[0..n_at): the first point
  * after each, ascending, as ab_steps_detect writes them), as the factor it
- * makes over the last span intervals of the series (span n - 1: from the
- * first point to the last; 1.10: 10% slower): the trend of log y from
- * pairs of points no step separates (Theil-Sen), where the whole of its
- * 95% interval (Sen's, widened for noise that persists from point to
- * point) makes a factor of at least 1 + min_effect either way over the
- * span. Else 1, as with fewer than 3 points, an unusable one, or a span
- * outside 1..n - 1. */
-double ab_steps_drift(const double *y, int n, const int *at, int n_at, int span,
-                      double min_effect);
+ * makes from the first point to the last (1.10: 10% slower over the
+ * series): the trend of log y from pairs of points no step separates
+ * (Theil-Sen), where the whole of its 95% interval (Sen's, widened for
+ * noise that persists from point to point) makes a factor of at least
+ * 1 + min_effect either way. Else 1, as with fewer than 3 points or an
+ * unusable one. */
+double ab_steps_drift(const double *y, int n, const int *at, int n_at, double min_effect);
 
 #endif /* AB_STEPS_H */

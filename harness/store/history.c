@@ -555,8 +555,7 @@ static double series_drift(ab_sql *db, const char *machine_id, const char *name,
     for (int s = 0; s < n_at; s++)
         if (at[s] > start)
             at[k++] = at[s] - start;
-    int span = w->n - start - 1;
-    return span >= 1 ? ab_steps_drift(w->y + start, w->n - start, at, k, span, min_effect) : 1.0;
+    return ab_steps_drift(w->y + start, w->n - start, at, k, min_effect);
 }
 
 /* One line per series of the machine(s): runs, latest median, steps, and
