@@ -13,7 +13,9 @@
 # (reports/pytorch_gemm.py, when a Python has torch; about 20 s),
 # reports/many_cores.sh at 1..MAX_THREADS (default: every core), one round
 # (about 3 minutes on 16 cores), `attnbench tune` of the encoder layers at
-# MAX_THREADS (TUNE_BUDGET seconds, default 200), and
+# MAX_THREADS (TUNE_BUDGET seconds, default 200), the encoder at L 128
+# (B 1 and 2) with the weights streamed (the default) and with
+# stream_rows=0 in alternating processes (about a minute), and
 # reports/decode_prefetch.sh at 1
 # thread, one round (about 2 minutes). Every step's output goes to
 # OUTDIR/<step>.log as well as to the terminal, its JSON under
@@ -63,6 +65,15 @@ E512='op=encoder,B=1,L=512,D=768,H=12,F=3072,norm=post,act=gelu,mask=none'
 E8='op=encoder,B=8,L=128,D=768,H=12,F=3072,norm=post,act=gelu,mask=none'
 step tune_many ./bdev/attnbench tune --shape "$E8;$E512" --threads "$max" --budget "${TUNE_BUDGET:-200}" \
     --wisdom "$out/wisdom"
+# Whether the blocked loops beat streaming the weights at <= 256 rows now
+# that run packs them once (measured on Zen 1 only: a tie at 128 rows):
+# encoder L 128 at B 1 and 2, the default against stream_rows=0, each in
+# a process of its own, alternating twice (about a minute).
+E1='op=encoder,B=1,L=128,D=768,H=12,F=3072,norm=post,act=gelu,mask=none'
+step stream_rows sh -c 'for r in 1 2; do for p in "" "--param stream_rows=0"; do
+    "$0" run --no-peaks --kernel "${ATTN_KERNEL:-avx512}" --threads "1,$1" --max-time 1 $p \
+        --shape "$2;$3" --json "$4/stream_rows-$r${p:+-0}.json"; done; done' \
+    ./bdev/attnbench "$max" "$E1" "$(echo "$E1" | sed 's/B=1,/B=2,/')" "$out"
 step decode_prefetch env SETTINGS="${SETTINGS:-prefetch=0 prefetch=16,row_prefetch=0 prefetch=16,row_prefetch=1 prefetch=32,row_prefetch=1 prefetch=64,row_prefetch=1}" \
     sh reports/decode_prefetch.sh bdev/attnbench "$out/decode_prefetch" 1 1
 cat "$out/summary.txt"
