@@ -122,10 +122,10 @@ static double theil_sen(const double *sorted, int np)
  * segments on either side (within_pairs), where those pairs show one
  * (Mann-Kendall, two-sided 5%); else 0, so a flat series keeps its
  * segments' medians, whose difference is the less noisy estimate of a
- * step. A series that drifts is cut into segments by
- * the fit, and their medians differ by the drift between their centres (a
- * 10% drift over 256 runs at CV 5% had a "step" in 67% of series); at the
- * boundary the drift's levels meet, and only a step is left. */
+ * step. A series that drifts is cut into segments by the fit, and their
+ * medians differ by the drift between their centres (a 10% drift over 256
+ * runs at CV 5% had a "step" in 67% of series); at the boundary the
+ * drift's levels meet, and only a step is left. */
 static void boundary_levels(const double *z, int n, const int *starts, int ns, int s,
                             double *pairs, double *left, double *right)
 {

@@ -290,13 +290,13 @@ static int load_window(ab_sql *db, const char *machine_id, const char *name, ser
 {
     const ab_sql_arg key[] = { AB_SQL_T(machine_id), AB_SQL_T(name), AB_SQL_I(AB_HISTORY_WINDOW) };
     ab_sql_rows *r;
+    w->n = 0;   /* empty, whatever fails */
     if (ab_sql_exec(db, "SELECT * FROM (SELECT r.id, r.git_commit, r.date, x.median_s "
                     "FROM results x JOIN runs r ON r.id = x.run_id "
                     "WHERE r.machine_id = $1 AND x.name = $2 "
                     "ORDER BY r.date DESC, r.id DESC LIMIT $3) AS newest ORDER BY date, id",
                     key, 3, &r, err, len) < 0)
         return -1;
-    w->n = 0;
     while (w->n < AB_HISTORY_WINDOW && ab_sql_next(r) == 1) {
         int i = w->n++;
         w->run[i] = ab_sql_int(r, 0);
@@ -516,10 +516,10 @@ static void fmt_step(double before, double after, const char *commit, char *buf,
 
 /* The drift of one series between its steps (ab_steps_drift) over its
  * window's runs dated after `after` (NULL: the whole window), from the
- * last run before them to the newest, the trend found in those runs alone,
- * where it makes min_effect or more:
- * the factor, *runs the runs dated after (the whole window's with NULL).
- * 1 where there is none; -1 with err when the store failed. w: scratch. */
+ * last run before them to the newest, the trend found in those runs
+ * alone, where it makes min_effect or more: the factor, *runs the runs
+ * dated after (the whole window's with NULL). 1 where there is none; -1
+ * with err when the store failed. w: scratch. */
 static double series_drift(ab_sql *db, const char *machine_id, const char *name,
                            const char *after, double min_effect, series_window *w, int *runs,
                            char *err, size_t len)
