@@ -134,6 +134,19 @@ names = {r["name"].split(",")[0] for r in calls[0]["regions"]}
 assert {"layernorm 300x96", "gemm 300x288x96", "attention 1x2x300x300 (B"} <= names, names
 assert "the splits merged" in [r["name"] for r in calls[1]["regions"]][1], calls[1]
 PY
+# A region is shown whole, its phases under it: a pre-LN layer's QKV and
+# first FFN products both begin with the same LayerNorm phase, and were one
+# row of 2 calls (the two regions' time summed under "layernorm"), the FFN
+# product's shown as a phase of the output product's region.
+expect_rc 0 explain --shape "$EXPLAIN_SHAPE" --threads 1 --measure 1
+/usr/bin/python3 - "$TMP/out" <<'PY' && ok || bad "explain --measure, pre-LN: regions merged by their first phase: $(cat "$TMP/out")"
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+ln = [i for i, w in enumerate(lines) if "layernorm" in w]
+assert len(ln) == 2 and all(lines[i][0] == "1" for i in ln), lines
+ffn = [i for i, w in enumerate(lines) if "300x192x96," in w]
+assert len(ffn) == 1 and ffn[0] - 1 == ln[1], lines
+PY
 # --param: the kernel's own parameters set first (split=2: every product's
 # tiles dealt by rows), recorded in the JSON; one the kernel lacks or out
 # of its range is a usage error

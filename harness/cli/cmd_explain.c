@@ -1,9 +1,9 @@
 /*
  * cmd_explain.c — `attnbench explain`: how one call of each shape shares
  * its work among N threads (explain.h). The table shows each distinct
- * region (or phase of one: a part its threads start after a barrier, in
- * the same team, marked +) once, in the order it first ran, with how often
- * it ran; the JSON has every region and phase of the call, in order, with
+ * region, with its phases (parts its threads start after a barrier, in
+ * the same team, marked +) under it, once, in the order it first ran, with
+ * how often it ran; the JSON has every region and phase of the call, in order, with
  * every thread's units.
  */
 #include <stdio.h>
@@ -26,6 +26,32 @@ static int same_region(const attn_region *a, const attn_region *b)
         && strcmp(a->name, b->name) == 0 && strcmp(a->unit, b->unit) == 0
         && memcmp(a->units_per_thread, b->units_per_thread,
                   (size_t)a->n_threads * sizeof *a->units_per_thread) == 0;
+}
+
+/* The end of the region starting at i: its phases (after_barrier) follow it. */
+static int group_end(const attn_trace *t, int i)
+{
+    int j = i + 1;
+    while (j < t->n && t->regions[j].after_barrier)
+        j++;
+    return j;
+}
+
+/* 1 when the regions starting at a and b are the same with the same phases.
+ * A region is shown, counted and timed whole: compared head by head, a
+ * pre-LN layer's QKV and first FFN products (both headed by the same
+ * "layernorm LxD, in the gemm's region" phase) read as one region of 2
+ * calls holding both products' time, the FFN's product a phase of the
+ * output product's region. */
+static int same_group(const attn_trace *t, int a, int b)
+{
+    int la = group_end(t, a) - a, lb = group_end(t, b) - b;
+    if (la != lb)
+        return 0;
+    for (int k = 0; k < la; k++)
+        if (!same_region(&t->regions[a + k], &t->regions[b + k]))
+            return 0;
+    return 1;
 }
 
 /* times: a measured call's (ab_explain_measure), or NULL for a dry run. */
@@ -51,33 +77,36 @@ static void print_call(const char *shape, const char *kernel, int n_threads, con
     printf("  %5s %9s %7s %7s %9s  %s", "calls", "units", "min", "max", "imbalance",
            times ? "       ms      %  " : "");
     printf("%s  [unit]\n", "region");
-    for (int i = 0; i < t->n; i++) {
-        const attn_region *r = &t->regions[i];
+    for (int i = 0, end; i < t->n; i = end) {
+        end = group_end(t, i);
         int seen = 0, calls = 0;
-        for (int j = 0; j < i && !seen; j++)
-            seen = same_region(&t->regions[j], r);
+        for (int j = 0; j < i && !seen; j = group_end(t, j))
+            seen = same_group(t, j, i);
         if (seen)
             continue;
-        double seconds = 0.0;
-        for (int j = i; j < t->n; j++)
-            if (same_region(&t->regions[j], r)) {
+        double seconds = 0.0;   /* the region's, phases included: the head's */
+        for (int j = i; j < t->n; j = group_end(t, j))
+            if (same_group(t, j, i)) {
                 calls++;
                 seconds += times ? times->region_s[j] : 0.0;
             }
-        long lo = r->units_per_thread[0], hi = lo;
-        for (int k = 1; k < r->n_threads; k++) {
-            lo = r->units_per_thread[k] < lo ? r->units_per_thread[k] : lo;
-            hi = r->units_per_thread[k] > hi ? r->units_per_thread[k] : hi;
+        for (int p = i; p < end; p++) {
+            const attn_region *r = &t->regions[p];
+            long lo = r->units_per_thread[0], hi = lo;
+            for (int k = 1; k < r->n_threads; k++) {
+                lo = r->units_per_thread[k] < lo ? r->units_per_thread[k] : lo;
+                hi = r->units_per_thread[k] > hi ? r->units_per_thread[k] : hi;
+            }
+            long units = attn_region_units(r);
+            printf("  %5d %9ld %7ld %7ld %8.3f%s", calls, units, lo, hi,
+                   attn_region_imbalance(r), units < r->n_threads ? "*" : " ");
+            if (times && r->after_barrier)
+                printf(" %8s %6s  ", "-", "-");
+            else if (times)
+                printf(" %8.3f %5.1f%%  ", 1e3 * seconds,
+                       times->call_s > 0 ? 100.0 * seconds / times->call_s : 0.0);
+            printf("  %s%s  [%s]\n", r->after_barrier ? "+ " : "", r->name, r->unit);
         }
-        long units = attn_region_units(r);
-        printf("  %5d %9ld %7ld %7ld %8.3f%s", calls, units, lo, hi, attn_region_imbalance(r),
-               units < r->n_threads ? "*" : " ");
-        if (times && r->after_barrier)
-            printf(" %8s %6s  ", "-", "-");
-        else if (times)
-            printf(" %8.3f %5.1f%%  ", 1e3 * seconds,
-                   times->call_s > 0 ? 100.0 * seconds / times->call_s : 0.0);
-        printf("  %s%s  [%s]\n", r->after_barrier ? "+ " : "", r->name, r->unit);
     }
     const char *what = regions < t->n ? "phase" : "region";
     if (counted)
