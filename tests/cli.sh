@@ -41,6 +41,25 @@ two, one = med(sys.argv[1]), med(sys.argv[2])
 assert two["median_ci_low"] is None and two["median_precision"] is None, two
 assert one["repetitions"] >= 6 and one["median_precision"] is not None, one
 PY
+# cpu_time at 1 thread is the calling thread's: timed beside a 2-thread
+# team, the process's time held its idle worker spinning after each of its
+# batches (1-thread rows read 1.10-1.17 CPU seconds a second). A team
+# keeps the process's time (its threads' work: near 2 here).
+if [ "$(nproc)" -ge 2 ]; then
+    expect_rc 0 run --kernel blocked --threads 1,2 --no-peaks --shape B=1,H=4,L=256,Dh=64 --max-time 0.5 \
+        --json "$TMP/cpu.json"
+    /usr/bin/python3 - "$TMP/cpu.json" <<'PY' && ok || bad "run --threads 1,2: cpu_time per real_time (1 thread: the caller's; 2: the process's)"
+import json, statistics, sys
+ratio = {}
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if b.get("run_type") == "iteration":
+        ratio.setdefault(b["threads"], []).append(b["cpu_time"] / b["real_time"])
+one, two = statistics.median(ratio[1]), statistics.median(ratio[2])
+assert one <= 1.02 and two >= 1.1, (one, two)
+PY
+else
+    echo "skip: run --threads 1,2 cpu_time: one CPU"
+fi
 # The UNSTABLE note says what stopped the rows: the repetition cap, or the
 # time cap (a precision no timing reaches makes every row unstable).
 NEVER="--kernel naive --threads 1 --no-peaks --min-time 0.001 --shape B=1,H=2,L=16,Dh=8 --precision 1e-6 --unstable-above 1e-6"

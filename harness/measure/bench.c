@@ -78,16 +78,22 @@ static slowdown injected_slowdown(const char *kernel)
 }
 
 /* Runs iters calls of lib (NULL: this build), slowed by the test hook;
- * returns wall seconds (and CPU seconds in *cpu), or -1 when a call fails. */
+ * returns wall seconds (and CPU seconds in *cpu), or -1 when a call fails.
+ * threads: the context's team. A team of one runs on this thread, and its
+ * CPU time is this thread's: the process's also held the idle workers of
+ * a larger team timed just before (run --threads 1,2 side by side), which
+ * spin for milliseconds before they sleep — 1-thread rows read 1.10-1.17
+ * CPU seconds a second. Larger teams keep the process's time. */
 static double time_calls(const ab_library *lib, attn_ctx *ctx, const ab_workload *w, float *out,
-                         long iters, slowdown slow, double *cpu, attn_status *st)
+                         long iters, int threads, slowdown slow, double *cpu, attn_status *st)
 {
+    double (*cpu_now)(void) = threads == 1 ? ab_thread_cpu_now : ab_cpu_now;
     long long extra = (long long)iters * slow.millionths;
     long calls = iters + (slow.spin ? 0 : (long)(extra / 1000000));
     long long spun = slow.spin ? extra : extra % 1000000;   /* millionths of a call */
     if (!lib)
         lib = &ab_library_self;
-    double c0 = ab_cpu_now(), t0 = ab_now();
+    double c0 = cpu_now(), t0 = ab_now();
     for (long i = 0; i < calls; i++) {
         *st = ab_workload_run_in(lib, ctx, w, out);
         if (*st != ATTN_OK)
@@ -99,7 +105,7 @@ static double time_calls(const ab_library *lib, attn_ctx *ctx, const ab_workload
         while ((t1 = ab_now()) < until)
             ;
     }
-    *cpu = ab_cpu_now() - c0;
+    *cpu = cpu_now() - c0;
     return t1 - t0;
 }
 
@@ -133,8 +139,8 @@ static double estimated_call(const ab_library *lib, attn_ctx *ctx, const ab_shap
     double t = 0.0, cpu;
     attn_status st;
     const slowdown none = { 0, 0 };
-    if (out && time_calls(lib, ctx, &w, out, 1, none, &cpu, &st) >= 0.0)
-        t = time_calls(lib, ctx, &w, out, 1, none, &cpu, &st);
+    if (out && time_calls(lib, ctx, &w, out, 1, 0, none, &cpu, &st) >= 0.0)
+        t = time_calls(lib, ctx, &w, out, 1, 0, none, &cpu, &st);
     ab_free(out);
     ab_workload_free(&w);
     return t > 0.0 ? t * flops / ab_shape_flops(&small) : 0.0;
@@ -170,7 +176,7 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
     }
     /* Warm-up: the first call grows the workspace and faults its pages in. */
     const slowdown none = { 0, 0 };
-    double first = time_calls(r->lib, ctx, w, out, 1, none, &cpu, &st);
+    double first = time_calls(r->lib, ctx, w, out, 1, r->threads, none, &cpu, &st);
     if (first < 0.0)
         goto failed;
     if (o->max_call_time > 0.0 && first > o->max_call_time) {
@@ -182,7 +188,8 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
      * double as further warm-up. */
     long iters = o->iterations > 0 ? o->iterations : 1;
     while (o->iterations <= 0) {
-        double t = time_calls(r->lib, ctx, w, out, iters, injected_slowdown(r->kernel), &cpu, &st);
+        double t = time_calls(r->lib, ctx, w, out, iters, r->threads, injected_slowdown(r->kernel),
+                              &cpu, &st);
         if (t < 0.0)
             goto failed;
         if (t >= o->min_time || iters >= 1000000000L)
@@ -219,7 +226,7 @@ int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o,
     int runs = passes > 0 ? passes : 1;
     for (int pass = 0; pass < runs; pass++) {
         int counting = passes > 0 && ab_counters_start(o->counters, pass) == 0;
-        double t = time_calls(r->lib, ctx, w, out, r->iterations, slow, &cpu, &st);
+        double t = time_calls(r->lib, ctx, w, out, r->iterations, r->threads, slow, &cpu, &st);
         if (counting && ab_counters_stop(o->counters, pass, values) == 0) {
             for (int e = 0; e < r->n_events; e++)
                 if (ab_counters_in_pass(o->counters, e, pass))

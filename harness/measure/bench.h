@@ -67,7 +67,7 @@ typedef struct ab_result {
     long iterations;          /* per repetition */
     int reps;
     double real[AB_MAX_REPS]; /* seconds per iteration, wall clock */
-    double cpu[AB_MAX_REPS];  /* CPU seconds per iteration, all threads */
+    double cpu[AB_MAX_REPS];  /* CPU seconds per iteration: the process's, the caller's at 1 thread */
     int round[AB_MAX_REPS];   /* the round each repetition was timed in (pairs side by side) */
     /* Seconds of the reference loops timed in that round (ab_bench_opts'
      * reference_bytes); 0: not timed. */

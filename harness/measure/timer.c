@@ -19,3 +19,8 @@ double ab_cpu_now(void)
 {
     return seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
+
+double ab_thread_cpu_now(void)
+{
+    return seconds(CLOCK_THREAD_CPUTIME_ID);
+}

@@ -6,5 +6,7 @@
 double ab_now(void);
 /* CPU seconds used by the whole process (every thread). */
 double ab_cpu_now(void);
+/* CPU seconds used by the calling thread alone. */
+double ab_thread_cpu_now(void);
 
 #endif /* AB_TIMER_H */
