@@ -8,7 +8,6 @@
  * touches its output.
  */
 #include <math.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
