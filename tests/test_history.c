@@ -55,6 +55,13 @@ static void series_ar1(double *y, int n, double cv, double rho, int at, double f
     }
 }
 
+/* y times total^(i / (n - 1)): a drift by the factor total over the series. */
+static void drift_by(double *y, int n, double total)
+{
+    for (int i = 0; i < n; i++)
+        y[i] *= pow(total, i / (n - 1.0));
+}
+
 static void test_detector_persistent_noise(void)
 {
     double y[60];
@@ -97,8 +104,7 @@ static void test_detector_drift(void)
     int with_step = 0;
     for (int t = 0; t < 100; t++) {
         series_ar1(y, 60, 0.02, 0.0, 60, 1.0, &seed);
-        for (int i = 0; i < 60; i++)
-            y[i] *= pow(1.2, i / 59.0);
+        drift_by(y, 60, 1.2);
         with_step += ab_steps_detect(y, 60, 0.05, at, NULL, NULL, 8) > 0;
     }
     CHECK(with_step <= 5, "%d of 100 drifting series have a step", with_step);
@@ -109,8 +115,7 @@ static void test_detector_drift(void)
     double ratio = 0.0;
     for (int t = 0; t < 50; t++) {
         series_ar1(y, 60, 0.01, 0.0, 30, 1.15, &seed);
-        for (int i = 0; i < 60; i++)
-            y[i] *= pow(1.2, i / 59.0);
+        drift_by(y, 60, 1.2);
         n = ab_steps_detect(y, 60, 0.05, at, before, after, 8);
         ratio = n == 1 ? after[0] / before[0] : 0.0;
         if (n != 1 || abs(at[0] - 30) > 1 || fabs(ratio - 1.15) > 0.03)
@@ -184,8 +189,7 @@ static void test_detector(void)
            "30 (CV 1%%) reads 1.20; the flat series with a step reads 1");
     uint64_t dseed = 9;
     series_ar1(y, 60, 0.01, 0.0, 30, 1.15, &dseed);
-    for (int i = 0; i < 60; i++)
-        y[i] *= pow(1.2, i / 59.0);
+    drift_by(y, 60, 1.2);
     int at30[1] = { 30 };
     double drift = ab_steps_drift(y, 60, at30, 1, 0.05), flat;
     series(y, 45, 0.01, 45, 1.0, 11);
@@ -207,8 +211,7 @@ static void test_detector(void)
     }
     for (int t = 0; t < 100; t++) {
         series_ar1(y, 60, 0.05, 0.0, 60, 1.0, &dseed);
-        for (int i = 0; i < 60; i++)
-            y[i] *= pow(1.2, i / 59.0);
+        drift_by(y, 60, 1.2);
         int k = ab_steps_detect(y, 60, 0.05, at, NULL, NULL, 8);
         double d = ab_steps_drift(y, 60, at, k, 0.05);
         found_drifts += d > 1.1 && d < 1.3;
