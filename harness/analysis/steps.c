@@ -258,8 +258,9 @@ int ab_steps_detect(const double *y, int n, double min_effect, int *at, double *
         ns = fit_segments(z, n, sigma, starts);
     }
     /* Room for the pairs inside the segments around a breakpoint (at most
-     * all pairs of the series); without it the slope is taken as 0. */
-    double *pairs = malloc(sizeof(double) * (size_t)n * (size_t)(n - 1) / 2);
+     * all pairs of the series), where there is one; without it the slope
+     * is taken as 0. */
+    double *pairs = ns > 1 ? malloc(sizeof(double) * (size_t)n * (size_t)(n - 1) / 2) : NULL;
     int found = 0;
     for (int s = ns - 1; s > 0; s--) {   /* boundaries in time order */
         int a1 = starts[s - 1];
