@@ -353,6 +353,16 @@ grep -q "1 benchmark skipped" "$TMP/out" && ! grep -q '^naive ' "$TMP/out" && ok
     || bad "--max-call-time 1e-9 should skip: $(cat "$TMP/out")"
 expect_rc 0 run --kernel naive --max-call-time 0 $FAST
 grep -q '^naive ' "$TMP/out" && ! grep -q "skipped" "$TMP/out" && ok || bad "--max-call-time 0 skipped"
+# A shape that grows a skipped one (every size at least, the rest the same)
+# is skipped untried: its inputs (4 TiB here) are never made. One that does
+# not (another mask) is tried, and its inputs cannot be.
+SMALL="op=sdpa,B=1,L=64,H=1,Dh=16" HUGE="op=sdpa,B=1073741824,L=64,H=1,Dh=16"
+expect_rc 0 run --kernel naive --no-peaks --max-call-time 1e-9 --shape "$SMALL;$HUGE"
+grep -q "2 benchmarks skipped" "$TMP/out" && grep -q "B1073741824_H1_L64_Dh16/threads:1" "$TMP/out" \
+    && ok || bad "a shape growing a skipped one should be skipped untried: $(cat "$TMP/out")"
+expect_rc 1 run --kernel naive --no-peaks --max-call-time 1e-9 --shape "$SMALL;$HUGE,mask=causal"
+grep -q "out of memory for the inputs" "$TMP/out" && ok \
+    || bad "another mask should be tried: $(cat "$TMP/out")"
 
 # tune: writes wisdom that a later `run --kernel auto` uses and says so; a
 # damaged file changes nothing but a warning; export and import move records.

@@ -472,6 +472,46 @@ static const char *some_value(ab_key k)
     }
 }
 
+/* A shape covers another when it grows it: the same op and settings, no
+ * size smaller. */
+static void test_shape_covers(void)
+{
+    static const struct { const char *big, *small; int covers; } cases[] = {
+        { "op=sdpa,B=1,H=12,L=512,Dh=64", "op=sdpa,B=1,H=12,L=512,Dh=64", 1 },
+        { "op=sdpa,B=8,H=12,L=4096,Dh=64", "op=sdpa,B=1,H=12,L=512,Dh=64", 1 },
+        { "op=sdpa,B=1,H=12,L=512,Dh=64", "op=sdpa,B=8,H=12,L=4096,Dh=64", 0 },
+        { "op=sdpa,B=8,H=12,L=4096,Dh=32", "op=sdpa,B=1,H=12,L=512,Dh=64", 0 },   /* Dh */
+        { "op=sdpa,B=1,H=12,L=512,Dh=64,mask=causal", "op=sdpa,B=1,H=12,L=128,Dh=64", 0 },
+        { "op=sdpa,B=1,H=12,L=512,Dh=64,scale=0.5", "op=sdpa,B=1,H=12,L=128,Dh=64", 0 },
+        { "op=sdpa,B=1,H=12,L=512,Dh=64,kv=f16", "op=sdpa,B=1,H=12,L=128,Dh=64", 0 },
+        { "op=sdpa,B=1,H=12,Lq=512,Lk=128,Dh=64", "op=sdpa,B=1,H=12,L=128,Dh=64", 1 },
+        { "op=sdpa,B=1,H=12,Lq=512,Lk=64,Dh=64", "op=sdpa,B=1,H=12,L=128,Dh=64", 0 },  /* Lk */
+        /* Hkv: 0 is H; 32 heads sharing 8 do not cover 32 of their own. */
+        { "op=sdpa,Lq=1,Lk=4096,H=32,Hkv=32,Dh=128", "op=sdpa,Lq=1,Lk=1024,H=32,Hkv=8,Dh=128", 1 },
+        { "op=sdpa,Lq=1,Lk=4096,H=32,Hkv=8,Dh=128", "op=sdpa,Lq=1,Lk=1024,H=32,Dh=128", 0 },
+        { "op=mha,B=1,L=512,D=768,H=12", "op=sdpa,B=1,H=12,L=128,Dh=64", 0 },     /* the op */
+        { "op=mha,B=1,L=512,D=768,H=12,cross=1", "op=mha,B=1,L=128,D=768,H=12", 0 },
+        { "op=encoder,L=512,D=768,H=12,F=3072", "op=encoder,L=128,D=768,H=12,F=3072", 1 },
+        { "op=encoder,L=512,D=768,H=12,F=2048", "op=encoder,L=128,D=768,H=12,F=3072", 0 },
+        { "op=encoder,L=512,D=768,H=12,norm=post", "op=encoder,L=128,D=768,H=12", 0 },
+        { "op=encoder,L=512,D=768,H=12,act=relu", "op=encoder,L=128,D=768,H=12", 0 },
+        { "op=bert,B=8,L=128", "op=bert,B=1,L=128", 1 },
+        { "op=bert,B=8,L=128,layers=2", "op=bert,B=1,L=128", 0 },                 /* layers */
+        { "op=generate,N=256,P=128,D=64,H=4", "op=generate,N=128,P=128,D=64,H=4", 1 },
+        { "op=generate,N=256,P=64,D=64,H=4", "op=generate,N=128,P=128,D=64,H=4", 0 },
+    };
+    t_case("shapes: one covers another that it grows, and no other");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ab_shape big, small;
+        char err[256];
+        CHECK(ab_shape_parse(cases[i].big, AB_OP_SDPA, &big, err, sizeof err) == 0
+                  && ab_shape_parse(cases[i].small, AB_OP_SDPA, &small, err, sizeof err) == 0,
+              "%s", err);
+        CHECK(ab_shape_covers(&big, &small) == cases[i].covers, "%s covers %s: %d, want %d",
+              cases[i].big, cases[i].small, ab_shape_covers(&big, &small), cases[i].covers);
+    }
+}
+
 static void test_ops_table(void)
 {
     char err[256], text[512], want[512] = "";
@@ -1731,6 +1771,7 @@ void test_harness(void)
     test_stats();
     test_flops();
     test_shapes();
+    test_shape_covers();
     test_ops_table();
     test_generate();
     test_cli();

@@ -43,7 +43,8 @@ typedef struct ab_bench_opts {
     ab_counters *counters;    /* NULL: none */
     /* > 0: when the warm-up call takes longer than this many seconds, the
      * benchmark is not timed (ab_bench_prepare returns 1); keeps `--kernel
-     * all` from spending minutes on the deliberately slow kernels. */
+     * all` from spending minutes on the deliberately slow kernels (run
+     * also skips, untried, a shape that grows one so skipped). */
     double max_call_time;
     /* > 0 (run --reference): every round first times two reference loops on
      * the calling thread, an FMA loop in registers (~1 ms) and a read of a

@@ -209,6 +209,11 @@ int ab_shape_key_values(const ab_shape *s, ab_key_value out[AB_KEY_COUNT]);
 int ab_shape_causal(const ab_shape *s);
 /* Key/value heads: kv_heads, or heads when it is 0. */
 int ab_shape_kv_heads(const ab_shape *s);
+/* 1 when big is small grown: the same op, mask and every setting that is
+ * not a size, and each size (batch, heads, key/value heads, lengths, Dh, F,
+ * steps, layers) at least small's. A call of big then does all of a call
+ * of small's work and more: it is taken to last at least as long. */
+int ab_shape_covers(const ab_shape *big, const ab_shape *small);
 /* The (query, key) pairs a call must compute per batch and head: Lq·Lk, or
  * under a causal mask only the visible ones, Σᵢ clamp(i + 1 + shift, 0, Lk)
  * with shift 0 (top-left) or Lk − Lq (bottom-right). Masks whose pattern is

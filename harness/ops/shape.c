@@ -523,6 +523,19 @@ int ab_shape_kv_heads(const ab_shape *s)
     return s->kv_heads > 0 ? s->kv_heads : s->heads;
 }
 
+int ab_shape_covers(const ab_shape *big, const ab_shape *small)
+{
+    const ab_shape *b = big, *s = small;
+    if (b->op != s->op || b->cross != s->cross || b->mask != s->mask
+        || b->norm_first != s->norm_first || b->act != s->act || b->scale != s->scale
+        || b->kv_type != s->kv_type)
+        return 0;
+    return b->batch >= s->batch && b->heads >= s->heads
+           && ab_shape_kv_heads(b) >= ab_shape_kv_heads(s) && b->q_len >= s->q_len
+           && b->kv_len >= s->kv_len && b->head_dim >= s->head_dim && b->d_ff >= s->d_ff
+           && b->steps >= s->steps && b->layers >= s->layers;
+}
+
 double ab_visible_pairs(const ab_shape *s)
 {
     double lq = s->q_len, lk = s->kv_len;
