@@ -948,10 +948,13 @@ static void test_bench_rounds(void)
     /* A run whose earlier groups drifted (rows rising step by step: rho
      * held at 0.6, 24 repetitions for 6 effective ones): the rows sample on
      * past the 7 asked, each interval allows for the pooled rho, and none
-     * stops short of its precision while under its caps. */
+     * stops short of its precision while under its caps. 200 rows of it, so
+     * that the 3 timed here, whatever this machine's load makes of their
+     * own rho, cannot pull the pool under 0.3 (20 rows could, beside
+     * another test process: 0.27). */
     ab_lag1 run_drift = { 0 };
     const double rising[12] = { 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0, 2.1 };
-    for (int i = 0; i < 20; i++)
+    for (int i = 0; i < 200; i++)
         ab_lag1_add(&run_drift, rising, 12);
     ab_bench_opts adaptive = { .min_time = 1e-4, .repetitions = 7, .max_repetitions = 60,
                                .precision = 0.05, .unstable_above = 0.1, .max_time = 5.0,
