@@ -740,6 +740,20 @@ EOF
 check "ONNX Runtime's pct_peak_isa names its ISA: its 1-thread avx512 peak is derived" \
     'grep -Eq "1 thr: avx512 [0-9]+\*" "$TMP/ort-alone/out/index.html"'
 
+# A figure that cannot be written (a folder where its PNG goes), by a child
+# process (figures are saved beside the building of the next) and in
+# process (ATTN_REPORT_JOBS=1): exit 1, the figure named, no page.
+first_png=$(ls "$TMP/ort-alone/out/figures" | grep '\.png$' | head -n 1)
+for jobs in 2 1; do
+    mkdir -p "$TMP/unwritable-$jobs/figures/$first_png"
+    ATTN_REPORT_JOBS=$jobs "$PY" reports/report.py --out "$TMP/unwritable-$jobs" \
+        "$TMP/ort-alone/ort.json" >/dev/null 2>"$TMP/unwritable-$jobs.err"
+    rc=$?
+    check "a figure not written, $jobs job(s): exit 1 and said, no page (exit $rc: $(tail -n 1 "$TMP/unwritable-$jobs.err"))" \
+        '[ $rc -eq 1 ] && grep -q "report: .*\(${first_png%.png}\|cannot write\)" "$TMP/unwritable-$jobs.err" &&
+         ! grep -q Traceback "$TMP/unwritable-$jobs.err" && [ ! -e "$TMP/unwritable-$jobs/index.html" ]'
+done
+
 # ---- Older inputs: no summary, rows above 100% of peak, a failed benchmark ---------------
 # The older samples, plus two files made here:
 #   * dense-causal.json: summary-sample.json as an older attnbench wrote it:
