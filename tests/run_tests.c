@@ -116,6 +116,9 @@ static void run_forked(const group *groups, int n, int jobs, const char *fixture
                 close_case();
                 counts[g] = (group_counts){ n_passed, n_failed, n_skipped, 1 };
                 fflush(stdout);
+                free(out);            /* the parent's, copied: LeakSanitizer would */
+                free(pid);            /* count them as this group's leaks */
+                free(status);
                 exit(EXIT_SUCCESS);   /* not _exit: LeakSanitizer checks at exit */
             }
             if (pid[g] > 0)
