@@ -1,5 +1,6 @@
 /* run_tests.c — runs every test group; the last line is "N passed, N failed".
  * usage: run_tests [FIXTURE_DIR [GROUP,...]] [--jobs N] */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,8 +129,8 @@ static void run_forked(const group *groups, int n, int jobs, const char *fixture
             int st;
             pid_t done = wait(&st);
             for (int g = 0; g < next; g++)
-                if (pid[g] == done && done > 0) {
-                    status[g] = st;
+                if (pid[g] > 0 && (pid[g] == done || (done < 0 && errno == ECHILD))) {
+                    status[g] = done < 0 ? 255 << 8 : st;   /* lost: "exited 255" */
                     pid[g] = 0;
                     running--;
                 }
