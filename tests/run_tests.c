@@ -100,6 +100,11 @@ static void run_forked(const group *groups, int n, int jobs, const char *fixture
         close_case();
         goto done;
     }
+    /* The kernels this machine cannot run, said and counted once, here:
+     * each group's process inherits "said" (t_kernels asks the CPU, no
+     * thread is started before the forks). */
+    const char *names[64];
+    t_kernels(names, 64);
     int next = 0, running = 0, printed = 0;
     while (printed < n) {
         while (running < jobs && next < n) {
