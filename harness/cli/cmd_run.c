@@ -655,9 +655,8 @@ static int execute(const run_plan *p, run_outcome *out)
                     attn_packed_weights *packed = NULL;
                     int prc = -1;
                     double estimate = 0.0;
-                    if (p->o.max_call_time > 0.0
-                        && slow_bound(slow, n_slow, ki, bi, n_threads, s, &estimate)
-                               > 2.0 * p->o.max_call_time) {
+                    if (ab_bench_estimate_skips(
+                            &p->o, slow_bound(slow, n_slow, ki, bi, n_threads, s, &estimate))) {
                         r->real[0] = estimate;
                         prc = 1;
                     } else {

@@ -146,6 +146,11 @@ static double estimated_call(const ab_library *lib, attn_ctx *ctx, const ab_shap
     return t > 0.0 ? t * flops / ab_shape_flops(&small) : 0.0;
 }
 
+int ab_bench_estimate_skips(const ab_bench_opts *o, double seconds)
+{
+    return o->max_call_time > 0.0 && seconds > 2.0 * o->max_call_time;
+}
+
 int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
                      float *out)
 {
@@ -170,7 +175,7 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
     }
 
     double estimate = o->max_call_time > 0.0 ? estimated_call(r->lib, ctx, &r->shape) : 0.0;
-    if (estimate > 2.0 * o->max_call_time) {
+    if (ab_bench_estimate_skips(o, estimate)) {
         r->real[0] = estimate;
         return 1;
     }

@@ -102,6 +102,11 @@ size_t ab_kernel_base_len(const char *kernel);
 /* The name of a benchmark run (also used in JSON and CSV). */
 void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, size_t len);
 
+/* 1 when a call estimated (not made) to take seconds is skipped under
+ * o->max_call_time: over twice the limit, a margin for the estimate's error
+ * (a made call is skipped over the limit itself). */
+int ab_bench_estimate_skips(const ab_bench_opts *o, double seconds);
+
 /* Gets r ready to time: names it, counts its work, makes the warm-up call
  * and calibrates the iterations per repetition. r->kernel, r->shape,
  * r->threads, r->isa and the peak fields must be set by the caller. out
