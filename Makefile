@@ -272,7 +272,7 @@ $(TEST_BIN): $(TEST_OBJS) $(HARNESS_LIB) $(STATIC_LIB)
 
 # allocator_may_return_null: the tests ask for absurd (non-overflowing) sizes
 # and expect ATTN_ERR_NO_MEMORY, which ASan would otherwise turn into an abort.
-# CEILINGS=0 skips tests/ceilings.sh (2.5 minutes on 2 cores): CI's second
+# CEILINGS=0 skips tests/ceilings.sh (104 s on 2 cores): CI's second
 # configuration runs the same kernels on the same peaks as its first.
 # TEST_JOBS: the unit test groups run in that many processes at once
 # (run_tests --jobs), their OpenMP threads passive so that a group's idle
