@@ -37,6 +37,10 @@ typedef struct model {
                                                 parameters (nothing else moves the time) */
     uint64_t rng;
     const attn_kernel *reject;               /* its candidates fail the check */
+    const attn_kernel *untimed;              /* its candidates pass the check, then get no
+                                                time: their calls fail with untimed_status,
+                                                or (ATTN_OK) one was judged too slow */
+    attn_status untimed_status;
     double clock;                            /* virtual seconds: each time call adds one */
     int time_calls, checks;
     int timed_rejected;                      /* a rejected candidate reached the timer */
@@ -95,6 +99,12 @@ static int model_time(void *arg, ab_candidate *c, int n, const ab_shape *s,
     for (int i = 0; i < n; i++) {
         if (c[i].kernel == m->reject)
             m->timed_rejected = 1;
+        c[i].run_status = c[i].kernel == m->untimed ? m->untimed_status : ATTN_OK;
+        if (c[i].kernel == m->untimed) {
+            c[i].n_times = 0;
+            c[i].median = INFINITY;
+            continue;
+        }
         c[i].n_times = o->rounds < 64 ? o->rounds : 64;
         for (int r = 0; r < c[i].n_times; r++)
             c[i].times[r] = cost(m, &c[i]) * (1.0 + m->noise * (2.0 * uniform(&m->rng) - 1.0));
@@ -307,6 +317,32 @@ static void test_runner_up(const ab_shape *s, const attn_kernel *a, const attn_k
     CHECK(rec.default_time_ns == 0 && rec.time_ns > 0 && strcmp(rec.kernel, b->name) == 0,
           "record: %s, %g ns, default %g ns", rec.kernel, rec.time_ns, rec.default_time_ns);
 
+    t_case("tune: a candidate that passes the check but cannot run is said, and not picked");
+    scenario_runner_up(&m, a, b);
+    m.untimed = b;
+    m.untimed_status = ATTN_ERR_NO_MEMORY;
+    CHECK(run(&m, s, AB_TUNE_MEASURE, 0, &r) == 0, "tune: %s", r.error);
+    CHECK(r.best.kernel == a && isfinite(r.best.median) && r.failed >= 1
+          && strncmp(r.failure, b->name, strlen(b->name)) == 0,
+          "picked %s, %d could not run, first \"%s\"", r.best.kernel ? r.best.kernel->name : "-",
+          r.failed, r.failure);
+
+    /* The default untimed in a round holds nothing: a tune whose default
+     * was judged too slow on one paused call once ended with no pick. */
+    for (int failing = 0; failing < 2; failing++) {
+        t_case("tune: a default kernel left untimed (%s) leaves the others timed, one picked",
+               failing ? "its calls fail" : "judged too slow");
+        scenario_runner_up(&m, a, b);
+        m.untimed = a;
+        m.untimed_status = failing ? ATTN_ERR_NO_MEMORY : ATTN_OK;
+        CHECK(run(&m, s, AB_TUNE_MEASURE, 0, &r) == 0, "tune: %s", r.error);
+        CHECK(r.best.kernel == b && isfinite(r.best.median) && !isfinite(r.base.median)
+              && (r.failed > 0) == failing,
+              "picked %s at %g, baseline time %g, %d could not run (want %s, none, %s)",
+              r.best.kernel ? r.best.kernel->name : "-", r.best.median, r.base.median, r.failed,
+              b->name, failing ? "some" : "none");
+    }
+
     t_case("tune: the budget stops the search with the best found so far");
     scenario_runner_up(&m, a, b);
     CHECK(run(&m, s, AB_TUNE_MEASURE, 0, &r) == 0, "tune: %s", r.error);
@@ -429,6 +465,35 @@ static void test_real(void)
           r.rejected, r.best.max_err);
     CHECK(isfinite(r.best.median) && r.best.median > 0 && isfinite(r.base.median),
           "times: pick %g s, default %g s", r.best.median, r.base.median);
+}
+
+/* The real timer: a candidate whose context cannot be made (a parameter
+ * outside its range) is left untimed with why; the one beside it is timed. */
+static void test_time_survives_failure(const attn_kernel *a)
+{
+    t_case("tune: a candidate that cannot run is left untimed; the others are timed");
+    if (a->n_params == 0) {
+        t_skip("tune: %s has no parameter to set out of range", a->name);
+        return;
+    }
+    ab_shape s;
+    char err[256];
+    if (ab_shape_parse("op=sdpa,B=1,H=2,L=24,Dh=16", AB_OP_SDPA, &s, err, sizeof err) != 0) {
+        CHECK(0, "shape: %s", err);
+        return;
+    }
+    ab_candidate c[2] = { { .kernel = a }, { .kernel = a } };
+    defaults(a, c[0].params);
+    defaults(a, c[1].params);
+    c[0].params[0] = a->params[0].max + 1;
+    ab_tune_opts o = { .level = AB_TUNE_MEASURE, .threads = 1, .rounds = 3, .min_time = 0.0005 };
+    CHECK(ab_tune_time(c, 2, &s, &o) == 0, "the timer failed");
+    CHECK(c[0].run_status == ATTN_ERR_INVALID_ARG && c[0].n_times == 0 && !isfinite(c[0].median),
+          "%s=%d: status %d, %d times, median %g", a->params[0].name, c[0].params[0],
+          (int)c[0].run_status, c[0].n_times, c[0].median);
+    CHECK(c[1].run_status == ATTN_OK && c[1].n_times == 3 && isfinite(c[1].median)
+          && c[1].median > 0, "the default: status %d, %d times, median %g",
+          (int)c[1].run_status, c[1].n_times, c[1].median);
 }
 
 /* A record made elsewhere (the fleet's store) is trusted only when its
@@ -577,5 +642,6 @@ void test_tune(void)
         test_path_switch(&s, a);
     } else
         t_skip("tune: %s has no parameters", a->name);
+    test_time_survives_failure(a);
     test_real();
 }

@@ -58,17 +58,20 @@ static int beats(const ab_candidate *a, const ab_candidate *b)
     return mean <= log1p(-AB_TUNE_MARGIN) && mean + ab_student_isf(0.025, n - 1) * se < 0.0;
 }
 
-/* A context running c at the given thread count; NULL when it cannot. */
-static attn_ctx *context_of(const ab_candidate *c, int threads)
+/* A context running c at the given thread count; NULL when it cannot, with
+ * why in *status when status is not NULL. */
+static attn_ctx *context_of(const ab_candidate *c, int threads, attn_status *status)
 {
     attn_ctx *ctx = NULL;
-    if (attn_ctx_create(&ctx, c->kernel->name, threads) != ATTN_OK)
-        return NULL;
-    for (int i = 0; i < c->kernel->n_params; i++)
-        if (attn_ctx_set_param(ctx, c->kernel->params[i].name, c->params[i]) != ATTN_OK) {
-            attn_ctx_destroy(ctx);
-            return NULL;
-        }
+    attn_status st = attn_ctx_create(&ctx, c->kernel->name, threads);
+    for (int i = 0; st == ATTN_OK && i < c->kernel->n_params; i++)
+        st = attn_ctx_set_param(ctx, c->kernel->params[i].name, c->params[i]);
+    if (st != ATTN_OK) {
+        attn_ctx_destroy(ctx);
+        ctx = NULL;
+    }
+    if (status)
+        *status = st;
     return ctx;
 }
 
@@ -85,7 +88,7 @@ static int check_candidate(ab_candidate *c, const ab_shape *s, int threads)
     ab_workload w;
     if (ab_workload_init(&w, &small, SEED, 4) != 0)
         return 0;
-    attn_ctx *ref_ctx = NULL, *ctx = context_of(c, threads);
+    attn_ctx *ref_ctx = NULL, *ctx = context_of(c, threads, NULL);
     float *ref = ab_alloc_floats(w.out_len, 0), *y = ab_alloc_floats(w.out_len, 4);
     int ok = 0;
     if (ctx && ref && y && attn_ctx_create(&ref_ctx, "naive", 1) == ATTN_OK
@@ -102,6 +105,25 @@ static int check_candidate(ab_candidate *c, const ab_shape *s, int threads)
     return ok;
 }
 
+/* Candidate i of ab_tune_time could not run: it is left untimed, its
+ * context freed, and the others go on. */
+static void drop_candidate(ab_candidate *c, attn_ctx **ctx, long *iters, attn_status st)
+{
+    c->run_status = st;
+    c->n_times = 0;
+    c->median = INFINITY;
+    attn_ctx_destroy(*ctx);
+    *ctx = NULL;
+    *iters = 0;
+}
+
+/* Calls per timed batch, for a call of `one` seconds: min_time's worth. */
+static long calls_per_batch(double one, double min_time)
+{
+    long k = one > 0 ? (long)ceil(min_time / one) : 1000;
+    return k < 1 ? 1 : k > 100000 ? 100000 : k;
+}
+
 int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o)
 {
     ab_workload w;
@@ -113,64 +135,82 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
     attn_ctx **ctx = calloc((size_t)n, sizeof *ctx);
     attn_packed_weights **packed = calloc((size_t)n, sizeof *packed);
     long *iters = calloc((size_t)n, sizeof *iters);
-    int rc = out && ctx && packed && iters ? 0 : -1;
+    double *per_call = calloc((size_t)n, sizeof *per_call);
+    int rc = out && ctx && packed && iters && per_call ? 0 : -1;
     /* Contexts first, each warmed up and calibrated to min_time per batch.
      * The budget is read before each candidate (the first always runs):
      * warming up and calibrating every candidate, the einsum orders at
      * 2048 tokens included, took 46 s of a 2 s budget. A candidate left
-     * out has no times (median +inf): it loses, and never beats another. */
+     * out has no times (median +inf): it loses, and never beats another.
+     * So does one that cannot run (its status kept for the caller to
+     * say): one candidate's failure once cost the whole round its times. */
     for (int i = 0; rc == 0 && i < n; i++) {
         c[i].n_times = 0;
         c[i].median = INFINITY;
+        c[i].run_status = ATTN_OK;
         iters[i] = 0;
         if (i > 0 && out_of_time(o))
             continue;
-        ctx[i] = context_of(&c[i], o->threads);
-        /* The weights packed at the candidate's parameters, as `run` times. */
-        if (!ctx[i] || ab_workload_pack(ctx[i], &w, &packed[i]) != ATTN_OK) {
-            rc = -1;
-            break;
-        }
-        if (ab_workload_run(ctx[i], &w, out) != ATTN_OK) {
-            rc = -1;
-            break;
-        }
+        attn_status st;
+        ctx[i] = context_of(&c[i], o->threads, &st);
+        /* The weights packed at the candidate's parameters, as `run` times;
+         * then a warm-up call and a timed one. */
+        if (st == ATTN_OK)
+            st = ab_workload_pack(ctx[i], &w, &packed[i]);
+        if (st == ATTN_OK)
+            st = ab_workload_run(ctx[i], &w, out);
         double t0 = ab_now();
-        if (ab_workload_run(ctx[i], &w, out) != ATTN_OK)
-            rc = -1;
+        if (st == ATTN_OK)
+            st = ab_workload_run(ctx[i], &w, out);
         double one = ab_now() - t0;
-        iters[i] = one > 0 ? (long)ceil(o->min_time / one) : 1000;
-        iters[i] = iters[i] < 1 ? 1 : iters[i] > 100000 ? 100000 : iters[i];
+        if (st != ATTN_OK) {
+            drop_candidate(&c[i], &ctx[i], &iters[i], st);
+            continue;
+        }
+        per_call[i] = one;
+        iters[i] = calls_per_batch(one, o->min_time);
     }
     /* A candidate over 10× slower per call than the fastest is not worth
-     * rounds of timing (the slow einsum orders on big shapes). */
+     * rounds of timing (the slow einsum orders on big shapes). One timed
+     * call does not show that: a busy machine may pause the process in it
+     * (a default judged too slow that way once left a tune with no pick),
+     * so a second call confirms it, its faster time the one that counts. */
     double fastest = INFINITY;
     for (int i = 0; rc == 0 && i < n; i++)
         if (iters[i] > 0)
-            fastest = fmin(fastest, o->min_time / (double)iters[i]);
-    for (int i = 0; rc == 0 && i < n; i++)
-        if (iters[i] == 1 && o->min_time / (double)iters[i] > 10.0 * fastest)
-            iters[i] = 0;
+            fastest = fmin(fastest, per_call[i]);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (iters[i] != 1 || per_call[i] <= 10.0 * fastest)
+            continue;
+        double t0 = ab_now();
+        attn_status st = ab_workload_run(ctx[i], &w, out);
+        per_call[i] = fmin(per_call[i], ab_now() - t0);
+        if (st != ATTN_OK)
+            drop_candidate(&c[i], &ctx[i], &iters[i], st);
+        else
+            iters[i] = per_call[i] > 10.0 * fastest ? 0 : calls_per_batch(per_call[i], o->min_time);
+    }
     /* Rounds: every candidate once per round, in the same order. */
     int rounds = o->rounds < 64 ? o->rounds : 64;
     for (int r = 0; rc == 0 && r < rounds; r++) {
-        for (int i = 0; rc == 0 && i < n; i++) {
+        for (int i = 0; i < n; i++) {
             if (iters[i] == 0)
                 continue;
+            attn_status st = ATTN_OK;
             double t0 = ab_now();
-            for (long k = 0; k < iters[i]; k++)
-                if (ab_workload_run(ctx[i], &w, out) != ATTN_OK) {
-                    rc = -1;
-                    break;
-                }
-            c[i].times[c[i].n_times++] = (ab_now() - t0) / (double)iters[i];
+            for (long k = 0; k < iters[i] && st == ATTN_OK; k++)
+                st = ab_workload_run(ctx[i], &w, out);
+            if (st != ATTN_OK)
+                drop_candidate(&c[i], &ctx[i], &iters[i], st);
+            else
+                c[i].times[c[i].n_times++] = (ab_now() - t0) / (double)iters[i];
         }
         if (out_of_time(o) && r >= 2)
             break;   /* three rounds are enough for a median when time is up */
     }
     for (int i = 0; rc == 0 && i < n; i++) {
         ab_stats st;
-        if (ab_stats_compute(c[i].times, c[i].n_times, &st) == 0)
+        if (c[i].run_status == ATTN_OK && ab_stats_compute(c[i].times, c[i].n_times, &st) == 0)
             c[i].median = st.median;
     }
     for (int i = 0; ctx && i < n; i++)
@@ -180,6 +220,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
     free(ctx);
     free(packed);
     free(iters);
+    free(per_call);
     ab_free(out);
     ab_workload_free(&w);
     return rc;
@@ -253,6 +294,17 @@ static int neighbours(const ab_candidate *c, int i, const double *steps, int n_s
     return g;
 }
 
+/* A candidate that passed the check and then could not be timed: said, and
+ * the first kept for the result's error. */
+static void note_failure(ab_tune_result *r, const ab_candidate *c)
+{
+    fprintf(stderr, "attnbench tune: %s with these parameters could not run (%s); not timed\n",
+            c->kernel->name, attn_strerror(c->run_status));
+    if (r->failed++ == 0)
+        snprintf(r->failure, sizeof r->failure, "%s: %s", c->kernel->name,
+                 attn_strerror(c->run_status));
+}
+
 /* Checks, then times the candidates new[0..n) together with the current
  * best (re-timed in the same rounds, so they compare fairly); the best of
  * them replaces r->best. */
@@ -282,6 +334,9 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
         pool[m++] = r->best;     /* re-timed in the same rounds as the new ones */
     if (time_of(o, pool, m, s) != 0)
         return;
+    for (int i = 0; i < m; i++)
+        if (pool[i].run_status != ATTN_OK)
+            note_failure(r, &pool[i]);
     r->timed += m;
     for (int i = 0; i < n; i++)          /* the caller may want the others' times */
         for (int j = 0; j < m; j++)
@@ -301,9 +356,14 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
     /* The incumbent is the best so far; in the first round, the default.
      * A challenger must beat it (beats: by the margin, in the paired
      * rounds), or parameters would drift on chance (or on ones the op never
-     * uses) and the first round's fastest median would win on noise. */
+     * uses) and the first round's fastest median would win on noise. One
+     * without a time this round (it could not run, or its one calibration
+     * call was judged 10× too slow) holds nothing: a default whose call a
+     * busy machine had paused once held the round and left it no pick. */
     if (incumbent < 0)
         incumbent = base;
+    if (incumbent >= 0 && !isfinite(pool[incumbent].median))
+        incumbent = -1;
     if (incumbent >= 0 && bi != incumbent && !beats(&pool[bi], &pool[incumbent]))
         bi = incumbent;
     if (isfinite(pool[bi].median))
@@ -363,9 +423,8 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
         const attn_kernel *k = attn_registry_get(i);
         if (!tune_candidate(k, o))
             continue;
-        first[n].kernel = k;
+        first[n] = (ab_candidate){ .kernel = k, .median = INFINITY };
         defaults_of(k, first[n].params);
-        first[n].median = INFINITY;
         if (strcmp(k->name, base_name) == 0)
             r->base = first[n];
         n++;
@@ -397,7 +456,12 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
     /* Every kernel at its defaults. */
     round_of(first, n, s, o, r, &done, total);
     if (!isfinite(r->best.median)) {
-        snprintf(r->error, sizeof r->error, "no candidate passed the check and ran");
+        if (r->failed)
+            snprintf(r->error, sizeof r->error,
+                     "no candidate passed the check and ran (%d could not run; first %s)",
+                     r->failed, r->failure);
+        else
+            snprintf(r->error, sizeof r->error, "no candidate passed the check and ran");
         return -1;
     }
     /* The coarse grid (each parameter at ½× and 2×) around the winning
@@ -436,11 +500,21 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
     } else if (isfinite(r->base.median)) {
         ab_candidate pair[2] = { r->best, r->base };
         if (time_of(o, pair, 2, s) == 0) {
+            for (int i = 0; i < 2; i++)
+                if (pair[i].run_status != ATTN_OK)
+                    note_failure(r, &pair[i]);
             r->best = pair[0];
             r->base = pair[1];
-            if (!beats(&r->best, &r->base))
-                r->best = r->base;   /* it did not hold up: keep the default */
+            /* It did not hold up (or could not run again): keep the
+             * default, unless the default is the one that could not run. */
+            if (r->base.run_status == ATTN_OK && !beats(&r->best, &r->base))
+                r->best = r->base;
         }
+    }
+    if (!isfinite(r->best.median)) {
+        snprintf(r->error, sizeof r->error, "the pick could not run again (first failure %s)",
+                 r->failure);
+        return -1;
     }
     return 0;
 }

@@ -31,6 +31,7 @@ typedef struct ab_candidate {
     double times[64];            /* seconds per call, one per round */
     int n_times;
     double median;               /* of times; +inf until timed */
+    attn_status run_status;      /* of ab_tune_time: not ATTN_OK when it could not run */
 } ab_candidate;
 
 struct ab_tune_opts;
@@ -69,6 +70,8 @@ typedef struct ab_tune_result {
     ab_candidate best;
     ab_candidate base;           /* the untuned (feature-priority) choice */
     int checked, rejected, timed;
+    int failed;                  /* passed the check, then could not be timed */
+    char failure[120];           /* the first of them: "kernel: reason" */
     int out_of_time;             /* the deadline cut the search short */
     char error[200];             /* non-empty: nothing could be chosen */
 } ab_tune_result;
@@ -77,7 +80,9 @@ typedef struct ab_tune_result {
 int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r);
 
 /* Times the candidates interleaved (o->rounds rounds) on shape s, filling
- * their times and medians. 0, or -1 on a failed call. */
+ * their times and medians. A candidate whose context, packing or call
+ * fails is left untimed (median +inf) with that status in its run_status;
+ * the others are timed. 0, or -1 when the shape's inputs cannot be made. */
 int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o);
 
 /* How a pick compares with an exhaustive neighbourhood search: every
