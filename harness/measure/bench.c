@@ -184,9 +184,18 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
     double first = time_calls(r->lib, ctx, w, out, 1, r->threads, none, &cpu, &st);
     if (first < 0.0)
         goto failed;
+    /* Over the limit: a second call confirms it (the faster counts), as the
+     * first also grew the workspace and may have been paused on a busy
+     * machine; a row skipped here also skips, untried, every larger shape
+     * of its kernel in the run. */
     if (o->max_call_time > 0.0 && first > o->max_call_time) {
-        r->real[0] = first;
-        return 1;
+        double again = time_calls(r->lib, ctx, w, out, 1, r->threads, none, &cpu, &st);
+        if (again < 0.0)
+            goto failed;
+        if (again > o->max_call_time) {
+            r->real[0] = fmin(first, again);
+            return 1;
+        }
     }
 
     /* Calibrate: grow the count until one batch lasts min_time; the batches
