@@ -386,8 +386,9 @@ test-tsan:
 
 # Valgrind memcheck over the unit tests, for the kernels valgrind runs:
 # under valgrind CPUID shows no AVX-512, so that kernel is skipped as not
-# runnable; the stress group is left out (its L = 65536 cases alone would
-# take most of an hour under valgrind) and the rest runs whole (~5 minutes).
+# runnable; the stress and long groups are left out (long's L = 65536 cases
+# alone would take most of an hour under valgrind) and the rest runs whole
+# (~5 minutes).
 # Definite leaks fail; libgomp's pooled threads keep their TLS ("possibly
 # lost", in glibc's pthread_create), which is not ours to free.
 VG_GROUPS := api,errors,golden,fixtures,properties,harness,vmath,threads,einsum,params,wisdom,tune,compare,history,concurrency,model

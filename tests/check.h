@@ -39,7 +39,8 @@ void test_wisdom(void);     /* kernels/wisdom.c: the tuning store */
 void test_compare(void);    /* harness/analysis/compare.c: the statistics of attnbench compare */
 void test_tune(void);       /* harness/measure/tune.c: the search against a cost model */
 void test_history(void);    /* harness/analysis/steps.c, harness/store/history.c: steps and the database */
-void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, denormals, L = 65536 */
+void test_stress(void);     /* numerical stress: huge logits, NaN/Inf reach, denormals */
+void test_long(void);       /* SDPA at L = 65536 in O(L) memory, sampled rows exact */
 void test_concurrency(void); /* several contexts used from several threads at once */
 void test_model(void);      /* model/: attn_bert_load, the safetensors reader */
 void test_kvtypes(void);    /* contract 0.3: keys and values stored as f16, bf16, int8 */

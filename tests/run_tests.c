@@ -208,10 +208,11 @@ int main(int argc, char **argv)
      * beside them); a second argument such as "threads,concurrency" runs
      * only those (make test-tsan runs the threaded ones under TSan). */
     static const group groups[] = {
-        { "stress", test_stress }, { "threads", test_threads }, { "harness", test_harness },
-        { "explain", test_explain }, { "einsum", test_einsum }, { "packed", test_packed },
-        { "fixtures", NULL }, { "tune", test_tune }, { "kvtypes", test_kvtypes },
-        { "params", test_params }, { "history", test_history }, { "api", test_api },
+        { "long", test_long }, { "stress", test_stress }, { "threads", test_threads },
+        { "harness", test_harness }, { "explain", test_explain }, { "einsum", test_einsum },
+        { "packed", test_packed }, { "fixtures", NULL }, { "tune", test_tune },
+        { "kvtypes", test_kvtypes }, { "params", test_params }, { "history", test_history },
+        { "api", test_api },
         { "errors", test_errors }, { "golden", test_golden }, { "properties", test_properties },
         { "topology", test_topology }, { "counters", test_counters }, { "vmath", test_vmath },
         { "wisdom", test_wisdom }, { "compare", test_compare }, { "concurrency", test_concurrency },

@@ -242,7 +242,7 @@ static int run(model *m, const ab_shape *s, ab_tune_level level, double budget, 
 {
     ab_tune_probe probe = { model_check, model_time, model_now, m };
     ab_tune_opts o = { .level = level, .threads = 1, .rounds = 7, .min_time = 0.001,
-                       .deadline = budget, .probe = &probe };
+                       .deadline = budget, .probe = &probe, .quiet = 1 };
     return ab_tune_shape(s, &o, r);
 }
 

@@ -296,10 +296,11 @@ static int neighbours(const ab_candidate *c, int i, const double *steps, int n_s
 
 /* A candidate that passed the check and then could not be timed: said, and
  * the first kept for the result's error. */
-static void note_failure(ab_tune_result *r, const ab_candidate *c)
+static void note_failure(const ab_tune_opts *o, ab_tune_result *r, const ab_candidate *c)
 {
-    fprintf(stderr, "attnbench tune: %s with these parameters could not run (%s); not timed\n",
-            c->kernel->name, attn_strerror(c->run_status));
+    if (!o->quiet)
+        fprintf(stderr, "attnbench tune: %s with these parameters could not run (%s); "
+                "not timed\n", c->kernel->name, attn_strerror(c->run_status));
     if (r->failed++ == 0)
         snprintf(r->failure, sizeof r->failure, "%s: %s", c->kernel->name,
                  attn_strerror(c->run_status));
@@ -321,9 +322,10 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
         r->checked++;
         if (!check_of(o, &fresh[i], s)) {
             r->rejected++;
-            fprintf(stderr, "attnbench tune: %s with these parameters failed the check "
-                    "(max error %.3g of the bound); not timed\n", fresh[i].kernel->name,
-                    fresh[i].max_err);
+            if (!o->quiet)
+                fprintf(stderr, "attnbench tune: %s with these parameters failed the check "
+                        "(max error %.3g of the bound); not timed\n", fresh[i].kernel->name,
+                        fresh[i].max_err);
             continue;
         }
         pool[m++] = fresh[i];
@@ -336,7 +338,7 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
         return;
     for (int i = 0; i < m; i++)
         if (pool[i].run_status != ATTN_OK)
-            note_failure(r, &pool[i]);
+            note_failure(o, r, &pool[i]);
     r->timed += m;
     for (int i = 0; i < n; i++)          /* the caller may want the others' times */
         for (int j = 0; j < m; j++)
@@ -502,7 +504,7 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
         if (time_of(o, pair, 2, s) == 0) {
             for (int i = 0; i < 2; i++)
                 if (pair[i].run_status != ATTN_OK)
-                    note_failure(r, &pair[i]);
+                    note_failure(o, r, &pair[i]);
             r->best = pair[0];
             r->base = pair[1];
             /* It did not hold up (or could not run again): keep the

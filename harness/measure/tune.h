@@ -64,6 +64,10 @@ typedef struct ab_tune_opts {
     /* 1: the bf16 rows compete beside the fp32 ones, from "auto-bf16"'s
      * choice (the records "auto-bf16" contexts use); 0: fp32 rows only. */
     int bf16;
+    /* 1: a candidate that fails the check or cannot run is counted in the
+     * result, not said on stderr (the tests' cost models fail some on
+     * purpose, and CI's log read as if something had broken). */
+    int quiet;
 } ab_tune_opts;
 
 typedef struct ab_tune_result {
