@@ -508,8 +508,8 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
             r->best = pair[0];
             r->base = pair[1];
             /* It did not hold up (or could not run again): keep the
-             * default, unless the default is the one that could not run. */
-            if (r->base.run_status == ATTN_OK && !beats(&r->best, &r->base))
+             * default, unless the default is the one without a time. */
+            if (isfinite(r->base.median) && !beats(&r->best, &r->base))
                 r->best = r->base;
         }
     }
