@@ -210,7 +210,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
     }
     for (int i = 0; rc == 0 && i < n; i++) {
         ab_stats st;
-        if (c[i].run_status == ATTN_OK && ab_stats_compute(c[i].times, c[i].n_times, &st) == 0)
+        if (ab_stats_compute(c[i].times, c[i].n_times, &st) == 0)   /* a dropped one has none */
             c[i].median = st.median;
     }
     for (int i = 0; ctx && i < n; i++)
@@ -306,6 +306,18 @@ static void note_failure(const ab_tune_opts *o, ab_tune_result *r, const ab_cand
                  attn_strerror(c->run_status));
 }
 
+/* time_of for the search: each candidate that could not run is noted in r. */
+static int time_noting(const ab_tune_opts *o, ab_tune_result *r, ab_candidate *c, int n,
+                       const ab_shape *s)
+{
+    if (time_of(o, c, n, s) != 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (c[i].run_status != ATTN_OK)
+            note_failure(o, r, &c[i]);
+    return 0;
+}
+
 /* Checks, then times the candidates new[0..n) together with the current
  * best (re-timed in the same rounds, so they compare fairly); the best of
  * them replaces r->best. */
@@ -334,11 +346,8 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
         return;
     if (isfinite(r->best.median))
         pool[m++] = r->best;     /* re-timed in the same rounds as the new ones */
-    if (time_of(o, pool, m, s) != 0)
+    if (time_noting(o, r, pool, m, s) != 0)
         return;
-    for (int i = 0; i < m; i++)
-        if (pool[i].run_status != ATTN_OK)
-            note_failure(o, r, &pool[i]);
     r->timed += m;
     for (int i = 0; i < n; i++)          /* the caller may want the others' times */
         for (int j = 0; j < m; j++)
@@ -501,10 +510,7 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
         r->base = r->best;
     } else if (isfinite(r->base.median)) {
         ab_candidate pair[2] = { r->best, r->base };
-        if (time_of(o, pair, 2, s) == 0) {
-            for (int i = 0; i < 2; i++)
-                if (pair[i].run_status != ATTN_OK)
-                    note_failure(o, r, &pair[i]);
+        if (time_noting(o, r, pair, 2, s) == 0) {
             r->best = pair[0];
             r->base = pair[1];
             /* It did not hold up (or could not run again): keep the

@@ -86,7 +86,8 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r);
 /* Times the candidates interleaved (o->rounds rounds) on shape s, filling
  * their times and medians. A candidate whose context, packing or call
  * fails is left untimed (median +inf) with that status in its run_status;
- * the others are timed. 0, or -1 when the shape's inputs cannot be made. */
+ * the others are timed. 0, or -1 when the shape's inputs or the timer's
+ * buffers cannot be allocated. */
 int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o);
 
 /* How a pick compares with an exhaustive neighbourhood search: every
