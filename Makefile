@@ -304,7 +304,8 @@ test: all $(RELINKED_LIB)
 # the unit tests and `attnbench check`, with `neon` as the auto kernel. The
 # check runs the AArch64 kernels and blocked (whose loops the compiler
 # vectorizes anew for AArch64); the einsum orders and the oracle, plain C,
-# are the unit tests' there (all nine took 54 s under qemu, these 30).
+# are the unit tests' there (under qemu all nine took 65 s of CPU, these
+# three 41).
 QEMU_AARCH64 ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
 NEON_BUILD := build/aarch64-linux-gnu
 test-neon:
