@@ -8,7 +8,8 @@
 # SQLite, PostgreSQL, OpenBLAS or oneDNN), then runs, each under its own
 # `timeout`: the decoding steps of the storage types at 1 and 2 threads
 # with the peaks measured at those counts (% of the read bandwidth, and the
-# one-core FMA peak the products are held to; about 40 s), the products of
+# one-core FMA peak the products are held to; about 40 s), the GEMM
+# micro-kernel unrolled against rolled (the k_unroll step), the products of
 # a BERT-base layer in PyTorch alone at 1 and MAX_THREADS
 # (reports/pytorch_gemm.py, when a Python has torch; about 20 s),
 # reports/many_cores.sh at 1..MAX_THREADS (default: every core), one round
@@ -47,6 +48,18 @@ lscpu >"$out/lscpu.txt" 2>&1
 step build make -j"$(nproc)" BUILD=bdev HWLOC=0 PAPI=0 SQLITE=0 POSTGRES=0 OPENBLAS=0 ONEDNN=0 \
     bdev/attnbench || exit 1
 step info ./bdev/attnbench info --no-peaks
+# The micro-kernel's depth loop unrolled 4 steps (kernels/frame/simd.h:
+# SIMD_K_UNROLL, 4 on AVX2 since a Zen 3 ran the encoder 5-8% faster with
+# it; 1 on AVX-512, never timed there): a second library built with
+# -DATTN_GEMM_K_UNROLL=4, timed beside this one in the same rounds (--lib)
+# on both encoder rows and SDPA L 2048 at 1 and MAX_THREADS (about 2
+# minutes with its build).
+EP='op=encoder,D=768,H=12,F=3072,norm=post,act=gelu,mask=none'
+step k_unroll sh -c 'make -j"$(nproc)" BUILD=bdev-u4 CFLAGS=-DATTN_GEMM_K_UNROLL=4 HWLOC=0 PAPI=0 \
+        SQLITE=0 POSTGRES=0 OPENBLAS=0 ONEDNN=0 bdev-u4/libattn.so >/dev/null &&
+    ./bdev/attnbench run --no-peaks --kernel "${ATTN_KERNEL:-avx512}" --lib u4=bdev-u4/libattn.so \
+        --threads "1,$0" --max-time 1 --json "$1/k_unroll.json" \
+        --shape "$2,B=1,L=512;$2,B=8,L=128;op=sdpa,B=1,H=12,L=2048,Dh=64"' "$max" "$out" "$EP"
 S='op=sdpa,B=1,Lq=1,Lk=16384,H=32,Dh=128,mask=causal-br'
 S4='op=sdpa,B=1,Lq=1,Lk=4096,H=32,Dh=128,mask=causal-br'
 step decode_types ./bdev/attnbench run --kernel "${ATTN_KERNEL:-avx512}" --threads 1,2 --max-time 1 \

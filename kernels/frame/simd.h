@@ -30,7 +30,14 @@
  *                        be packed and a tile always computes its MR rows;
  *                        0: A is broadcast from memory, packed or in place;
  *   SIMD_TRANSPOSE_ROWS  rows of the widest transpose in registers:
- *                        simd_transpose4, and at 8 simd_transpose8.
+ *                        simd_transpose4, and at 8 simd_transpose8;
+ *   SIMD_K_UNROLL        depth steps the micro-kernel's loop is unrolled
+ *                        by (broadcasting A): rolled, each step's FMAs came
+ *                        with three pointer increments, a compare and a
+ *                        branch. Set where an interleaved A/B measured it;
+ *                        a build with -DATTN_GEMM_K_UNROLL=N takes N on
+ *                        every ISA (reports/device_round.sh times 4
+ *                        against the default that way).
  * (The portable target has no GEMM tile, and none of them.)
  */
 #ifndef ATTN_SIMD_H
@@ -59,6 +66,7 @@
 #define SIMD_REGISTERS 32
 #define SIMD_A_BY_LANE 0
 #define SIMD_TRANSPOSE_ROWS 8
+#define SIMD_K_UNROLL 1      /* not yet timed against 4 on an AVX-512 machine */
 typedef __m512 vf;
 
 static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
@@ -142,6 +150,7 @@ static inline vf vf_load_i8_n(const void *p, int n) { return _mm512_cvtepi32_ps(
 #define SIMD_REGISTERS 16
 #define SIMD_A_BY_LANE 0
 #define SIMD_TRANSPOSE_ROWS 8
+#define SIMD_K_UNROLL 4      /* Zen 3: the encoder layer 5-8% faster than 1; 8 as 4 */
 typedef __m256 vf;
 
 static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
@@ -248,6 +257,7 @@ static inline vf vf_load_i8_n(const void *p, int n) { return _mm256_cvtepi32_ps(
 #define SIMD_REGISTERS 32
 #define SIMD_A_BY_LANE 1
 #define SIMD_TRANSPOSE_ROWS 4
+#define SIMD_K_UNROLL 1      /* its by-lane loop is its own, not unrolled */
 typedef float32x4_t vf;
 
 static inline vf vf_zero(void) { return vdupq_n_f32(0.0f); }

@@ -25,6 +25,17 @@
 #define GEMM_NV SIMD_NV
 #define GEMM_NR (GEMM_NV * SIMD_LANES)
 
+/* The micro-kernel's depth loop unrolled SIMD_K_UNROLL steps (simd.h), or
+ * ATTN_GEMM_K_UNROLL for a build that times another count. */
+#ifdef ATTN_GEMM_K_UNROLL
+#define GEMM_K_UNROLL ATTN_GEMM_K_UNROLL
+#else
+#define GEMM_K_UNROLL SIMD_K_UNROLL
+#endif
+#define GEMM_PRAGMA_(text) _Pragma(#text)
+#define GEMM_UNROLL_(n) GEMM_PRAGMA_(GCC unroll n)
+#define GEMM_UNROLL_K GEMM_UNROLL_(GEMM_K_UNROLL)
+
 static inline int gemm_min(int a, int b)
 {
     return a < b ? a : b;
@@ -154,6 +165,7 @@ SIMD_NAME(gemm_accumulate)(int kb, const float *restrict a, const float *restric
     }
     return;
 #endif
+    GEMM_UNROLL_K
     for (int p = 0; p < kb; p++, a += GEMM_MR, b += GEMM_NR) {
         vf bv[GEMM_NV];
 #pragma GCC unroll 4
@@ -216,6 +228,7 @@ SIMD_NAME(gemm_accumulate_rows)(int kb, const float *a, size_t lda, const float 
         for (int v = 0; v < GEMM_NV; v++)
             acc[i][v] = vf_zero();
     }
+    GEMM_UNROLL_K
     for (int p = 0; p < kb; p++, b += GEMM_NR) {
         vf bv[GEMM_NV];
 #pragma GCC unroll 4
