@@ -24,7 +24,10 @@
 # OUTDIR/summary.txt while the next step still runs. Logged through plain
 # redirections (no `tee` in a process substitution: bash's `wait` would
 # wait on it too, and an earlier lent session lost its run that way).
-# A step's limit: STEP_LIMIT seconds (default 240).
+# A step's limit: STEP_LIMIT seconds (default 240). ONLY="k_unroll
+# many_cores" runs just the steps named (the build always): all of them
+# take longer than one device call may (600 s), so a lease runs them in two
+# calls, or only those it most needs.
 set -u
 out=$1
 max=${2:-$(nproc)}
@@ -35,6 +38,7 @@ mkdir -p "$out"
 
 step() {   # step NAME COMMAND...: run it under the limit, log it, record how it ended
     name=$1; shift
+    case " ${ONLY:-$name} build " in *" $name "*) ;; *) return 0 ;; esac
     start=$(date +%s)
     timeout "$limit" "$@" >"$out/$name.log" 2>&1
     rc=$?
