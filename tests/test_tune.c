@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "bench.h"
 #include "stats.h"
+#include "timer.h"
 #include "tune.h"
 
 #define MAX_KERNELS 32
@@ -496,6 +498,60 @@ static void test_time_survives_failure(const attn_kernel *a)
           (int)c[1].run_status, c[1].n_times, c[1].median);
 }
 
+/* The estimate of one call of kernel k on s (ab_bench_estimate_call), or 0. */
+static double estimated(const attn_kernel *k, const ab_shape *s)
+{
+    attn_ctx *ctx = NULL;
+    if (attn_ctx_create(&ctx, k->name, 1) != ATTN_OK)
+        return 0.0;
+    double e = ab_bench_estimate_call(&ab_library_self, ctx, s);
+    attn_ctx_destroy(ctx);
+    return e;
+}
+
+/* A candidate whose call, estimated on a cut shape, is far over 10x the
+ * fastest's is left out without being warmed up, timed or confirmed: each
+ * of those is a whole call of it (einsum-bhqk and -bhdqk took 140 s of a
+ * 150 s tune of BERT-base at B 8, L 128 that way). einsum-bhdqk's call is
+ * some 60x the SIMD kernels' here (avx2, natively); where the estimates
+ * put the two within 40x of each other (the sanitizers' -O1 build, where
+ * the SIMD code is slower than blocked), there is nothing to leave out. */
+static void test_slow_estimated_out(const attn_kernel *fast)
+{
+    t_case("tune: a candidate estimated far slower than the fastest is left out unwarmed");
+    const attn_kernel *slow = attn_registry_find("einsum-bhdqk");
+    ab_shape s;
+    char err[256];
+    if (!slow || ab_shape_parse("op=encoder,B=1,L=128,D=256,H=4,F=1024", AB_OP_ENCODER, &s, err,
+                                sizeof err) != 0) {
+        CHECK(0, "einsum-bhdqk or the shape: %s", err);
+        return;
+    }
+    double ratio = estimated(slow, &s) / estimated(fast, &s);
+    if (!(ratio > 40.0)) {
+        t_skip("tune: %s and einsum-bhdqk are estimated %.3gx apart on this build", fast->name,
+               ratio);
+        return;
+    }
+    ab_candidate c[2] = { { .kernel = fast }, { .kernel = slow } };
+    defaults(fast, c[0].params);
+    defaults(slow, c[1].params);
+    ab_tune_opts o = { .level = AB_TUNE_MEASURE, .threads = 1, .rounds = 3, .min_time = 0.001 };
+    double t0 = ab_now();
+    CHECK(ab_tune_time(c, 2, &s, &o) == 0, "the timer failed");
+    double took = ab_now() - t0;
+    CHECK(c[0].n_times == 3 && isfinite(c[0].median) && c[0].estimate == 0.0,
+          "%s: %d times, median %g, estimate %g", fast->name, c[0].n_times, c[0].median,
+          c[0].estimate);
+    CHECK(c[1].n_times == 0 && !isfinite(c[1].median) && c[1].run_status == ATTN_OK
+              && c[1].estimate > 20.0 * c[0].median,
+          "einsum-bhdqk: %d times, estimate %g s against %s's %g", c[1].n_times, c[1].estimate,
+          fast->name, c[0].median);
+    /* Warming it up alone (one call) would take about its estimate. */
+    CHECK(took < c[1].estimate, "the timing took %.3g s, one call of einsum-bhdqk about %.3g",
+          took, c[1].estimate);
+}
+
 /* A record made elsewhere (the fleet's store) is trusted only when its
  * kernel runs here, takes its parameters and passes the check on a call
  * of its bucket. */
@@ -643,5 +699,6 @@ void test_tune(void)
     } else
         t_skip("tune: %s has no parameters", a->name);
     test_time_survives_failure(a);
+    test_slow_estimated_out(a);
     test_real();
 }

@@ -112,13 +112,10 @@ static double time_calls(const ab_library *lib, attn_ctx *ctx, const ab_workload
 /* Calls above this much work are first tried on a smaller shape. */
 #define PROBE_FLOPS 1e8
 
-/* How long one call of s will take, extrapolated by work from the same
- * call on a shape of one batch and one layer whose sequence lengths are cut
- * so that it does at most a 32nd of the work and 1 GFLOP; 0 when s is small
- * (or the probe fails). It keeps max_call_time from first making a call it
- * exists to avoid: the oracle's SDPA at L 8192 takes over a minute, and a
- * 32nd of BERT-base at B 8, L 512 (24 GFLOP) took the oracle 10 s a probe. */
-static double estimated_call(const ab_library *lib, attn_ctx *ctx, const ab_shape *s)
+/* It keeps max_call_time from first making a call it exists to avoid: the
+ * oracle's SDPA at L 8192 takes over a minute, and a 32nd of BERT-base at
+ * B 8, L 512 (24 GFLOP) took the oracle 10 s a probe. */
+double ab_bench_estimate_call(const ab_library *lib, attn_ctx *ctx, const ab_shape *s)
 {
     double flops = ab_shape_flops(s);
     if (!(flops > PROBE_FLOPS))
@@ -174,7 +171,7 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
         return -1;
     }
 
-    double estimate = o->max_call_time > 0.0 ? estimated_call(r->lib, ctx, &r->shape) : 0.0;
+    double estimate = o->max_call_time > 0.0 ? ab_bench_estimate_call(r->lib, ctx, &r->shape) : 0.0;
     if (ab_bench_estimate_skips(o, estimate)) {
         r->real[0] = estimate;
         return 1;

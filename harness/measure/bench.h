@@ -102,6 +102,13 @@ size_t ab_kernel_base_len(const char *kernel);
 /* The name of a benchmark run (also used in JSON and CSV). */
 void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, size_t len);
 
+/* How long one call of s on ctx will take, in seconds, extrapolated by
+ * work from the same call on a shape of one batch and one layer whose
+ * sequence lengths are cut so that it does at most a 32nd of the work and 1
+ * GFLOP (two calls of it: a warm-up and a timed one); 0 when s is small (up
+ * to 1e8 FLOPs) or the probe fails. */
+double ab_bench_estimate_call(const ab_library *lib, attn_ctx *ctx, const ab_shape *s);
+
 /* 1 when a call estimated (not made) to take seconds is skipped under
  * o->max_call_time: over twice the limit, a margin for the estimate's error
  * (a made call is skipped over the limit itself). */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "compare.h"
 #include "stats.h"
 #include "timer.h"
@@ -117,6 +118,10 @@ static void drop_candidate(ab_candidate *c, attn_ctx **ctx, long *iters, attn_st
     *iters = 0;
 }
 
+/* A candidate this many times slower a call than the fastest is not worth
+ * rounds of timing (the slow einsum orders on big shapes). */
+#define TOO_SLOW 10.0
+
 /* Calls per timed batch, for a call of `one` seconds: min_time's worth. */
 static long calls_per_batch(double one, double min_time)
 {
@@ -143,16 +148,31 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
      * 2048 tokens included, took 46 s of a 2 s budget. A candidate left
      * out has no times (median +inf): it loses, and never beats another.
      * So does one that cannot run (its status kept for the caller to
-     * say): one candidate's failure once cost the whole round its times. */
+     * say): one candidate's failure once cost the whole round its times.
+     * Once one call has been timed, each next candidate's call is first
+     * estimated on a 32nd of the work (as run's --max-call-time does): one
+     * estimated over twice TOO_SLOW times the fastest, a margin for the
+     * extrapolation, is left out unwarmed. Warming up, timing and
+     * confirming einsum-bhqk and -bhdqk (23 s a call on BERT-base at B 8, L
+     * 128, against avx2's 0.2 s) took 140 s of a 150 s tune. */
+    double fastest = INFINITY;
     for (int i = 0; rc == 0 && i < n; i++) {
         c[i].n_times = 0;
         c[i].median = INFINITY;
         c[i].run_status = ATTN_OK;
+        c[i].estimate = 0.0;
         iters[i] = 0;
         if (i > 0 && out_of_time(o))
             continue;
         attn_status st;
         ctx[i] = context_of(&c[i], o->threads, &st);
+        if (st == ATTN_OK && isfinite(fastest)) {
+            double estimate = ab_bench_estimate_call(&ab_library_self, ctx[i], s);
+            if (estimate > 2.0 * TOO_SLOW * fastest) {
+                c[i].estimate = per_call[i] = estimate;
+                continue;
+            }
+        }
         /* The weights packed at the candidate's parameters, as `run` times;
          * then a warm-up call and a timed one. */
         if (st == ATTN_OK)
@@ -169,18 +189,14 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         }
         per_call[i] = one;
         iters[i] = calls_per_batch(one, o->min_time);
+        fastest = fmin(fastest, one);
     }
-    /* A candidate over 10× slower per call than the fastest is not worth
-     * rounds of timing (the slow einsum orders on big shapes). One timed
-     * call does not show that: a busy machine may pause the process in it
-     * (a default judged too slow that way once left a tune with no pick),
-     * so a second call confirms it, its faster time the one that counts. */
-    double fastest = INFINITY;
-    for (int i = 0; rc == 0 && i < n; i++)
-        if (iters[i] > 0)
-            fastest = fmin(fastest, per_call[i]);
+    /* One timed call over TOO_SLOW times the fastest does not show that a
+     * candidate is too slow: a busy machine may pause the process in it (a
+     * default judged too slow that way once left a tune with no pick), so a
+     * second call confirms it, its faster time the one that counts. */
     for (int i = 0; rc == 0 && i < n; i++) {
-        if (iters[i] != 1 || per_call[i] <= 10.0 * fastest)
+        if (iters[i] != 1 || per_call[i] <= TOO_SLOW * fastest)
             continue;
         double t0 = ab_now();
         attn_status st = ab_workload_run(ctx[i], &w, out);
@@ -188,7 +204,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         if (st != ATTN_OK)
             drop_candidate(&c[i], &ctx[i], &iters[i], st);
         else
-            iters[i] = per_call[i] > 10.0 * fastest ? 0 : calls_per_batch(per_call[i], o->min_time);
+            iters[i] = per_call[i] > TOO_SLOW * fastest ? 0 : calls_per_batch(per_call[i], o->min_time);
     }
     /* Rounds: every candidate once per round, in the same order. */
     int rounds = o->rounds < 64 ? o->rounds : 64;
@@ -368,8 +384,8 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
      * A challenger must beat it (beats: by the margin, in the paired
      * rounds), or parameters would drift on chance (or on ones the op never
      * uses) and the first round's fastest median would win on noise. One
-     * without a time this round (it could not run, or its one calibration
-     * call was judged 10× too slow) holds nothing: a default whose call a
+     * without a time this round (it could not run, or its call was judged
+     * TOO_SLOW, timed or estimated) holds nothing: a default whose call a
      * busy machine had paused once held the round and left it no pick. */
     if (incumbent < 0)
         incumbent = base;

@@ -32,6 +32,9 @@ typedef struct ab_candidate {
     int n_times;
     double median;               /* of times; +inf until timed */
     attn_status run_status;      /* of ab_tune_time: not ATTN_OK when it could not run */
+    /* Of ab_tune_time: a call's seconds as estimated on a cut shape, when
+     * that left the candidate out unwarmed as far too slow; else 0. */
+    double estimate;
 } ab_candidate;
 
 struct ab_tune_opts;
@@ -86,7 +89,8 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r);
 /* Times the candidates interleaved (o->rounds rounds) on shape s, filling
  * their times and medians. A candidate whose context, packing or call
  * fails is left untimed (median +inf) with that status in its run_status;
- * the others are timed. 0, or -1 when the shape's inputs or the timer's
+ * so is one over 10x slower a call than the fastest (its estimate set when
+ * that was estimated, not timed); the others are timed. 0, or -1 when the shape's inputs or the timer's
  * buffers cannot be allocated. */
 int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o);
 
