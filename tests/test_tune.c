@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "bench.h"
+#include "check.h"
 #include "stats.h"
 #include "timer.h"
 #include "tune.h"

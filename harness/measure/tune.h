@@ -90,8 +90,8 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r);
  * their times and medians. A candidate whose context, packing or call
  * fails is left untimed (median +inf) with that status in its run_status;
  * so is one over 10x slower a call than the fastest (its estimate set when
- * that was estimated, not timed); the others are timed. 0, or -1 when the shape's inputs or the timer's
- * buffers cannot be allocated. */
+ * that was estimated, not timed); the others are timed. 0, or -1 when the
+ * shape's inputs or the timer's buffers cannot be allocated. */
 int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o);
 
 /* How a pick compares with an exhaustive neighbourhood search: every
