@@ -150,11 +150,13 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
      * So does one that cannot run (its status kept for the caller to
      * say): one candidate's failure once cost the whole round its times.
      * Once one call has been timed, each next candidate's call is first
-     * estimated on a 32nd of the work (as run's --max-call-time does): one
-     * estimated over twice TOO_SLOW times the fastest, a margin for the
-     * extrapolation, is left out unwarmed. Warming up, timing and
-     * confirming einsum-bhqk and -bhdqk (23 s a call on BERT-base at B 8, L
-     * 128, against avx2's 0.2 s) took 140 s of a 150 s tune. */
+     * estimated on a cut shape (ab_bench_estimate_call: one batch, lengths
+     * halved down to 32, at most a 32nd of the work), as run's
+     * --max-call-time estimates one: one estimated over twice TOO_SLOW
+     * times the fastest, a margin for the extrapolation, is left out
+     * unwarmed. Warming up, timing and confirming einsum-bhqk and -bhdqk
+     * (23 s a call on BERT-base at B 8, L 128, against avx2's 0.2 s) took
+     * 140 s of a 150 s tune. */
     double fastest = INFINITY;
     for (int i = 0; rc == 0 && i < n; i++) {
         c[i].n_times = 0;
