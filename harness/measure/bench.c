@@ -143,9 +143,14 @@ double ab_bench_estimate_call(const ab_library *lib, attn_ctx *ctx, const ab_sha
     return t > 0.0 ? t * flops / ab_shape_flops(&small) : 0.0;
 }
 
+int ab_estimate_over(double seconds, double limit)
+{
+    return seconds > 2.0 * limit;
+}
+
 int ab_bench_estimate_skips(const ab_bench_opts *o, double seconds)
 {
-    return o->max_call_time > 0.0 && seconds > 2.0 * o->max_call_time;
+    return o->max_call_time > 0.0 && ab_estimate_over(seconds, o->max_call_time);
 }
 
 int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,

@@ -109,9 +109,13 @@ void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, 
  * to 1e8 FLOPs) or the probe fails. */
 double ab_bench_estimate_call(const ab_library *lib, attn_ctx *ctx, const ab_shape *s);
 
+/* 1 when a call estimated (not made) to take seconds is over limit
+ * beyond the estimate's error: over twice it (a made call is judged
+ * against the limit itself). */
+int ab_estimate_over(double seconds, double limit);
+
 /* 1 when a call estimated (not made) to take seconds is skipped under
- * o->max_call_time: over twice the limit, a margin for the estimate's error
- * (a made call is skipped over the limit itself). */
+ * o->max_call_time (ab_estimate_over it). */
 int ab_bench_estimate_skips(const ab_bench_opts *o, double seconds);
 
 /* Gets r ready to time: names it, counts its work, makes the warm-up call

@@ -152,9 +152,9 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
      * Once one call has been timed, each next candidate's call is first
      * estimated on a cut shape (ab_bench_estimate_call: one batch, lengths
      * halved down to 32, at most a 32nd of the work), as run's
-     * --max-call-time estimates one: one estimated over twice TOO_SLOW
-     * times the fastest, a margin for the extrapolation, is left out
-     * unwarmed. Warming up, timing and confirming einsum-bhqk and -bhdqk
+     * --max-call-time estimates one: one estimated over TOO_SLOW times
+     * the fastest by the estimate's margin (ab_estimate_over: twice) is
+     * left out unwarmed. Warming up, timing and confirming einsum-bhqk and -bhdqk
      * (23 s a call on BERT-base at B 8, L 128, against avx2's 0.2 s) took
      * 140 s of a 150 s tune. */
     double fastest = INFINITY;
@@ -170,7 +170,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         ctx[i] = context_of(&c[i], o->threads, &st);
         if (st == ATTN_OK && isfinite(fastest)) {
             double estimate = ab_bench_estimate_call(&ab_library_self, ctx[i], s);
-            if (estimate > 2.0 * TOO_SLOW * fastest) {
+            if (ab_estimate_over(estimate, TOO_SLOW * fastest)) {
                 c[i].estimate = per_call[i] = estimate;
                 continue;
             }
