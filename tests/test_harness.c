@@ -749,6 +749,44 @@ static void test_bench_skip(void)
           r.iterations, r.reps);
     ab_workload_free(&w);
     attn_ctx_destroy(ctx);
+
+    /* The cut shape's inputs are made at the first estimate and kept: a
+     * second kernel's estimate on the same probe times the same inputs
+     * (made anew they were most of a probe's time, 70 ms of an encoder's). */
+    t_case("bench: a call probe makes its cut shape's inputs once, for every estimate");
+    attn_ctx *naive = NULL, *blocked = NULL;
+    ab_call_probe probe;
+    if (ab_shape_parse("B=2,H=4,L=512,Dh=64", AB_OP_SDPA, &s, err, sizeof err) != 0
+        || attn_ctx_create(&naive, "naive", 1) != ATTN_OK
+        || attn_ctx_create(&blocked, "blocked", 1) != ATTN_OK) {
+        CHECK(0, "setup: %s", err);
+        attn_ctx_destroy(naive);
+        return;
+    }
+    ab_call_probe_init(&probe, &s);
+    CHECK(probe.made == 0, "inputs made before an estimate (made %d)", probe.made);
+    double e1 = ab_call_probe_estimate(&probe, &ab_library_self, naive);
+    /* A mark in the inputs survives the next estimate only if they are
+     * not made again (from the same seed, or at the same address). */
+    float mark = probe.made == 1 ? probe.w.q[0] + 1.0f : 0.0f;
+    if (probe.made == 1)
+        probe.w.q[0] = mark;
+    double e2 = ab_call_probe_estimate(&probe, &ab_library_self, blocked);
+    CHECK(probe.made == 1 && probe.w.q[0] == mark, "made %d, the mark %g now %g", probe.made,
+          mark, probe.made == 1 ? probe.w.q[0] : 0.0);
+    /* Scaled up by the work: B 2 L 512 is 16 times B 1 L 128 and more. */
+    CHECK(e1 > 0.0 && e2 > 0.0 && probe.scale >= 16.0, "estimates %g and %g, scale %g", e1, e2,
+          probe.scale);
+    ab_call_probe_free(&probe);
+    CHECK(probe.made == 0, "made %d after free", probe.made);
+    /* A small shape is not probed: no inputs, estimate 0. */
+    ab_shape_parse("B=1,H=2,L=16,Dh=8", AB_OP_SDPA, &s, err, sizeof err);
+    ab_call_probe_init(&probe, &s);
+    CHECK(ab_call_probe_estimate(&probe, &ab_library_self, naive) == 0.0 && probe.made == -1,
+          "small shape: made %d", probe.made);
+    ab_call_probe_free(&probe);
+    attn_ctx_destroy(naive);
+    attn_ctx_destroy(blocked);
 }
 
 struct order_log {
@@ -794,7 +832,7 @@ static int prepared(ab_result *r, const char *kernel, const ab_shape *s, attn_ct
     snprintf(r->kernel, sizeof r->kernel, "%s", kernel);
     r->shape = *s;
     r->threads = 1;
-    return ab_bench_prepare(ctx, w, o, r, out);
+    return ab_bench_prepare(ctx, w, o, r, out, NULL);
 }
 
 static void test_bench_rounds(void)

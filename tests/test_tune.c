@@ -498,13 +498,16 @@ static void test_time_survives_failure(const attn_kernel *a)
           (int)c[1].run_status, c[1].n_times, c[1].median);
 }
 
-/* The estimate of one call of kernel k on s (ab_bench_estimate_call), or 0. */
+/* The estimate of one call of kernel k on s (ab_call_probe_estimate), or 0. */
 static double estimated(const attn_kernel *k, const ab_shape *s)
 {
     attn_ctx *ctx = NULL;
     if (attn_ctx_create(&ctx, k->name, 1) != ATTN_OK)
         return 0.0;
-    double e = ab_bench_estimate_call(&ab_library_self, ctx, s);
+    ab_call_probe probe;
+    ab_call_probe_init(&probe, s);
+    double e = ab_call_probe_estimate(&probe, &ab_library_self, ctx);
+    ab_call_probe_free(&probe);
     attn_ctx_destroy(ctx);
     return e;
 }

@@ -622,6 +622,8 @@ static int execute(const run_plan *p, run_outcome *out)
          * none when all are: BERT at B 8, L 512 is 1.3 GB to fill). */
         int have_inputs = -1;
         float *buf = NULL;
+        ab_call_probe probe;   /* --max-call-time's estimates, on inputs made once a shape */
+        ab_call_probe_init(&probe, s);
         for (int ki = 0; ki < nk; ki++) {
             for (int ti = 0; ti < nt; ti++) {
                 for (int bi = 0; bi < nb; bi++) {
@@ -669,7 +671,7 @@ static int execute(const run_plan *p, run_outcome *out)
                         else if (!buf)
                             snprintf(r->error, sizeof r->error, "out of memory for the output");
                         else if (open_member(m, &ctx, &packed, r->error, sizeof r->error) == 0
-                                 && (prc = ab_bench_prepare(ctx, &w, &p->o, r, buf)) == 1)
+                                 && (prc = ab_bench_prepare(ctx, &w, &p->o, r, buf, &probe)) == 1)
                             slow[n_slow++] = (slow_row){ ki, bi, n_threads, *s, r->real[0] };
                     }
                     if (ctx && bi == 0 && p->want_auto && !wisdom_warned
@@ -701,6 +703,7 @@ static int execute(const run_plan *p, run_outcome *out)
                 }
             }
         }
+        ab_call_probe_free(&probe);   /* not held through the timing */
         progress_arg pa = { &progress, first, members, nm };
         if (nm > 0 && ab_bench_rounds(members, nm, &w, &timing, &rng, show_progress, &pa) != 0) {
             fprintf(stderr, "attnbench run: out of memory\n");

@@ -115,11 +115,19 @@ static double time_calls(const ab_library *lib, attn_ctx *ctx, const ab_workload
 /* It keeps max_call_time from first making a call it exists to avoid: the
  * oracle's SDPA at L 8192 takes over a minute, and a 32nd of BERT-base at
  * B 8, L 512 (24 GFLOP) took the oracle 10 s a probe. */
-double ab_bench_estimate_call(const ab_library *lib, attn_ctx *ctx, const ab_shape *s)
+void ab_call_probe_init(ab_call_probe *p, const ab_shape *s)
 {
+    memset(p, 0, sizeof *p);
+    p->shape = *s;
+}
+
+/* Makes the cut shape's inputs: 0, or -1 when there is nothing to probe. */
+static int call_probe_make(ab_call_probe *p)
+{
+    const ab_shape *s = &p->shape;
     double flops = ab_shape_flops(s);
     if (!(flops > PROBE_FLOPS))
-        return 0.0;
+        return -1;
     ab_shape small = *s;
     small.batch = 1;                        /* the work is linear in the batch */
     small.layers = s->layers > 0 ? 1 : 0;   /* generate, bert: layers × one layer's */
@@ -129,18 +137,38 @@ double ab_bench_estimate_call(const ab_library *lib, attn_ctx *ctx, const ab_sha
         small.kv_len = small.kv_len > 32 ? small.kv_len / 2 : small.kv_len;
         small.steps = small.steps > 32 ? small.steps / 2 : small.steps;
     }
-    ab_workload w;
-    if (ab_shape_flops(&small) >= flops || ab_workload_init(&w, &small, 1, 0) != 0)
+    if (ab_shape_flops(&small) >= flops || ab_workload_init(&p->w, &small, 1, 0) != 0)
+        return -1;
+    p->out = ab_alloc_floats(p->w.out_len, 0);
+    if (!p->out) {
+        ab_workload_free(&p->w);
+        return -1;
+    }
+    p->scale = flops / ab_shape_flops(&small);
+    return 0;
+}
+
+double ab_call_probe_estimate(ab_call_probe *p, const ab_library *lib, attn_ctx *ctx)
+{
+    if (p->made == 0)
+        p->made = call_probe_make(p) == 0 ? 1 : -1;
+    if (p->made != 1)
         return 0.0;
-    float *out = ab_alloc_floats(w.out_len, 0);
     double t = 0.0, cpu;
     attn_status st;
     const slowdown none = { 0, 0 };
-    if (out && time_calls(lib, ctx, &w, out, 1, 0, none, &cpu, &st) >= 0.0)
-        t = time_calls(lib, ctx, &w, out, 1, 0, none, &cpu, &st);
-    ab_free(out);
-    ab_workload_free(&w);
-    return t > 0.0 ? t * flops / ab_shape_flops(&small) : 0.0;
+    if (time_calls(lib, ctx, &p->w, p->out, 1, 0, none, &cpu, &st) >= 0.0)
+        t = time_calls(lib, ctx, &p->w, p->out, 1, 0, none, &cpu, &st);
+    return t > 0.0 ? t * p->scale : 0.0;
+}
+
+void ab_call_probe_free(ab_call_probe *p)
+{
+    if (p->made == 1) {
+        ab_free(p->out);
+        ab_workload_free(&p->w);
+    }
+    p->made = 0;
 }
 
 int ab_estimate_over(double seconds, double limit)
@@ -154,7 +182,7 @@ int ab_bench_estimate_skips(const ab_bench_opts *o, double seconds)
 }
 
 int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
-                     float *out)
+                     float *out, ab_call_probe *probe)
 {
     attn_status st = ATTN_OK;
     double cpu;
@@ -176,7 +204,15 @@ int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o
         return -1;
     }
 
-    double estimate = o->max_call_time > 0.0 ? ab_bench_estimate_call(r->lib, ctx, &r->shape) : 0.0;
+    double estimate = 0.0;
+    if (o->max_call_time > 0.0) {
+        ab_call_probe own;
+        if (!probe)
+            ab_call_probe_init(probe = &own, &r->shape);
+        estimate = ab_call_probe_estimate(probe, r->lib, ctx);
+        if (probe == &own)
+            ab_call_probe_free(&own);
+    }
     if (ab_bench_estimate_skips(o, estimate)) {
         r->real[0] = estimate;
         return 1;
@@ -505,7 +541,7 @@ int ab_bench_run(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab
         snprintf(r->error, sizeof r->error, "out of memory for the output");
         return -1;
     }
-    int rc = ab_bench_prepare(ctx, w, o, r, out);
+    int rc = ab_bench_prepare(ctx, w, o, r, out, NULL);
     ab_free(out);
     if (rc != 0)
         return rc;

@@ -102,12 +102,26 @@ size_t ab_kernel_base_len(const char *kernel);
 /* The name of a benchmark run (also used in JSON and CSV). */
 void ab_run_name(const char *kernel, const ab_shape *s, int threads, char *buf, size_t len);
 
-/* How long one call of s on ctx will take, in seconds, extrapolated by
- * work from the same call on a shape of one batch and one layer whose
- * sequence lengths are cut so that it does at most a 32nd of the work and 1
- * GFLOP (two calls of it: a warm-up and a timed one); 0 when s is small (up
- * to 1e8 FLOPs) or the probe fails. */
-double ab_bench_estimate_call(const ab_library *lib, attn_ctx *ctx, const ab_shape *s);
+/* How long one call of a shape will take, in seconds, extrapolated by
+ * work from the same call on a cut shape: one batch and one layer, its
+ * sequence lengths cut so that it does at most a 32nd of the work and 1
+ * GFLOP (two calls of it: a warm-up and a timed one). The cut shape's
+ * inputs are made at the first estimate and kept for the next ones: made
+ * anew for each, an encoder's (its weights, 7 M floats) took 70 ms, over
+ * twice a BERT-base B 1 L 128 layer's call, for every candidate a tune
+ * estimated and every row of a run. */
+typedef struct ab_call_probe {
+    ab_shape shape;     /* the shape estimated */
+    ab_workload w;      /* the cut shape's inputs (made == 1) */
+    float *out;
+    double scale;       /* the shape's work over the cut shape's */
+    int made;           /* 0 not yet, 1 made, -1 nothing to probe (small) or out of memory */
+} ab_call_probe;
+void ab_call_probe_init(ab_call_probe *p, const ab_shape *s);
+/* The estimate for a call of p's shape on ctx; 0 when the shape is small
+ * (up to 1e8 FLOPs) or the probe fails. */
+double ab_call_probe_estimate(ab_call_probe *p, const ab_library *lib, attn_ctx *ctx);
+void ab_call_probe_free(ab_call_probe *p);
 
 /* 1 when a call estimated (not made) to take seconds is over limit
  * beyond the estimate's error: over twice it (a made call is judged
@@ -123,9 +137,11 @@ int ab_bench_estimate_skips(const ab_bench_opts *o, double seconds);
  * r->threads, r->isa and the peak fields must be set by the caller. out
  * holds the workload's output. Returns 0; 1 when skipped by max_call_time
  * (the warm-up time in r->real[0], or for a call of much work, estimated
- * from a smaller shape before making it); or -1 with r->error. */
+ * from a smaller shape before making it, on probe: r->shape's, shared by
+ * the rows of that shape; NULL, one made for this row); or -1 with
+ * r->error. */
 int ab_bench_prepare(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,
-                     float *out);
+                     float *out, ab_call_probe *probe);
 /* Times one more repetition of r (one pass per counter event set), tagged
  * with round. 0, or -1 with r->error. */
 int ab_bench_repeat(attn_ctx *ctx, const ab_workload *w, const ab_bench_opts *o, ab_result *r,

@@ -76,8 +76,52 @@ static attn_ctx *context_of(const ab_candidate *c, int threads, attn_status *sta
     return ctx;
 }
 
-/* The check: c against naive on the bucket's reduced shape. 1 passes. */
-static int check_candidate(ab_candidate *c, const ab_shape *s, int threads)
+/* Naive's answer on a check shape, kept for every candidate checked on it:
+ * made anew for each (the inputs, then naive's call), it was 40% of a tune
+ * of a BERT-base layer at L 128 (perf: 22 s of 55 in attn_gemm__naive and
+ * the inputs' filling), the same answer every time. */
+typedef struct check_oracle {
+    char shape[160];   /* the check shape's text (ab_shape_format); "" when none is made */
+    ab_workload w;
+    float *ref;
+} check_oracle;
+
+static void oracle_free(check_oracle *o)
+{
+    if (o->shape[0]) {
+        ab_free(o->ref);
+        ab_workload_free(&o->w);
+    }
+    o->shape[0] = '\0';
+}
+
+/* o holding naive's answer on small: 0, or -1 when it could not be made. */
+static int oracle_for(check_oracle *o, const ab_shape *small)
+{
+    char text[sizeof o->shape];
+    ab_shape_format(small, text, sizeof text);
+    if (o->shape[0] && strcmp(o->shape, text) == 0)
+        return 0;
+    oracle_free(o);
+    if (ab_workload_init(&o->w, small, SEED, 4) != 0)
+        return -1;
+    attn_ctx *naive = NULL;
+    o->ref = ab_alloc_floats(o->w.out_len, 0);
+    int ok = o->ref && attn_ctx_create(&naive, "naive", 1) == ATTN_OK
+          && ab_workload_run(naive, &o->w, o->ref) == ATTN_OK;
+    attn_ctx_destroy(naive);
+    if (!ok) {
+        ab_free(o->ref);
+        ab_workload_free(&o->w);
+        return -1;
+    }
+    snprintf(o->shape, sizeof o->shape, "%s", text);
+    return 0;
+}
+
+/* The check: c against naive on the bucket's reduced shape, naive's answer
+ * taken from (or made into) oracle. 1 passes. */
+static int check_candidate(ab_candidate *c, const ab_shape *s, int threads, check_oracle *oracle)
 {
     ab_shape small = *s;
     small.q_len = small.q_len < CHECK_LEN ? small.q_len : CHECK_LEN;
@@ -86,23 +130,22 @@ static int check_candidate(ab_candidate *c, const ab_shape *s, int threads)
     /* generate's N steps too: the oracle decoding 2^24 tokens token by
      * token held tune far past its --budget (checked between candidates). */
     small.steps = small.steps < CHECK_LEN ? small.steps : CHECK_LEN;
-    ab_workload w;
-    if (ab_workload_init(&w, &small, SEED, 4) != 0)
+    if (oracle_for(oracle, &small) != 0)
         return 0;
-    attn_ctx *ref_ctx = NULL, *ctx = context_of(c, threads, NULL);
-    float *ref = ab_alloc_floats(w.out_len, 0), *y = ab_alloc_floats(w.out_len, 4);
+    const ab_workload *w = &oracle->w;
+    attn_ctx *ctx = context_of(c, threads, NULL);
+    float *y = ab_alloc_floats(w->out_len, 4);
     int ok = 0;
-    if (ctx && ref && y && attn_ctx_create(&ref_ctx, "naive", 1) == ATTN_OK
-        && ab_workload_run(ref_ctx, &w, ref) == ATTN_OK && ab_workload_run(ctx, &w, y) == ATTN_OK) {
-        ab_verdict v = ab_verify_kernel(c->kernel->name, &small, y, ref, w.out_len, w.max_abs_v);
+    /* The candidate's call reads the inputs naive read (a call leaves them
+     * as it found them; a decoding one resets its caches first). */
+    if (ctx && y && ab_workload_run(ctx, w, y) == ATTN_OK) {
+        ab_verdict v = ab_verify_kernel(c->kernel->name, &small, y, oracle->ref, w->out_len,
+                                        w->max_abs_v);
         c->max_err = v.tol > 0 ? v.max_err / v.tol : INFINITY;
         ok = v.ok;
     }
     attn_ctx_destroy(ctx);
-    attn_ctx_destroy(ref_ctx);
-    ab_free(ref);
     ab_free(y);
-    ab_workload_free(&w);
     return ok;
 }
 
@@ -150,14 +193,16 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
      * So does one that cannot run (its status kept for the caller to
      * say): one candidate's failure once cost the whole round its times.
      * Once one call has been timed, each next candidate's call is first
-     * estimated on a cut shape (ab_bench_estimate_call: one batch, lengths
-     * halved down to 32, at most a 32nd of the work), as run's
+     * estimated on a cut shape (ab_call_probe: one batch, lengths halved
+     * down to 32, at most a 32nd of the work, its inputs made once), as run's
      * --max-call-time estimates one: one estimated over TOO_SLOW times
      * the fastest by the estimate's margin (ab_estimate_over: twice) is
      * left out unwarmed. Warming up, timing and confirming einsum-bhqk and -bhdqk
      * (23 s a call on BERT-base at B 8, L 128, against avx2's 0.2 s) took
      * 140 s of a 150 s tune. */
     double fastest = INFINITY;
+    ab_call_probe probe;   /* the cut shape's inputs, made once for every candidate */
+    ab_call_probe_init(&probe, s);
     for (int i = 0; rc == 0 && i < n; i++) {
         c[i].n_times = 0;
         c[i].median = INFINITY;
@@ -169,7 +214,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         attn_status st;
         ctx[i] = context_of(&c[i], o->threads, &st);
         if (st == ATTN_OK && isfinite(fastest)) {
-            double estimate = ab_bench_estimate_call(&ab_library_self, ctx[i], s);
+            double estimate = ab_call_probe_estimate(&probe, &ab_library_self, ctx[i]);
             if (ab_estimate_over(estimate, TOO_SLOW * fastest)) {
                 c[i].estimate = per_call[i] = estimate;
                 continue;
@@ -193,6 +238,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         iters[i] = calls_per_batch(one, o->min_time);
         fastest = fmin(fastest, one);
     }
+    ab_call_probe_free(&probe);
     /* One timed call over TOO_SLOW times the fastest does not show that a
      * candidate is too slow: a busy machine may pause the process in it (a
      * default judged too slow that way once left a tune with no pick), so a
@@ -245,10 +291,11 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
 }
 
 /* The check and the timing, through the options' probe when there is one. */
-static int check_of(const ab_tune_opts *o, ab_candidate *c, const ab_shape *s)
+static int check_of(const ab_tune_opts *o, check_oracle *oracle, ab_candidate *c,
+                    const ab_shape *s)
 {
     return o->probe ? o->probe->check(o->probe->arg, c, s, o->threads)
-                    : check_candidate(c, s, o->threads);
+                    : check_candidate(c, s, o->threads, oracle);
 }
 
 static int time_of(const ab_tune_opts *o, ab_candidate *c, int n, const ab_shape *s)
@@ -340,7 +387,7 @@ static int time_noting(const ab_tune_opts *o, ab_tune_result *r, ab_candidate *c
  * best (re-timed in the same rounds, so they compare fairly); the best of
  * them replaces r->best. */
 static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tune_opts *o,
-                     ab_tune_result *r, int *done, int total)
+                     check_oracle *oracle, ab_tune_result *r, int *done, int total)
 {
     ab_candidate pool[MAX_CANDIDATES + 1];
     int m = 0;
@@ -350,7 +397,7 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
             break;
         }
         r->checked++;
-        if (!check_of(o, &fresh[i], s)) {
+        if (!check_of(o, oracle, &fresh[i], s)) {
             r->rejected++;
             if (!o->quiet)
                 fprintf(stderr, "attnbench tune: %s with these parameters failed the check "
@@ -405,8 +452,8 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
 /* One sweep over the parameters of start's kernel: each at the given
  * factors, compared with the best so far. 1 when the best changed. */
 static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps,
-                           const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r, int *done,
-                           int *total)
+                           const ab_shape *s, const ab_tune_opts *o, check_oracle *oracle,
+                           ab_tune_result *r, int *done, int *total)
 {
     int improved = 0;
     for (int i = 0; i < start->kernel->n_params && !r->out_of_time; i++) {
@@ -415,7 +462,7 @@ static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps
         ab_candidate grid[8], before = r->best;
         int g = neighbours(start, i, steps, n_steps, grid);
         *total += g;
-        round_of(grid, g, s, o, r, done, *total);
+        round_of(grid, g, s, o, oracle, r, done, *total);
         if (!same_candidate(&before, &r->best)) {
             improved = 1;
             if (r->best.kernel == start->kernel)
@@ -434,7 +481,8 @@ static int tune_candidate(const attn_kernel *k, const ab_tune_opts *o)
         && (k->math == ATTN_F32 || (o->bf16 && k->math == ATTN_BF16));
 }
 
-int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
+static int tune_shape(const ab_shape *s, const ab_tune_opts *o, check_oracle *oracle,
+                      ab_tune_result *r)
 {
     memset(r, 0, sizeof *r);
     r->best.median = r->base.median = INFINITY;
@@ -465,7 +513,7 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
     if (o->level == AB_TUNE_ESTIMATE) {
         r->best = r->base;
         r->checked = 1;
-        if (!check_of(o, &r->best, s)) {
+        if (!check_of(o, oracle, &r->best, s)) {
             snprintf(r->error, sizeof r->error, "the default kernel %s failed the check",
                      base_name);
             return -1;
@@ -483,7 +531,7 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
             first[i] = t;
         }
     /* Every kernel at its defaults. */
-    round_of(first, n, s, o, r, &done, total);
+    round_of(first, n, s, o, oracle, r, &done, total);
     if (!isfinite(r->best.median)) {
         if (r->failed)
             snprintf(r->error, sizeof r->error,
@@ -510,12 +558,12 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
      * round by chance) that would leave the winner unexplored. */
     const ab_candidate winner = r->best;
     if (second.kernel != r->best.kernel)
-        coordinate_pass(&second, coarse, 2, s, o, r, &done, &total);
+        coordinate_pass(&second, coarse, 2, s, o, oracle, r, &done, &total);
     int passes = o->level == AB_TUNE_PATIENT ? 8 : 1;
     for (int pass = 0; pass < passes && !r->out_of_time; pass++) {
         ab_candidate start = pass == 0 ? winner : r->best;
         int improved = coordinate_pass(&start, pass == 0 ? coarse : fine, pass == 0 ? 2 : 4, s, o,
-                                       r, &done, &total);
+                                       oracle, r, &done, &total);
         if (pass > 0 && !improved)
             break;   /* patient: a full sweep that changed nothing */
     }
@@ -545,12 +593,21 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
     return 0;
 }
 
+int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
+{
+    check_oracle oracle = { .shape = "" };
+    int rc = tune_shape(s, o, &oracle, r);
+    oracle_free(&oracle);
+    return rc;
+}
+
 int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pick,
                      ab_candidate *winner, int *n_candidates)
 {
     ab_candidate *all = malloc(MAX_CANDIDATES * sizeof *all);
     if (!all)
         return -1;
+    check_oracle oracle = { .shape = "" };
     int n = 0;
     all[n++] = *pick;
     for (int i = 0; i < attn_kernel_count(); i++) {
@@ -559,7 +616,7 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
             continue;
         ab_candidate c = { .kernel = k };
         defaults_of(k, c.params);
-        if (n < MAX_CANDIDATES && check_of(o, &c, s))
+        if (n < MAX_CANDIDATES && check_of(o, &oracle, &c, s))
             all[n++] = c;
         for (int p = 0; p < k->n_params; p++) {
             if (!ab_op_row_of(s->op)->gemms && k->params[p].gemm_only)
@@ -568,7 +625,7 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
             ab_candidate grid[8];
             int g = neighbours(&c, p, coarse, 2, grid);
             for (int j = 0; j < g && n < MAX_CANDIDATES; j++)
-                if (check_of(o, &grid[j], s))
+                if (check_of(o, &oracle, &grid[j], s))
                     all[n++] = grid[j];
         }
     }
@@ -587,6 +644,7 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
         *winner = pair[1];
         *n_candidates = n;
     }
+    oracle_free(&oracle);
     free(all);
     return rc;
 }
@@ -694,8 +752,9 @@ int ab_tune_verify_record(const attn_wisdom_record *rec, double *max_err, char *
     const int n = ab_tune_check_calls(b, calls, why, len);
     int ok = n > 0;
     double worst = n > 0 ? 0.0 : INFINITY;
+    check_oracle oracle = { .shape = "" };
     for (int i = 0; ok && i < n; i++) {
-        ok = check_candidate(&c, &calls[i], b->threads);
+        ok = check_candidate(&c, &calls[i], b->threads, &oracle);
         worst = c.max_err > worst || c.max_err != c.max_err ? c.max_err : worst;
         if (!ok) {
             char text[160];
@@ -704,6 +763,7 @@ int ab_tune_verify_record(const attn_wisdom_record *rec, double *max_err, char *
                      rec->kernel, text, c.max_err);
         }
     }
+    oracle_free(&oracle);
     *max_err = worst;
     return ok;
 }
