@@ -294,11 +294,18 @@ int attn_exec_scratch_threads(const attn_exec *ex);
 
 /* A tunable parameter of a kernel (tile sizes). */
 #define ATTN_MAX_PARAMS 16
+/* The largest decode_rows (kernels/frame/decode.h): the most query rows per
+ * key/value head a call on the decode path can have. */
+#define ATTN_DECODE_ROWS_MAX 64
 typedef struct attn_param {
     const char *name;
     const char *help;
     int min, max;
     int gemm_only;                     /* 1: only the gemm reads it (SDPA alone does not) */
+    /* 1: only the decode path reads it (taken by an attention call of at
+     * most ATTN_DECODE_ROWS_MAX query rows per key/value head): a shape
+     * whose calls all have more never does. */
+    int decode_only;
     /* 1: a path switch — compared with a size of the problem (one path
      * below it, another from it up), so its min and its max each mean "this
      * path always": the tuner tries both beside its scaled neighbours, or

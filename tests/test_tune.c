@@ -46,6 +46,8 @@ typedef struct model {
     double clock;                            /* virtual seconds: each time call adds one */
     int time_calls, checks;
     int timed_rejected;                      /* a rejected candidate reached the timer */
+    int decode_varied;                       /* checks of a candidate whose decode-path
+                                                parameters are not its kernel's defaults */
 } model;
 
 static int index_of(const attn_kernel *k)
@@ -75,12 +77,18 @@ static double cost(const model *m, const ab_candidate *c)
     return t;
 }
 
+static void defaults(const attn_kernel *k, int *v);
+
 static int model_check(void *arg, ab_candidate *c, const ab_shape *s, int threads)
 {
     (void)s;
     (void)threads;
     model *m = arg;
     m->checks++;
+    int dflt[ATTN_MAX_PARAMS];
+    defaults(c->kernel, dflt);
+    for (int p = 0; p < c->kernel->n_params; p++)
+        m->decode_varied += c->kernel->params[p].decode_only && c->params[p] != dflt[p];
     c->max_err = c->kernel == m->reject ? 7.0 : 0.25;
     return c->kernel != m->reject;
 }
@@ -446,6 +454,48 @@ static void test_path_switch(const ab_shape *s, const attn_kernel *a)
         t_skip("tune: %s has no path switch", a->name);
 }
 
+/* The decode path's parameters are tuned only where a call can take that
+ * path: an encoder at L 128 (128 query rows per head) never does, so none
+ * of its candidates varies them, even where varying them would pay in the
+ * model; a decoding step (Lq 1) does, and there they are searched. */
+static void test_decode_params_where_read(const attn_kernel *a)
+{
+    int decode_params = 0;
+    for (int p = 0; p < a->n_params; p++)
+        decode_params += a->params[p].decode_only;
+    if (decode_params == 0) {
+        t_skip("tune: %s has no decode-path parameter", a->name);
+        return;
+    }
+    static const char *const shapes[] = { "op=encoder,B=1,L=128,D=64,H=4,F=128",
+                                          "op=sdpa,B=1,Lq=1,Lk=256,H=4,Dh=16,mask=causal-br" };
+    for (int i = 0; i < 2; i++) {
+        t_case("tune: the decode path's parameters are searched only where it runs: %s",
+               shapes[i]);
+        ab_shape s;
+        char err[256];
+        if (ab_shape_parse(shapes[i], AB_OP_SDPA, &s, err, sizeof err) != 0) {
+            CHECK(0, "shape: %s", err);
+            continue;
+        }
+        model m;
+        model_init(&m, a);
+        int ai = index_of(a);
+        for (int p = 0; p < a->n_params; p++)   /* their optimum off the default */
+            if (a->params[p].decode_only && !a->params[p].threshold)
+                m.opt[ai][p] = scaled(&a->params[p], m.opt[ai][p], 2.0);
+        ab_tune_result r;
+        CHECK(run(&m, &s, AB_TUNE_MEASURE, 0, &r) == 0, "tune: %s", r.error);
+        if (i == 0)
+            CHECK(m.decode_varied == 0, "%d of %d checks varied a decode-path parameter",
+                  m.decode_varied, m.checks);
+        else
+            CHECK(m.decode_varied >= 2 * decode_params - 1,
+                  "%d of %d checks varied a decode-path parameter (%d of them)", m.decode_varied,
+                  m.checks, decode_params);
+    }
+}
+
 /* The real check and timing, on a tiny bucket: a usable, checked pick. */
 static void test_real(void)
 {
@@ -703,6 +753,7 @@ void test_tune(void)
         test_path_switch(&s, a);
     } else
         t_skip("tune: %s has no parameters", a->name);
+    test_decode_params_where_read(a);
     test_time_survives_failure(a);
     test_slow_estimated_out(a);
     test_real();

@@ -449,6 +449,22 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
         o->progress(o->progress_arg, *done, total, &r->best);
 }
 
+/* Whether a call of s can read parameter p: a GEMM's only with an op that
+ * runs GEMMs (SDPA alone does not), the decode path's only with a call of at
+ * most ATTN_DECODE_ROWS_MAX query rows per key/value head (decoding steps,
+ * one token each, have one). Varying one no call reads times candidates
+ * that differ in nothing, and lets one of them win by chance: 7 of the 27
+ * neighbours of avx2's defaults a tune of a BERT-base layer at L 128
+ * checked and timed varied decode_rows, prefetch or row_prefetch. */
+static int param_read(const attn_param *p, const ab_shape *s)
+{
+    if (p->gemm_only && !ab_op_row_of(s->op)->gemms)
+        return 0;
+    long rows = s->steps > 0 ? 1 : s->q_len;
+    return !p->decode_only
+        || rows * (s->heads / ab_shape_kv_heads(s)) <= ATTN_DECODE_ROWS_MAX;
+}
+
 /* One sweep over the parameters of start's kernel: each at the given
  * factors, compared with the best so far. 1 when the best changed. */
 static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps,
@@ -457,8 +473,8 @@ static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps
 {
     int improved = 0;
     for (int i = 0; i < start->kernel->n_params && !r->out_of_time; i++) {
-        if (!ab_op_row_of(s->op)->gemms && start->kernel->params[i].gemm_only)
-            continue;   /* an op without GEMMs (SDPA) never reads it: nothing to tune */
+        if (!param_read(&start->kernel->params[i], s))
+            continue;   /* nothing to tune */
         ab_candidate grid[8], before = r->best;
         int g = neighbours(start, i, steps, n_steps, grid);
         *total += g;
@@ -619,7 +635,7 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
         if (n < MAX_CANDIDATES && check_of(o, &oracle, &c, s))
             all[n++] = c;
         for (int p = 0; p < k->n_params; p++) {
-            if (!ab_op_row_of(s->op)->gemms && k->params[p].gemm_only)
+            if (!param_read(&k->params[p], s))
                 continue;
             static const double coarse[] = { 0.5, 2.0 };
             ab_candidate grid[8];

@@ -16,10 +16,11 @@
  * runs it (blocked, openblas, the SIMD kernels' simd/params.c). */
 #define ATTN_DECODE_ROWS_PARAM                                                                 \
     { "decode_rows", "attention: decode path (K and V streamed in place, split across "       \
-      "threads) when Lq x heads per key/value head <= this; 0 never", 0, 64, .threshold = 1 }
+      "threads) when Lq x heads per key/value head <= this; 0 never", 0, ATTN_DECODE_ROWS_MAX, \
+      .threshold = 1, .decode_only = 1 }
 #define ATTN_PREFETCH_PARAM                                                                    \
     { "prefetch", "attention, decode path: prefetch K and V rows this many keys ahead; 0 off " \
-      "(the hardware prefetcher alone)", 0, 256 }
+      "(the hardware prefetcher alone)", 0, 256, .decode_only = 1 }
 /* Their defaults, measured (docs/decoding.md, avx512 on a Zen 4, H 32,
  * Dh 128, Lk 4096, decode_rows 64 against 0 in alternating runs): the
  * decode path up to 16 query rows per key/value head. With 4 heads per
@@ -42,7 +43,8 @@ enum { ATTN_DECODE_ROWS_DEFAULT = 16, ATTN_PREFETCH_DEFAULT = 16 };
  * rows span (so 2x the keys for f16 and bf16, 4x for int8). */
 #define ATTN_ROW_PREFETCH_PARAM                                                                \
     { "row_prefetch", "attention, decode path, one query row in registers: 1 prefetch every " \
-      "line, as many bytes ahead as `prefetch` fp32 keys; 0 a new page's first lines only", 0, 1 }
+      "line, as many bytes ahead as `prefetch` fp32 keys; 0 a new page's first lines only", 0, 1, \
+      .decode_only = 1 }
 /* Its default, measured (docs/decoding.md; Lk 16384, H 32, 1 thread, the
  * builds or settings side by side in one process): every line, as many
  * bytes ahead, took
