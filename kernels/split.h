@@ -102,7 +102,7 @@ static inline attn_chunked attn_split_chunks(long items, long parts, int nt)
 
 /* One parallel region of a traced call. */
 typedef struct attn_region {
-    char name[96];          /* what runs: "gemm 512x2304x768", "attention" ... */
+    char name[128];         /* what runs: "gemm 512x2304x768", "attention" ... */
     char unit[96];          /* what one unit of work is */
     int n_threads;
     long *units_per_thread; /* n_threads of them */

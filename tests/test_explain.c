@@ -511,8 +511,41 @@ static void test_param_settings(void)
     attn_trace_clear(&t);
 }
 
+/* A SIMD row's attention says which key path a shape takes: below
+ * stream_from one tile of all keys, from it up keys in tiles of bk (rounded
+ * down to whole panels: 384 is a whole number of 12, 16 and 32 keys). */
+static void test_key_path(void)
+{
+    ab_shape s;
+    char ran[64], err[256];
+    attn_trace t = { 0 };
+    if (parse("op=sdpa,B=1,H=2,L=512,Dh=64", &s) != 0)
+        return;
+    for (size_t r = 0; r < sizeof simd_rows / sizeof *simd_rows; r++) {
+        const attn_kernel *k = attn_registry_find(simd_rows[r]);
+        if (!k || !attn_registry_runnable(k))
+            continue;
+        t_case("explain [%s]: the attention's name says its key path, one tile or streamed",
+               k->name);
+        const ab_param_setting one[] = { { "stream_from", 1024 } },
+                               streamed[] = { { "stream_from", 1 }, { "bk", 384 } };
+        const char *want[] = { "all 512 keys in one tile", "keys in tiles of 384" };
+        for (int c = 0; c < 2; c++) {
+            const attn_region *a = NULL;
+            err[0] = '\0';
+            if (ab_explain_shape(&s, k->name, 2, c ? streamed : one, c ? 2 : 1, &t, NULL, ran,
+                                 sizeof ran, err, sizeof err) == 0)
+                a = find_region(&t, "attention");
+            CHECK(a && strstr(a->name, want[c]), "%s: '%s' (%s)", want[c], a ? a->name : "-",
+                  err);
+        }
+    }
+    attn_trace_clear(&t);
+}
+
 void test_explain(void)
 {
+    test_key_path();
     test_param_settings();
     test_measured();
     test_no_work();

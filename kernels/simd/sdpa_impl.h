@@ -211,9 +211,15 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
     const attn_chunked work = attn_split_chunks(heads, (p->q_len + GEMM_MR - 1) / GEMM_MR,
                                                 ex->n_threads);
     const long tasks = heads * work.chunks;
+    /* The key path in the name too (stream_from, bk): explain says which
+     * one a shape takes. */
+    const int key_tile = SIMD_NAME(sdpa_key_tile)(p, ex->params);
+    const int streams = p->kv_len >= ex->params[SK_STREAM_FROM];
     if (attn_trace_region(ex, attn_chunked_share, &work, "query rows of a register tile",
-                          "attention %dx%dx%dx%d (B, H, Lq, Lk), %d chunks per head of %d-row tiles",
-                          p->batch, p->n_heads, p->q_len, p->kv_len, work.chunks, bq))
+                          "attention %dx%dx%dx%d (B, H, Lq, Lk), %d chunks per head of %d-row tiles, "
+                          "%s%d%s", p->batch, p->n_heads, p->q_len, p->kv_len, work.chunks, bq,
+                          streams ? "keys in tiles of " : "all ", streams ? key_tile : p->kv_len,
+                          streams ? "" : " keys in one tile"))
         return;
     sdpa_layout L;
     SIMD_NAME(sdpa_layout_of)(p, ex->params, &L);   /* checked when sizing the scratch */
