@@ -306,6 +306,11 @@ typedef struct attn_param {
      * most ATTN_DECODE_ROWS_MAX query rows per key/value head): a shape
      * whose calls all have more never does. */
     int decode_only;
+    /* 1: all it changes shows in a dry run's regions (split.h): a path
+     * switch, a tile of attention, the thread split. Two of its values
+     * whose dry runs record the same regions run the same code on the same
+     * tiles (the tuner times one of them). */
+    int traced;
     /* 1: a path switch — compared with a size of the problem (one path
      * below it, another from it up), so its min and its max each mean "this
      * path always": the tuner tries both beside its scaled neighbours, or

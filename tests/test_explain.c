@@ -78,7 +78,8 @@ static void test_anchors(void)
                        row->name, anchors[a], n, n);
                 attn_trace t = { 0 };
                 char ran[64];
-                int rc = ab_explain_workload(&w, row->name, n, &t, ran, sizeof ran, err, sizeof err);
+                int rc = ab_explain_workload(&w, row->name, n, NULL, 0, &t, ran, sizeof ran, err,
+                                             sizeof err);
                 CHECK(rc == 0 && strcmp(ran, row->name) == 0, "%s (ran %s)", err, ran);
                 int counted = 0;
                 for (int i = 0; rc == 0 && i < t.n; i++) {
@@ -280,7 +281,7 @@ static void test_no_work(void)
     }
     for (size_t i = 0; i < (size_t)40 * 2 * 16; i++)
         w.q[i] = NAN;
-    CHECK(ab_explain_workload(&w, "blocked", 4, &t, ran, sizeof ran, err, sizeof err) == 0
+    CHECK(ab_explain_workload(&w, "blocked", 4, NULL, 0, &t, ran, sizeof ran, err, sizeof err) == 0
               && find_region(&t, "attention 1x2x40x40") != NULL,
           "%s; %d regions, none the attention", err, t.n);
     attn_trace_clear(&t);
@@ -329,7 +330,8 @@ static void test_measured(void)
             attn_ctx_destroy(ctx);
             /* the timed calls: the dry run's regions, adding up to the call */
             ab_explain_times tm = { .reps = 1 };
-            int rc = ab_explain_workload(&w, row->name, 1, &dry, ran, sizeof ran, err, sizeof err);
+            int rc = ab_explain_workload(&w, row->name, 1, NULL, 0, &dry, ran, sizeof ran, err,
+                                         sizeof err);
             rc |= ab_explain_measure(&w, row->name, 1, &t, &tm, ran, sizeof ran, err, sizeof err);
             CHECK(rc == 0 && t.n == dry.n && t.n > 0, "%s; %d regions measured, %d dry", err, t.n,
                   dry.n);
@@ -423,7 +425,8 @@ static void test_dry_memory(void)
                    "touched",
                    rows[k], shapes[a], n);
             attn_trace one = { 0 }, t = { 0 };
-            CHECK(ab_explain_workload(&w, rows[k], 1, &one, ran, sizeof ran, err, sizeof err)
+            CHECK(ab_explain_workload(&w, rows[k], 1, NULL, 0, &one, ran, sizeof ran, err,
+                                      sizeof err)
                       == 0,
                   "1 thread: %s", err);
             struct rlimit old;
@@ -441,7 +444,8 @@ static void test_dry_memory(void)
             struct rlimit lim = { (rlim_t)(size + slack), old.rlim_max };
             int rc = setrlimit(RLIMIT_AS, &lim);
             if (rc == 0) {
-                rc = ab_explain_workload(&w, rows[k], n, &t, ran, sizeof ran, err, sizeof err);
+                rc = ab_explain_workload(&w, rows[k], n, NULL, 0, &t, ran, sizeof ran, err,
+                                         sizeof err);
                 (void)setrlimit(RLIMIT_AS, &old);
                 CHECK(rc == 0, "%d threads in %lld MiB more address space: %s", n, slack >> 20,
                       err);

@@ -144,10 +144,10 @@ static int explain_calls(const ab_workload *w, const char *kernel, int n_threads
 }
 
 int ab_explain_workload(const ab_workload *w, const char *kernel, int n_threads,
-                        attn_trace *trace, char *kernel_out, size_t kernel_len, char *err,
-                        size_t err_len)
+                        const ab_param_setting *ps, int n_ps, attn_trace *trace,
+                        char *kernel_out, size_t kernel_len, char *err, size_t err_len)
 {
-    return explain_calls(w, kernel, n_threads, NULL, 0, trace, NULL, kernel_out, kernel_len, err,
+    return explain_calls(w, kernel, n_threads, ps, n_ps, trace, NULL, kernel_out, kernel_len, err,
                          err_len);
 }
 

@@ -26,11 +26,12 @@ int ab_explain_shape(const ab_shape *s, const char *kernel, int n_threads,
                      const ab_param_setting *ps, int n_ps, attn_trace *trace,
                      struct ab_explain_times *times, char *kernel_out, size_t kernel_len,
                      char *err, size_t err_len);
-/* The same on inputs already made (ab_workload_init): several kernels and
- * thread counts on one shape make its inputs once. */
+/* The same (a dry run) on inputs already made (ab_workload_init): several
+ * kernels, thread counts or parameter settings on one shape make its
+ * inputs once. */
 int ab_explain_workload(const struct ab_workload *w, const char *kernel, int n_threads,
-                        attn_trace *trace, char *kernel_out, size_t kernel_len, char *err,
-                        size_t err_len);
+                        const ab_param_setting *ps, int n_ps, attn_trace *trace,
+                        char *kernel_out, size_t kernel_len, char *err, size_t err_len);
 
 /* What ab_explain_measure gives: the medians over reps calls of the call,
  * of the time before its first region, and of each region's time (from

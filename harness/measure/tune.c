@@ -7,6 +7,7 @@
 
 #include "bench.h"
 #include "compare.h"
+#include "explain.h"
 #include "stats.h"
 #include "timer.h"
 #include "tune.h"
@@ -383,18 +384,108 @@ static int time_noting(const ab_tune_opts *o, ab_tune_result *r, ab_candidate *c
     return 0;
 }
 
+/* Whether c varies from only in parameters whose whole effect a dry run
+ * shows (attn_param.traced), on a row whose regions all report. */
+static int traced_variant(const ab_candidate *c, const ab_candidate *from)
+{
+    if (!from || c->kernel != from->kernel || !c->kernel->explains)
+        return 0;
+    for (int p = 0; p < c->kernel->n_params; p++)
+        if (c->params[p] != from->params[p] && !c->kernel->params[p].traced)
+            return 0;
+    return 1;
+}
+
+/* c's dry run (explain.h) on w at threads into t: 0, or -1. */
+static int dry_run(const ab_candidate *c, const ab_workload *w, int threads, attn_trace *t)
+{
+    ab_param_setting ps[ATTN_MAX_PARAMS];
+    for (int p = 0; p < c->kernel->n_params; p++) {
+        snprintf(ps[p].name, sizeof ps[p].name, "%s", c->kernel->params[p].name);
+        ps[p].value = c->params[p];
+    }
+    char ran[64], err[200];
+    return ab_explain_workload(w, c->kernel->name, threads, ps, c->kernel->n_params, t, ran,
+                               sizeof ran, err, sizeof err);
+}
+
+static int same_regions(const attn_trace *a, const attn_trace *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (int i = 0; i < a->n; i++) {
+        const attn_region *x = &a->regions[i], *y = &b->regions[i];
+        if (strcmp(x->name, y->name) != 0 || strcmp(x->unit, y->unit) != 0
+            || x->n_threads != y->n_threads || x->after_barrier != y->after_barrier
+            || memcmp(x->units_per_thread, y->units_per_thread,
+                      sizeof(long) * (size_t)x->n_threads) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The dry runs of one round: the shape's inputs and the regions of the
+ * candidate the round's ones vary, made at the first traced variant. */
+typedef struct dry_runs {
+    int made;            /* 0 not yet, 1 made, -1 could not be */
+    ab_workload w;
+    attn_trace from;
+} dry_runs;
+
+/* Whether c runs what from runs on s: the same regions in their dry runs.
+ * A split that deals the tiles as auto does, a threshold on the same side
+ * of the shape's size, a key tile where keys are not streamed: timing it
+ * would time from again, each time a chance to win on noise. */
+static int runs_as(dry_runs *d, const ab_candidate *c, const ab_candidate *from,
+                   const ab_shape *s, int threads)
+{
+    if (d->made == 0) {
+        d->made = -1;
+        if (ab_workload_init(&d->w, s, SEED, 0) == 0) {
+            d->made = dry_run(from, &d->w, threads, &d->from) == 0 ? 1 : -1;
+            if (d->made != 1)
+                ab_workload_free(&d->w);
+        }
+    }
+    if (d->made != 1)
+        return 0;
+    attn_trace t = { 0 };
+    int same = dry_run(c, &d->w, threads, &t) == 0 && same_regions(&t, &d->from);
+    attn_trace_clear(&t);
+    return same;
+}
+
+static void dry_runs_free(dry_runs *d)
+{
+    if (d->made == 1) {
+        ab_workload_free(&d->w);
+        attn_trace_clear(&d->from);
+    }
+    d->made = 0;
+}
+
 /* Checks, then times the candidates new[0..n) together with the current
  * best (re-timed in the same rounds, so they compare fairly); the best of
- * them replaces r->best. */
-static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tune_opts *o,
-                     check_oracle *oracle, ab_tune_result *r, int *done, int total)
+ * them replaces r->best. from: the candidate they vary (NULL: none), whose
+ * traced variants that run what it runs are left out (runs_as); with the
+ * real timer only (the tests' cost models price parameters a dry run
+ * cannot see). */
+static void round_of(ab_candidate *fresh, int n, const ab_candidate *from, const ab_shape *s,
+                     const ab_tune_opts *o, check_oracle *oracle, ab_tune_result *r, int *done,
+                     int total)
 {
     ab_candidate pool[MAX_CANDIDATES + 1];
     int m = 0;
+    dry_runs dry = { 0 };
     for (int i = 0; i < n && m < MAX_CANDIDATES; i++) {
         if (out_of_time(o)) {
             r->out_of_time = 1;
             break;
+        }
+        if (!o->probe && traced_variant(&fresh[i], from)
+            && runs_as(&dry, &fresh[i], from, s, o->threads)) {
+            r->same++;
+            continue;
         }
         r->checked++;
         if (!check_of(o, oracle, &fresh[i], s)) {
@@ -407,6 +498,7 @@ static void round_of(ab_candidate *fresh, int n, const ab_shape *s, const ab_tun
         }
         pool[m++] = fresh[i];
     }
+    dry_runs_free(&dry);   /* not held while timing */
     if (m == 0)
         return;
     if (isfinite(r->best.median))
@@ -478,7 +570,7 @@ static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps
         ab_candidate grid[8], before = r->best;
         int g = neighbours(start, i, steps, n_steps, grid);
         *total += g;
-        round_of(grid, g, s, o, oracle, r, done, *total);
+        round_of(grid, g, start, s, o, oracle, r, done, *total);
         if (!same_candidate(&before, &r->best)) {
             improved = 1;
             if (r->best.kernel == start->kernel)
@@ -547,7 +639,7 @@ static int tune_shape(const ab_shape *s, const ab_tune_opts *o, check_oracle *or
             first[i] = t;
         }
     /* Every kernel at its defaults. */
-    round_of(first, n, s, o, oracle, r, &done, total);
+    round_of(first, n, NULL, s, o, oracle, r, &done, total);
     if (!isfinite(r->best.median)) {
         if (r->failed)
             snprintf(r->error, sizeof r->error,

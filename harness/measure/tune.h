@@ -77,6 +77,9 @@ typedef struct ab_tune_result {
     ab_candidate best;
     ab_candidate base;           /* the untuned (feature-priority) choice */
     int checked, rejected, timed;
+    /* Left out unchecked and untimed: a variant whose dry run recorded the
+     * regions of the candidate it varies (same code, same tiles). */
+    int same;
     int failed;                  /* passed the check, then could not be timed */
     char failure[120];           /* the first of them: "kernel: reason" */
     int out_of_time;             /* the deadline cut the search short */

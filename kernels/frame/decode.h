@@ -17,7 +17,7 @@
 #define ATTN_DECODE_ROWS_PARAM                                                                 \
     { "decode_rows", "attention: decode path (K and V streamed in place, split across "       \
       "threads) when Lq x heads per key/value head <= this; 0 never", 0, ATTN_DECODE_ROWS_MAX, \
-      .threshold = 1, .decode_only = 1 }
+      .threshold = 1, .decode_only = 1, .traced = 1 }
 #define ATTN_PREFETCH_PARAM                                                                    \
     { "prefetch", "attention, decode path: prefetch K and V rows this many keys ahead; 0 off " \
       "(the hardware prefetcher alone)", 0, 256, .decode_only = 1 }

@@ -5,15 +5,18 @@ const attn_param attn_simd_params[SK_N_PARAMS] = {
     [SK_MC] = { "mc", "GEMM rows per packed A block (kept in L2); rounded down to MR", 1, 8192, 1 },
     [SK_KC] = { "kc", "GEMM depth per block (a B micro-panel kept in L1)", 8, 4096, 1 },
     [SK_NC] = { "nc", "GEMM columns per packed B panel (kept in L2); rounded down to NR", 1, 65536, 1 },
-    [SK_SPLIT] = { "split", "GEMM thread split: 0 auto, 1 column panels, 2 row tiles", 0, 2, 1 },
-    [SK_BQ] = { "bq", "attention query rows per tile; rounded down to MR", 1, 4096 },
-    [SK_BK] = { "bk", "attention keys per tile when streaming; rounded down to NR", 1, 65536 },
+    [SK_SPLIT] = { "split", "GEMM thread split: 0 auto, 1 column panels, 2 row tiles", 0, 2, 1,
+                   .traced = 1 },
+    [SK_BQ] = { "bq", "attention query rows per tile; rounded down to MR", 1, 4096, .traced = 1 },
+    [SK_BK] = { "bk", "attention keys per tile when streaming; rounded down to NR", 1, 65536,
+                .traced = 1 },
     [SK_STREAM_FROM] = { "stream_from", "stream keys (flash) from this Lk up; below, one tile of all keys",
-                         1, 1 << 30, .threshold = 1 },
+                         1, 1 << 30, .threshold = 1, .traced = 1 },
     [SK_DECODE_ROWS] = ATTN_DECODE_ROWS_PARAM,
     [SK_PREFETCH] = ATTN_PREFETCH_PARAM,
     [SK_STREAM_ROWS] = { "stream_rows", "GEMM: weights streamed unpacked, C computed transposed, "
-                         "up to this many rows; 0 never", 0, 4096, 1, .threshold = 1 },
+                         "up to this many rows; 0 never", 0, 4096, 1, .threshold = 1,
+                         .traced = 1 },
     [SK_ROW_PREFETCH] = ATTN_ROW_PREFETCH_PARAM,
 };
 
