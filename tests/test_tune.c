@@ -496,6 +496,78 @@ static void test_decode_params_where_read(const attn_kernel *a)
     }
 }
 
+static int param_index(const attn_kernel *k, const char *name)
+{
+    for (int p = 0; p < k->n_params; p++)
+        if (strcmp(k->params[p].name, name) == 0)
+            return p;
+    return -1;
+}
+
+/* What the search leaves out as running what it varies (ab_tune_same_run),
+ * on SDPA at L 40, 1 thread: a neighbour whose path or tile is the same is
+ * left out; one that changes either — decode_rows 64 (40 rows a head take
+ * the decode path), stream_from 1 (keys streamed), bk where keys stream —
+ * is not, nor one that varies a parameter a dry run cannot show, nor
+ * another kernel. */
+static void test_same_run(const attn_kernel *a)
+{
+    t_case("tune: a neighbour is the same run only where its dry run records the same regions");
+    if (!a->explains) {
+        t_skip("tune: %s does not describe its regions", a->name);
+        return;
+    }
+    ab_shape s;
+    char err[256];
+    if (ab_shape_parse("op=sdpa,B=1,H=2,L=40,Dh=16", AB_OP_SDPA, &s, err, sizeof err) != 0) {
+        CHECK(0, "shape: %s", err);
+        return;
+    }
+    ab_candidate base = { .kernel = a }, b;
+    defaults(a, base.params);
+    struct { const char *name; int value, same; } cases[] = {
+        { "decode_rows", 8, 1 }, { "decode_rows", 32, 1 }, { "decode_rows", 0, 1 },
+        { "decode_rows", 64, 0 }, { "stream_from", 1, 0 }, { "stream_from", 1 << 30, 1 },
+        { "prefetch", 0, 0 },
+    };
+    int tried = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int p = param_index(a, cases[i].name);
+        if (p < 0 || base.params[p] == cases[i].value
+            || (cases[i].same && strcmp(cases[i].name, "decode_rows") == 0 && base.params[p] >= 40))
+            continue;   /* this row has no such parameter, or its default is already there */
+        b = base;
+        b.params[p] = cases[i].value;
+        tried++;
+        CHECK(ab_tune_same_run(&base, &b, &s, 1) == cases[i].same, "%s %s=%d (default %d): %s",
+              a->name, cases[i].name, cases[i].value, base.params[p],
+              cases[i].same ? "runs what the default runs" : "runs something else");
+    }
+    /* bk: the same where keys are one tile, not where they stream. */
+    int bk = param_index(a, "bk"), from = param_index(a, "stream_from");
+    if (bk >= 0 && from >= 0) {
+        b = base;
+        b.params[bk] = base.params[bk] * 2;
+        CHECK(ab_tune_same_run(&base, &b, &s, 1) == (s.kv_len < base.params[from]),
+              "bk %d -> %d with stream_from %d at Lk %d", base.params[bk], b.params[bk],
+              base.params[from], s.kv_len);
+        ab_candidate streamed = base;
+        streamed.params[from] = 1;
+        streamed.params[bk] = 16;   /* a tile of 16 keys (to the row's panels: 16, 12, 32) */
+        b = streamed;
+        b.params[bk] = 64;          /* against all 40 in one (rounded up to whole panels) */
+        CHECK(!ab_tune_same_run(&streamed, &b, &s, 1), "bk 16 -> 64, keys streamed");
+        tried += 2;
+    }
+    const attn_kernel *other = other_kernel(a);
+    if (other) {
+        b = (ab_candidate){ .kernel = other };
+        defaults(other, b.params);
+        CHECK(!ab_tune_same_run(&base, &b, &s, 1), "%s against %s", a->name, other->name);
+    }
+    CHECK(tried >= 3, "only %d cases apply to %s", tried, a->name);
+}
+
 /* The real check and timing, on a tiny bucket: a usable, checked pick. */
 static void test_real(void)
 {
@@ -766,6 +838,7 @@ void test_tune(void)
     } else
         t_skip("tune: %s has no parameters", a->name);
     test_decode_params_where_read(a);
+    test_same_run(a);
     test_time_survives_failure(a);
     test_slow_estimated_out(a);
     test_real();

@@ -96,13 +96,14 @@ static void oracle_free(check_oracle *o)
     o->shape[0] = '\0';
 }
 
-/* o holding naive's answer on small: 0, or -1 when it could not be made. */
+/* o holding naive's answer on small: 1 kept from before, 0 made now, or -1
+ * when it could not be made. */
 static int oracle_for(check_oracle *o, const ab_shape *small)
 {
     char text[sizeof o->shape];
     ab_shape_format(small, text, sizeof text);
     if (o->shape[0] && strcmp(o->shape, text) == 0)
-        return 0;
+        return 1;
     oracle_free(o);
     if (ab_workload_init(&o->w, small, SEED, 4) != 0)
         return -1;
@@ -131,22 +132,31 @@ static int check_candidate(ab_candidate *c, const ab_shape *s, int threads, chec
     /* generate's N steps too: the oracle decoding 2^24 tokens token by
      * token held tune far past its --budget (checked between candidates). */
     small.steps = small.steps < CHECK_LEN ? small.steps : CHECK_LEN;
-    if (oracle_for(oracle, &small) != 0)
-        return 0;
-    const ab_workload *w = &oracle->w;
-    attn_ctx *ctx = context_of(c, threads, NULL);
-    float *y = ab_alloc_floats(w->out_len, 4);
-    int ok = 0;
     /* The candidate's call reads the inputs naive read (a call leaves them
-     * as it found them; a decoding one resets its caches first). */
-    if (ctx && y && ab_workload_run(ctx, w, y) == ATTN_OK) {
-        ab_verdict v = ab_verify_kernel(c->kernel->name, &small, y, oracle->ref, w->out_len,
-                                        w->max_abs_v);
-        c->max_err = v.tol > 0 ? v.max_err / v.tol : INFINITY;
-        ok = v.ok;
+     * as it found them; a decoding one resets its caches first). One that
+     * fails on inputs kept from before is checked again on inputs made
+     * anew: a kernel that wrote into them fails alone, not every one after. */
+    int ok = 0, kept = 0;
+    for (int again = 0; again < 2 && !ok; again++) {
+        if (again && !kept)
+            break;
+        if (again)
+            oracle_free(oracle);
+        kept = oracle_for(oracle, &small);
+        if (kept < 0)
+            break;
+        const ab_workload *w = &oracle->w;
+        attn_ctx *ctx = context_of(c, threads, NULL);
+        float *y = ab_alloc_floats(w->out_len, 4);
+        if (ctx && y && ab_workload_run(ctx, w, y) == ATTN_OK) {
+            ab_verdict v = ab_verify_kernel(c->kernel->name, &small, y, oracle->ref, w->out_len,
+                                            w->max_abs_v);
+            c->max_err = v.tol > 0 ? v.max_err / v.tol : INFINITY;
+            ok = v.ok;
+        }
+        attn_ctx_destroy(ctx);
+        ab_free(y);
     }
-    attn_ctx_destroy(ctx);
-    ab_free(y);
     return ok;
 }
 
@@ -173,14 +183,13 @@ static long calls_per_batch(double one, double min_time)
     return k < 1 ? 1 : k > 100000 ? 100000 : k;
 }
 
-int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o)
+/* ab_tune_time on the shape's inputs w, the estimates on probe's. */
+static int time_candidates(ab_candidate *c, int n, const ab_tune_opts *o, const ab_workload *w,
+                           ab_call_probe *probe)
 {
-    ab_workload w;
     if (n <= 0)
         return 0;
-    if (ab_workload_init(&w, s, SEED, 0) != 0)
-        return -1;
-    float *out = ab_alloc_floats(w.out_len, 0);
+    float *out = ab_alloc_floats(w->out_len, 0);
     attn_ctx **ctx = calloc((size_t)n, sizeof *ctx);
     attn_packed_weights **packed = calloc((size_t)n, sizeof *packed);
     long *iters = calloc((size_t)n, sizeof *iters);
@@ -202,8 +211,6 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
      * (23 s a call on BERT-base at B 8, L 128, against avx2's 0.2 s) took
      * 140 s of a 150 s tune. */
     double fastest = INFINITY;
-    ab_call_probe probe;   /* the cut shape's inputs, made once for every candidate */
-    ab_call_probe_init(&probe, s);
     for (int i = 0; rc == 0 && i < n; i++) {
         c[i].n_times = 0;
         c[i].median = INFINITY;
@@ -215,7 +222,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         attn_status st;
         ctx[i] = context_of(&c[i], o->threads, &st);
         if (st == ATTN_OK && isfinite(fastest)) {
-            double estimate = ab_call_probe_estimate(&probe, &ab_library_self, ctx[i]);
+            double estimate = ab_call_probe_estimate(probe, &ab_library_self, ctx[i]);
             if (ab_estimate_over(estimate, TOO_SLOW * fastest)) {
                 c[i].estimate = per_call[i] = estimate;
                 continue;
@@ -224,12 +231,12 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         /* The weights packed at the candidate's parameters, as `run` times;
          * then a warm-up call and a timed one. */
         if (st == ATTN_OK)
-            st = ab_workload_pack(ctx[i], &w, &packed[i]);
+            st = ab_workload_pack(ctx[i], w, &packed[i]);
         if (st == ATTN_OK)
-            st = ab_workload_run(ctx[i], &w, out);
+            st = ab_workload_run(ctx[i], w, out);
         double t0 = ab_now();
         if (st == ATTN_OK)
-            st = ab_workload_run(ctx[i], &w, out);
+            st = ab_workload_run(ctx[i], w, out);
         double one = ab_now() - t0;
         if (st != ATTN_OK) {
             drop_candidate(&c[i], &ctx[i], &iters[i], st);
@@ -239,7 +246,6 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         iters[i] = calls_per_batch(one, o->min_time);
         fastest = fmin(fastest, one);
     }
-    ab_call_probe_free(&probe);
     /* One timed call over TOO_SLOW times the fastest does not show that a
      * candidate is too slow: a busy machine may pause the process in it (a
      * default judged too slow that way once left a tune with no pick), so a
@@ -248,7 +254,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
         if (iters[i] != 1 || per_call[i] <= TOO_SLOW * fastest)
             continue;
         double t0 = ab_now();
-        attn_status st = ab_workload_run(ctx[i], &w, out);
+        attn_status st = ab_workload_run(ctx[i], w, out);
         per_call[i] = fmin(per_call[i], ab_now() - t0);
         if (st != ATTN_OK)
             drop_candidate(&c[i], &ctx[i], &iters[i], st);
@@ -264,7 +270,7 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
             attn_status st = ATTN_OK;
             double t0 = ab_now();
             for (long k = 0; k < iters[i] && st == ATTN_OK; k++)
-                st = ab_workload_run(ctx[i], &w, out);
+                st = ab_workload_run(ctx[i], w, out);
             if (st != ATTN_OK)
                 drop_candidate(&c[i], &ctx[i], &iters[i], st);
             else
@@ -287,21 +293,74 @@ int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *
     free(iters);
     free(per_call);
     ab_free(out);
+    return rc;
+}
+
+int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o)
+{
+    ab_workload w;
+    if (n <= 0)
+        return 0;
+    if (ab_workload_init(&w, s, SEED, 0) != 0)
+        return -1;
+    ab_call_probe probe;
+    ab_call_probe_init(&probe, s);
+    int rc = time_candidates(c, n, o, &w, &probe);
+    ab_call_probe_free(&probe);
     ab_workload_free(&w);
     return rc;
 }
 
-/* The check and the timing, through the options' probe when there is one. */
-static int check_of(const ab_tune_opts *o, check_oracle *oracle, ab_candidate *c,
-                    const ab_shape *s)
+/* What a tune of one shape makes once and keeps for all its rounds: naive's
+ * answer on the check shape, the shape's own inputs (every round's timing
+ * and dry runs read them: made anew each round, a 12-layer BERT's took
+ * 0.95 s a round) and the cut shape's for the estimates. */
+typedef struct tune_session {
+    const ab_shape *shape;
+    check_oracle oracle;
+    int made;              /* the shape's inputs: 0 not yet, 1 made, -1 could not be */
+    ab_workload w;
+    ab_call_probe probe;
+} tune_session;
+
+static void session_init(tune_session *t, const ab_shape *s)
 {
-    return o->probe ? o->probe->check(o->probe->arg, c, s, o->threads)
-                    : check_candidate(c, s, o->threads, oracle);
+    memset(t, 0, sizeof *t);
+    t->shape = s;
+    ab_call_probe_init(&t->probe, s);
 }
 
-static int time_of(const ab_tune_opts *o, ab_candidate *c, int n, const ab_shape *s)
+/* The shape's inputs, made at the first call; NULL when out of memory. */
+static const ab_workload *session_inputs(tune_session *t)
 {
-    return o->probe ? o->probe->time(o->probe->arg, c, n, s, o) : ab_tune_time(c, n, s, o);
+    if (t->made == 0)
+        t->made = ab_workload_init(&t->w, t->shape, SEED, 0) == 0 ? 1 : -1;
+    return t->made == 1 ? &t->w : NULL;
+}
+
+static void session_free(tune_session *t)
+{
+    oracle_free(&t->oracle);
+    if (t->made == 1)
+        ab_workload_free(&t->w);
+    t->made = 0;
+    ab_call_probe_free(&t->probe);
+}
+
+/* The check and the timing of t's shape, through the options' probe when
+ * there is one. */
+static int check_of(const ab_tune_opts *o, tune_session *t, ab_candidate *c)
+{
+    return o->probe ? o->probe->check(o->probe->arg, c, t->shape, o->threads)
+                    : check_candidate(c, t->shape, o->threads, &t->oracle);
+}
+
+static int time_of(const ab_tune_opts *o, tune_session *t, ab_candidate *c, int n)
+{
+    if (o->probe)
+        return o->probe->time(o->probe->arg, c, n, t->shape, o);
+    const ab_workload *w = session_inputs(t);
+    return w ? time_candidates(c, n, o, w, &t->probe) : -1;
 }
 
 static void defaults_of(const attn_kernel *k, int *params)
@@ -373,10 +432,10 @@ static void note_failure(const ab_tune_opts *o, ab_tune_result *r, const ab_cand
 }
 
 /* time_of for the search: each candidate that could not run is noted in r. */
-static int time_noting(const ab_tune_opts *o, ab_tune_result *r, ab_candidate *c, int n,
-                       const ab_shape *s)
+static int time_noting(const ab_tune_opts *o, tune_session *t, ab_tune_result *r,
+                       ab_candidate *c, int n)
 {
-    if (time_of(o, c, n, s) != 0)
+    if (time_of(o, t, c, n) != 0)
         return -1;
     for (int i = 0; i < n; i++)
         if (c[i].run_status != ATTN_OK)
@@ -424,11 +483,10 @@ static int same_regions(const attn_trace *a, const attn_trace *b)
     return 1;
 }
 
-/* The dry runs of one round: the shape's inputs and the regions of the
- * candidate the round's ones vary, made at the first traced variant. */
+/* The dry runs of one round: the regions of the candidate the round's ones
+ * vary, recorded at the first traced variant. */
 typedef struct dry_runs {
     int made;            /* 0 not yet, 1 made, -1 could not be */
-    ab_workload w;
     attn_trace from;
 } dry_runs;
 
@@ -436,74 +494,50 @@ typedef struct dry_runs {
  * A split that deals the tiles as auto does, a threshold on the same side
  * of the shape's size, a key tile where keys are not streamed: timing it
  * would time from again, each time a chance to win on noise. */
-static int runs_as(dry_runs *d, const ab_candidate *c, const ab_candidate *from,
-                   const ab_shape *s, int threads)
+static int runs_as(dry_runs *d, tune_session *ts, const ab_candidate *c,
+                   const ab_candidate *from, int threads)
 {
-    if (d->made == 0) {
-        d->made = -1;
-        if (ab_workload_init(&d->w, s, SEED, 0) == 0) {
-            d->made = dry_run(from, &d->w, threads, &d->from) == 0 ? 1 : -1;
-            if (d->made != 1)
-                ab_workload_free(&d->w);
-        }
-    }
+    const ab_workload *w = session_inputs(ts);
+    if (!w)
+        return 0;
+    if (d->made == 0)
+        d->made = dry_run(from, w, threads, &d->from) == 0 ? 1 : -1;
     if (d->made != 1)
         return 0;
     attn_trace t = { 0 };
-    int same = dry_run(c, &d->w, threads, &t) == 0 && same_regions(&t, &d->from);
+    int same = dry_run(c, w, threads, &t) == 0 && same_regions(&t, &d->from);
     attn_trace_clear(&t);
     return same;
 }
 
 static void dry_runs_free(dry_runs *d)
 {
-    if (d->made == 1) {
-        ab_workload_free(&d->w);
-        attn_trace_clear(&d->from);
-    }
+    attn_trace_clear(&d->from);   /* what a failed dry run recorded too */
     d->made = 0;
 }
 
-/* Checks, then times the candidates new[0..n) together with the current
- * best (re-timed in the same rounds, so they compare fairly); the best of
- * them replaces r->best. from: the candidate they vary (NULL: none), whose
- * traced variants that run what it runs are left out (runs_as); with the
- * real timer only (the tests' cost models price parameters a dry run
- * cannot see). */
-static void round_of(ab_candidate *fresh, int n, const ab_candidate *from, const ab_shape *s,
-                     const ab_tune_opts *o, check_oracle *oracle, ab_tune_result *r, int *done,
-                     int total)
+int ab_tune_same_run(const ab_candidate *a, const ab_candidate *b, const ab_shape *s, int threads)
 {
-    ab_candidate pool[MAX_CANDIDATES + 1];
-    int m = 0;
-    dry_runs dry = { 0 };
-    for (int i = 0; i < n && m < MAX_CANDIDATES; i++) {
-        if (out_of_time(o)) {
-            r->out_of_time = 1;
-            break;
-        }
-        if (!o->probe && traced_variant(&fresh[i], from)
-            && runs_as(&dry, &fresh[i], from, s, o->threads)) {
-            r->same++;
-            continue;
-        }
-        r->checked++;
-        if (!check_of(o, oracle, &fresh[i], s)) {
-            r->rejected++;
-            if (!o->quiet)
-                fprintf(stderr, "attnbench tune: %s with these parameters failed the check "
-                        "(max error %.3g of the bound); not timed\n", fresh[i].kernel->name,
-                        fresh[i].max_err);
-            continue;
-        }
-        pool[m++] = fresh[i];
-    }
-    dry_runs_free(&dry);   /* not held while timing */
-    if (m == 0)
-        return;
+    if (!traced_variant(b, a))
+        return 0;
+    tune_session ts;
+    session_init(&ts, s);
+    dry_runs d = { 0 };
+    int same = runs_as(&d, &ts, b, a, threads);
+    dry_runs_free(&d);
+    session_free(&ts);
+    return same;
+}
+
+/* Times pool[0..m) (a round's checked candidates) with the current best
+ * (re-timed in the same rounds, so they compare fairly); the best of them
+ * replaces r->best; fresh[0..n) get their times. */
+static void settle_round(ab_candidate *pool, int m, ab_candidate *fresh, int n,
+                         const ab_tune_opts *o, tune_session *ts, ab_tune_result *r)
+{
     if (isfinite(r->best.median))
         pool[m++] = r->best;     /* re-timed in the same rounds as the new ones */
-    if (time_noting(o, r, pool, m, s) != 0)
+    if (time_noting(o, ts, r, pool, m) != 0)
         return;
     r->timed += m;
     for (int i = 0; i < n; i++)          /* the caller may want the others' times */
@@ -536,6 +570,44 @@ static void round_of(ab_candidate *fresh, int n, const ab_candidate *from, const
         bi = incumbent;
     if (isfinite(pool[bi].median))
         r->best = pool[bi];
+}
+
+/* Checks, then times (settle_round) the candidates fresh[0..n) of ts's
+ * shape. from: the candidate they vary (NULL: none), whose traced variants
+ * that run what it runs are left out (runs_as); with the real timer only
+ * (the tests' cost models price parameters a dry run cannot see). */
+static void round_of(ab_candidate *fresh, int n, const ab_candidate *from, const ab_tune_opts *o,
+                     tune_session *ts, ab_tune_result *r, int *done, int total)
+{
+    ab_candidate pool[MAX_CANDIDATES + 1];
+    int m = 0;
+    dry_runs dry = { 0 };
+    for (int i = 0; i < n && m < MAX_CANDIDATES; i++) {
+        if (out_of_time(o)) {
+            r->out_of_time = 1;
+            break;
+        }
+        if (!o->probe && traced_variant(&fresh[i], from)
+            && runs_as(&dry, ts, &fresh[i], from, o->threads)) {
+            r->same++;
+            continue;
+        }
+        r->checked++;
+        if (!check_of(o, ts, &fresh[i])) {
+            r->rejected++;
+            if (!o->quiet)
+                fprintf(stderr, "attnbench tune: %s with these parameters failed the check "
+                        "(max error %.3g of the bound); not timed\n", fresh[i].kernel->name,
+                        fresh[i].max_err);
+            continue;
+        }
+        pool[m++] = fresh[i];
+    }
+    dry_runs_free(&dry);
+    if (m > 0)
+        settle_round(pool, m, fresh, n, o, ts, r);
+    /* Counted whether or not any was left to time: a round whose every
+     * candidate ran what it varies left the progress short of its total. */
     *done += n;
     if (o->progress)
         o->progress(o->progress_arg, *done, total, &r->best);
@@ -560,17 +632,17 @@ static int param_read(const attn_param *p, const ab_shape *s)
 /* One sweep over the parameters of start's kernel: each at the given
  * factors, compared with the best so far. 1 when the best changed. */
 static int coordinate_pass(ab_candidate *start, const double *steps, int n_steps,
-                           const ab_shape *s, const ab_tune_opts *o, check_oracle *oracle,
-                           ab_tune_result *r, int *done, int *total)
+                           const ab_tune_opts *o, tune_session *ts, ab_tune_result *r, int *done,
+                           int *total)
 {
     int improved = 0;
     for (int i = 0; i < start->kernel->n_params && !r->out_of_time; i++) {
-        if (!param_read(&start->kernel->params[i], s))
+        if (!param_read(&start->kernel->params[i], ts->shape))
             continue;   /* nothing to tune */
         ab_candidate grid[8], before = r->best;
         int g = neighbours(start, i, steps, n_steps, grid);
         *total += g;
-        round_of(grid, g, start, s, o, oracle, r, done, *total);
+        round_of(grid, g, start, o, ts, r, done, *total);
         if (!same_candidate(&before, &r->best)) {
             improved = 1;
             if (r->best.kernel == start->kernel)
@@ -589,8 +661,7 @@ static int tune_candidate(const attn_kernel *k, const ab_tune_opts *o)
         && (k->math == ATTN_F32 || (o->bf16 && k->math == ATTN_BF16));
 }
 
-static int tune_shape(const ab_shape *s, const ab_tune_opts *o, check_oracle *oracle,
-                      ab_tune_result *r)
+static int tune_shape(const ab_tune_opts *o, tune_session *ts, ab_tune_result *r)
 {
     memset(r, 0, sizeof *r);
     r->best.median = r->base.median = INFINITY;
@@ -621,7 +692,7 @@ static int tune_shape(const ab_shape *s, const ab_tune_opts *o, check_oracle *or
     if (o->level == AB_TUNE_ESTIMATE) {
         r->best = r->base;
         r->checked = 1;
-        if (!check_of(o, oracle, &r->best, s)) {
+        if (!check_of(o, ts, &r->best)) {
             snprintf(r->error, sizeof r->error, "the default kernel %s failed the check",
                      base_name);
             return -1;
@@ -639,7 +710,7 @@ static int tune_shape(const ab_shape *s, const ab_tune_opts *o, check_oracle *or
             first[i] = t;
         }
     /* Every kernel at its defaults. */
-    round_of(first, n, NULL, s, o, oracle, r, &done, total);
+    round_of(first, n, NULL, o, ts, r, &done, total);
     if (!isfinite(r->best.median)) {
         if (r->failed)
             snprintf(r->error, sizeof r->error,
@@ -666,12 +737,12 @@ static int tune_shape(const ab_shape *s, const ab_tune_opts *o, check_oracle *or
      * round by chance) that would leave the winner unexplored. */
     const ab_candidate winner = r->best;
     if (second.kernel != r->best.kernel)
-        coordinate_pass(&second, coarse, 2, s, o, oracle, r, &done, &total);
+        coordinate_pass(&second, coarse, 2, o, ts, r, &done, &total);
     int passes = o->level == AB_TUNE_PATIENT ? 8 : 1;
     for (int pass = 0; pass < passes && !r->out_of_time; pass++) {
         ab_candidate start = pass == 0 ? winner : r->best;
-        int improved = coordinate_pass(&start, pass == 0 ? coarse : fine, pass == 0 ? 2 : 4, s, o,
-                                       oracle, r, &done, &total);
+        int improved = coordinate_pass(&start, pass == 0 ? coarse : fine, pass == 0 ? 2 : 4, o,
+                                       ts, r, &done, &total);
         if (pass > 0 && !improved)
             break;   /* patient: a full sweep that changed nothing */
     }
@@ -684,7 +755,7 @@ static int tune_shape(const ab_shape *s, const ab_tune_opts *o, check_oracle *or
         r->base = r->best;
     } else if (isfinite(r->base.median)) {
         ab_candidate pair[2] = { r->best, r->base };
-        if (time_noting(o, r, pair, 2, s) == 0) {
+        if (time_noting(o, ts, r, pair, 2) == 0) {
             r->best = pair[0];
             r->base = pair[1];
             /* It did not hold up (or could not run again): keep the
@@ -703,9 +774,10 @@ static int tune_shape(const ab_shape *s, const ab_tune_opts *o, check_oracle *or
 
 int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r)
 {
-    check_oracle oracle = { .shape = "" };
-    int rc = tune_shape(s, o, &oracle, r);
-    oracle_free(&oracle);
+    tune_session ts;
+    session_init(&ts, s);
+    int rc = tune_shape(o, &ts, r);
+    session_free(&ts);
     return rc;
 }
 
@@ -715,7 +787,8 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
     ab_candidate *all = malloc(MAX_CANDIDATES * sizeof *all);
     if (!all)
         return -1;
-    check_oracle oracle = { .shape = "" };
+    tune_session ts;
+    session_init(&ts, s);
     int n = 0;
     all[n++] = *pick;
     for (int i = 0; i < attn_kernel_count(); i++) {
@@ -724,7 +797,7 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
             continue;
         ab_candidate c = { .kernel = k };
         defaults_of(k, c.params);
-        if (n < MAX_CANDIDATES && check_of(o, &oracle, &c, s))
+        if (n < MAX_CANDIDATES && check_of(o, &ts, &c))
             all[n++] = c;
         for (int p = 0; p < k->n_params; p++) {
             if (!param_read(&k->params[p], s))
@@ -733,11 +806,11 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
             ab_candidate grid[8];
             int g = neighbours(&c, p, coarse, 2, grid);
             for (int j = 0; j < g && n < MAX_CANDIDATES; j++)
-                if (check_of(o, &oracle, &grid[j], s))
+                if (check_of(o, &ts, &grid[j]))
                     all[n++] = grid[j];
         }
     }
-    int rc = time_of(o, all, n, s);
+    int rc = time_of(o, &ts, all, n);
     int bi = 0;
     for (int i = 1; rc == 0 && i < n; i++)
         if (all[i].median < all[bi].median)
@@ -746,13 +819,13 @@ int ab_tune_evaluate(const ab_shape *s, const ab_tune_opts *o, ab_candidate *pic
      * the pick and the exhaustive winner meet again, head to head. */
     ab_candidate pair[2] = { *pick, all[bi] };
     if (rc == 0)
-        rc = time_of(o, pair, 2, s);
+        rc = time_of(o, &ts, pair, 2);
     if (rc == 0) {
         *pick = pair[0];
         *winner = pair[1];
         *n_candidates = n;
     }
-    oracle_free(&oracle);
+    session_free(&ts);
     free(all);
     return rc;
 }

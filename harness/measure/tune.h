@@ -97,6 +97,13 @@ int ab_tune_shape(const ab_shape *s, const ab_tune_opts *o, ab_tune_result *r);
  * shape's inputs or the timer's buffers cannot be allocated. */
 int ab_tune_time(ab_candidate *c, int n, const ab_shape *s, const ab_tune_opts *o);
 
+/* Whether b runs what a runs on s at threads: it varies a only in
+ * parameters whose whole effect a dry run shows (attn_param.traced), on a
+ * row whose regions all report, and their dry runs (explain.h) record the
+ * same regions. The search leaves such a neighbour out, unchecked and
+ * untimed (ab_tune_result.same). */
+int ab_tune_same_run(const ab_candidate *a, const ab_candidate *b, const ab_shape *s, int threads);
+
 /* How a pick compares with an exhaustive neighbourhood search: every
  * runnable kernel but naive at its defaults and at ½× and 2× of each
  * parameter (each value of a few-valued one), checked, timed interleaved
