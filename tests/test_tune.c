@@ -559,6 +559,22 @@ static void test_same_run(const attn_kernel *a)
         CHECK(!ab_tune_same_run(&streamed, &b, &s, 1), "bk 16 -> 64, keys streamed");
         tried += 2;
     }
+    /* The thread split of an encoder's products (320 rows: not streamed):
+     * at 1 thread every split is the same 1 x 1; at 2, forcing columns and
+     * forcing rows cannot both deal the tiles as auto does. */
+    int split = param_index(a, "split");
+    ab_shape enc;
+    if (split >= 0 && ab_shape_parse("op=encoder,B=4,L=80,D=64,H=2,F=128", AB_OP_ENCODER, &enc,
+                                     err, sizeof err) == 0) {
+        ab_candidate cols = base, rows = base;
+        cols.params[split] = 1;
+        rows.params[split] = 2;
+        CHECK(ab_tune_same_run(&base, &cols, &enc, 1) && ab_tune_same_run(&base, &rows, &enc, 1),
+              "1 thread: a split is not the same run as auto's");
+        CHECK(!(ab_tune_same_run(&base, &cols, &enc, 2) && ab_tune_same_run(&base, &rows, &enc, 2)),
+              "2 threads: columns and rows both the same run as auto's");
+        tried += 2;
+    }
     const attn_kernel *other = other_kernel(a);
     if (other) {
         b = (ab_candidate){ .kernel = other };

@@ -133,12 +133,13 @@ static int check_candidate(ab_candidate *c, const ab_shape *s, int threads, chec
      * token held tune far past its --budget (checked between candidates). */
     small.steps = small.steps < CHECK_LEN ? small.steps : CHECK_LEN;
     /* The candidate's call reads the inputs naive read (a call leaves them
-     * as it found them; a decoding one resets its caches first). One that
-     * fails on inputs kept from before is checked again on inputs made
-     * anew: a kernel that wrote into them fails alone, not every one after. */
-    int ok = 0, kept = 0;
+     * as it found them; a decoding one resets its caches first). One whose
+     * result is wrong on inputs kept from before is checked again on inputs
+     * made anew: had an earlier candidate written into them, the later ones
+     * are not failed for it. */
+    int ok = 0, kept = 0, ran = 0;
     for (int again = 0; again < 2 && !ok; again++) {
-        if (again && !kept)
+        if (again && !(kept && ran))
             break;
         if (again)
             oracle_free(oracle);
@@ -148,7 +149,8 @@ static int check_candidate(ab_candidate *c, const ab_shape *s, int threads, chec
         const ab_workload *w = &oracle->w;
         attn_ctx *ctx = context_of(c, threads, NULL);
         float *y = ab_alloc_floats(w->out_len, 4);
-        if (ctx && y && ab_workload_run(ctx, w, y) == ATTN_OK) {
+        ran = ctx && y && ab_workload_run(ctx, w, y) == ATTN_OK;
+        if (ran) {
             ab_verdict v = ab_verify_kernel(c->kernel->name, &small, y, oracle->ref, w->out_len,
                                             w->max_abs_v);
             c->max_err = v.tol > 0 ? v.max_err / v.tol : INFINITY;
