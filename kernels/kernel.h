@@ -309,7 +309,8 @@ typedef struct attn_param {
     /* 1: all it changes shows in a dry run's regions (split.h): a path
      * switch, a tile of attention, the thread split. Two of its values
      * whose dry runs record the same regions run the same code on the same
-     * tiles (the tuner times one of them). */
+     * tiles (the tuner times one of them), so a region that reads it must
+     * name what it chose (the attention's key tile, the products' ways). */
     int traced;
     /* 1: a path switch — compared with a size of the problem (one path
      * below it, another from it up), so its min and its max each mean "this

@@ -212,7 +212,8 @@ static void SIMD_NAME(attn_sdpa)(const attn_exec *ex, const attn_sdpa_problem *p
                                                 ex->n_threads);
     const long tasks = heads * work.chunks;
     /* The key path in the name too (stream_from, bk): explain says which
-     * one a shape takes. */
+     * one a shape takes, and the tuner tells those parameters' values apart
+     * by it (attn_param.traced). */
     const int key_tile = SIMD_NAME(sdpa_key_tile)(p, ex->params);
     const int streams = p->kv_len >= ex->params[SK_STREAM_FROM];
     if (attn_trace_region(ex, attn_chunked_share, &work, "query rows of a register tile",
