@@ -541,30 +541,45 @@ static int count_entries(const char *dir)
 
 /* Counts perf::TASK-CLOCK over one round of the team burning burn_ns each,
  * and checks it against the process CPU time of the region (within 25%, the
- * VM is noisy) and against one member's share. */
+ * VM is noisy) and against one member's share. A round outside those bounds
+ * is counted once more before it fails: under the sanitizers, beside other
+ * test processes on 2 vCPUs, one round read 105 ms against 81 ms of process
+ * CPU time (CI, 2026-11-28); a count that is wrong (a member counted twice,
+ * or not at all) is wrong every time. */
 static void check_team_round(ab_counters *c, team *t, double burn_ns, const char *what)
 {
-    long long v[1] = {-1};
-    double p0 = process_cpu_ns();
-    if (ab_counters_start(c, 0) != 0) {
-        CHECK(0, "%s: start: %s", what, ab_counters_error(c));
-        return;
+    char first[200] = "";
+    for (int attempt = 0; attempt < 2; attempt++) {
+        long long v[1] = {-1};
+        double p0 = process_cpu_ns();
+        if (ab_counters_start(c, 0) != 0) {
+            CHECK(0, "%s: start: %s", what, ab_counters_error(c));
+            return;
+        }
+        team_round(t, burn_ns, 0);
+        int stopped = ab_counters_stop(c, 0, v);
+        double process = process_cpu_ns() - p0;
+        CHECK(stopped == 0, "%s: stop: %s", what, ab_counters_error(c));
+        if (stopped != 0)
+            return;
+        double members = 0.0, most = 0.0;
+        for (int i = 0; i < t->n; i++) {
+            members += t->cpu[i];
+            most = t->cpu[i] > most ? t->cpu[i] : most;
+        }
+        double task = (double)v[0];
+        int ok = task >= 0.75 * process && task <= 1.25 * process && task >= 0.75 * members
+              && task >= 1.5 * most;
+        if (ok)
+            return;
+        char now[200];
+        snprintf(now, sizeof now,
+                 "task-clock %.1f ms, process CPU time %.1f ms, the %d members' %.1f ms (one "
+                 "member: %.1f ms)", task / 1e6, process / 1e6, t->n, members / 1e6, most / 1e6);
+        if (attempt == 1)
+            CHECK(0, "%s: %s; before it, %s", what, now, first);
+        snprintf(first, sizeof first, "%s", now);
     }
-    team_round(t, burn_ns, 0);
-    int stopped = ab_counters_stop(c, 0, v);
-    double process = process_cpu_ns() - p0;
-    CHECK(stopped == 0, "%s: stop: %s", what, ab_counters_error(c));
-    double members = 0.0, most = 0.0;
-    for (int i = 0; i < t->n; i++) {
-        members += t->cpu[i];
-        most = t->cpu[i] > most ? t->cpu[i] : most;
-    }
-    CHECK((double)v[0] >= 0.75 * process && (double)v[0] <= 1.25 * process,
-          "%s: task-clock %.1f ms, process CPU time %.1f ms (members %.1f ms)", what,
-          (double)v[0] / 1e6, process / 1e6, members / 1e6);
-    CHECK((double)v[0] >= 0.75 * members && (double)v[0] >= 1.5 * most,
-          "%s: task-clock %.1f ms, not the %d members' %.1f ms (one member: %.1f ms)", what,
-          (double)v[0] / 1e6, t->n, members / 1e6, most / 1e6);
 }
 
 static void test_team(void)
