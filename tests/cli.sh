@@ -181,17 +181,23 @@ expect_rc 2 explain --shape "$EXPLAIN_SHAPE" --threads 4 --kernel blocked --para
 # run --lib: another build's libattn.so timed beside this one in the same
 # rounds (make test links a second build of the library for it, the same
 # objects in reverse order, tests/libattn-relinked.so; else this build's
-# own shared library stands in). A spin-only slowdown of 50% injected into
+# own shared library stands in). A spin-only slowdown of 100% injected into
 # one kernel of the other build is caught on that kernel, and on no other;
 # compare judges the file's pairs the same way. Unusable libraries and ops
-# are usage errors.
+# are usage errors. Twice, not 1.5 times: the untouched naive differs by
+# itself between attnbench's own copy of the code and a loaded .so (even a
+# byte copy of build/libattn.so: its tiny encoder 1.21-1.37x, its SDPA
+# 0.86-0.89x, Zen 3, 2026-11-28), which once put it past the old bound of
+# 1.35 in CI. The timed run samples until +-5% (at most 1 s a row), so a
+# busy machine does not leave the injected rows inconclusive.
 LIBSO=$(dirname "$AB")/tests/libattn-relinked.so
 [ -f "$LIBSO" ] || LIBSO=$(dirname "$AB")/libattn.so
 LIB_FAST="--threads 1 --precision 0 --repetitions 16 --min-time 0.005 --no-peaks"
+LIB_TIMED="--threads 1 --precision 0.05 --max-time 1 --repetitions 16 --min-time 0.005 --no-peaks"
 LIB_SHAPE='op=sdpa,B=1,H=2,L=64,Dh=32;op=encoder,B=1,L=32,D=64,H=2,F=128,norm=pre,act=gelu,mask=none'
 if [ -f "$LIBSO" ]; then
-    ATTNBENCH_INJECT_SLOWDOWN=blocked@copy:0.5:spin expect_rc 0 run --lib copy="$LIBSO" \
-        --kernel blocked,naive --shape "$LIB_SHAPE" $LIB_FAST --json "$TMP/lib.json"
+    ATTNBENCH_INJECT_SLOWDOWN=blocked@copy:1.0:spin expect_rc 0 run --lib copy="$LIBSO" \
+        --kernel blocked,naive --shape "$LIB_SHAPE" $LIB_TIMED --json "$TMP/lib.json"
     unset ATTNBENCH_INJECT_SLOWDOWN   # dash keeps an assignment made before a function
     grep -q "Builds side by side" "$TMP/out" && ok || bad "run --lib: no builds section: $(cat "$TMP/out")"
     # Build names of 31 bytes stay whole in the rows (cut to 20 + 11 bytes,
@@ -211,11 +217,11 @@ pairs = d["builds"]
 assert len(pairs) == 4 and all(p["build"] == "copy" and p["paired_rounds"] >= 8 for p in pairs), pairs
 injected = [p["ratio"] for p in pairs if p["kernel"] == "blocked"]
 for p in pairs:
-    if p["kernel"] == "blocked":   # 50% injected, spin only
-        assert p["verdict"] == "REGRESSION" and 1.3 < p["ratio"] < 1.8, p
-    else:   # untouched: below every injected row, and nowhere near 1.5 (its verdict is
-        # left to the noise: this 2-vCPU VM once put naive's tiny encoder at 1.27)
-        assert 0.65 < p["ratio"] < 1.35 and p["ratio"] < min(injected), p
+    if p["kernel"] == "blocked":   # 100% injected, spin only
+        assert p["verdict"] == "REGRESSION" and 1.6 < p["ratio"] < 2.6, p
+    else:   # untouched: below every injected row, and nowhere near 2 (its verdict is
+        # left to the code's placement and the noise: see above)
+        assert 0.6 < p["ratio"] < 1.6 and p["ratio"] < min(injected), p
 # The answer ranks this build's kernels only.
 assert all("@self" in x["best"] and "@self" in x["runner_up"] for x in d["summary"]), d["summary"]
 PY
