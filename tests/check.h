@@ -82,6 +82,11 @@ double t_bound_of(const char *kernel, double fp32_bound, double out_scale);
 void t_each_context(const char *title, int threads,
                     void (*body)(attn_ctx *ctx, const char *kernel));
 
+/* A shape text ("op=encoder,B=1,L=128,...") parsed into *s: 0; or -1 with
+ * a failed CHECK naming the text and the parser's reason. */
+struct ab_shape;
+int t_shape(const char *text, struct ab_shape *s);
+
 /* The workload of a shape text ("op=sdpa,B=1,H=2,L=37,Dh=16,mask=causal"),
  * its inputs from seed, every buffer misalign bytes past a 64-byte
  * boundary. 0; or -1 with the reason in err (w is then not to be freed). */

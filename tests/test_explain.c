@@ -33,14 +33,6 @@ static const char *const anchors[] = {
 /* The rows a many-core machine's "auto" runs (fp32 and bf16). */
 static const char *const simd_rows[] = { "avx512", "avx2", "avx512-bf16", "neon", "neon-bf16" };
 
-static int parse(const char *text, ab_shape *s)
-{
-    char err[256];
-    int rc = ab_shape_parse(text, AB_OP_SDPA, s, err, sizeof err);
-    CHECK(rc == 0, "%s: %s", text, err);
-    return rc;
-}
-
 static const attn_region *find_region(const attn_trace *t, const char *prefix)
 {
     for (int i = 0; i < t->n; i++)
@@ -130,7 +122,7 @@ static void test_totals(void)
 
     t_case("explain [%s]: an encoder layer's regions hold all its work, at 1 and at 24 threads",
            row->name);
-    if (parse("op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none", &s) == 0) {
+    if (t_shape("op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none", &s) == 0) {
         for (int n = 1; n <= 24; n += 23) {
             CHECK(ab_explain_shape(&s, row->name, n, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                    sizeof err) == 0,
@@ -164,7 +156,7 @@ static void test_totals(void)
         "op=encoder,B=1,L=300,D=96,H=2,F=192,norm=pre,act=gelu,mask=none",
     };
     for (size_t c = 0; c < sizeof layers / sizeof *layers; c++) {
-        if (parse(layers[c], &s) != 0)
+        if (t_shape(layers[c], &s) != 0)
             continue;
         CHECK(ab_explain_shape(&s, row->name, 8, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                sizeof err) == 0, "%s",
@@ -194,7 +186,7 @@ static void test_totals(void)
 
     t_case("explain [%s]: a decoding step splits keys, then merges each query row's output in "
            "pieces", row->name);
-    if (parse("op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br", &s) == 0) {
+    if (t_shape("op=sdpa,B=2,Lq=1,Lk=3000,H=8,Hkv=2,Dh=64,mask=causal-br", &s) == 0) {
         CHECK(ab_explain_shape(&s, row->name, 7, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                sizeof err) == 0, "%s",
               err);
@@ -249,7 +241,7 @@ static void test_no_work(void)
      * as a balanced one-thread region). */
     ab_shape bert;
     char why[256], ran[64] = "";
-    if (parse("op=bert,B=1,L=16,layers=1", &bert) == 0) {
+    if (t_shape("op=bert,B=1,L=16,layers=1", &bert) == 0) {
         CHECK(ab_explain_shape(&bert, "blocked", 16, NULL, 0, &t, NULL, ran, sizeof ran, why,
                                sizeof why) == 0, "bert: %s", why);
         const attn_region *e = find_region(&t, "embedding sums");
@@ -261,7 +253,7 @@ static void test_no_work(void)
     }
     /* einsum-* run their own loops, which explain does not know. */
     ab_shape s;
-    if (parse("op=sdpa,B=1,L=40,H=2,Dh=16,mask=none", &s) == 0) {
+    if (t_shape("op=sdpa,B=1,L=40,H=2,Dh=16,mask=none", &s) == 0) {
         CHECK(ab_explain_shape(&s, "einsum-nqhd", 4, NULL, 0, &t, NULL, ran, sizeof ran, err,
                                sizeof err) != 0
                   && strstr(err, "einsum-nqhd") && strcmp(ran, "einsum-nqhd") == 0,
@@ -481,7 +473,7 @@ static void test_param_settings(void)
     ab_shape s;
     char ran[64], err[256];
     attn_trace t = { 0 };
-    if (parse(shape, &s) != 0)
+    if (t_shape(shape, &s) != 0)
         return;
     t_case("explain [blocked] --param split=1 and 2: every product 1 x 16, then 16 x 1");
     for (int split = 1; split <= 2; split++) {
@@ -523,7 +515,7 @@ static void test_key_path(void)
     ab_shape s;
     char ran[64], err[256];
     attn_trace t = { 0 };
-    if (parse("op=sdpa,B=1,H=2,L=512,Dh=64", &s) != 0)
+    if (t_shape("op=sdpa,B=1,H=2,L=512,Dh=64", &s) != 0)
         return;
     for (size_t r = 0; r < sizeof simd_rows / sizeof *simd_rows; r++) {
         const attn_kernel *k = attn_registry_find(simd_rows[r]);

@@ -473,11 +473,8 @@ static void test_decode_params_where_read(const attn_kernel *a)
         t_case("tune: the decode path's parameters are searched only where it runs: %s",
                shapes[i]);
         ab_shape s;
-        char err[256];
-        if (ab_shape_parse(shapes[i], AB_OP_SDPA, &s, err, sizeof err) != 0) {
-            CHECK(0, "shape: %s", err);
+        if (t_shape(shapes[i], &s) != 0)
             continue;
-        }
         model m;
         model_init(&m, a);
         int ai = index_of(a);
@@ -518,11 +515,8 @@ static void test_same_run(const attn_kernel *a)
         return;
     }
     ab_shape s;
-    char err[256];
-    if (ab_shape_parse("op=sdpa,B=1,H=2,L=40,Dh=16", AB_OP_SDPA, &s, err, sizeof err) != 0) {
-        CHECK(0, "shape: %s", err);
+    if (t_shape("op=sdpa,B=1,H=2,L=40,Dh=16", &s) != 0)
         return;
-    }
     ab_candidate base = { .kernel = a }, b;
     defaults(a, base.params);
     struct { const char *name; int value, same; } cases[] = {
@@ -564,8 +558,7 @@ static void test_same_run(const attn_kernel *a)
      * forcing rows cannot both deal the tiles as auto does. */
     int split = param_index(a, "split");
     ab_shape enc;
-    if (split >= 0 && ab_shape_parse("op=encoder,B=4,L=80,D=64,H=2,F=128", AB_OP_ENCODER, &enc,
-                                     err, sizeof err) == 0) {
+    if (split >= 0 && t_shape("op=encoder,B=4,L=80,D=64,H=2,F=128", &enc) == 0) {
         ab_candidate cols = base, rows = base;
         cols.params[split] = 1;
         rows.params[split] = 2;
@@ -589,12 +582,8 @@ static void test_real(void)
 {
     t_case("tune: a real measure run picks a checked, runnable, timed candidate");
     ab_shape s;
-    char err[256];
-    if (ab_shape_parse("op=sdpa,B=1,H=2,L=40,Dh=16,mask=causal", AB_OP_SDPA, &s, err,
-                       sizeof err) != 0) {
-        CHECK(0, "shape: %s", err);
+    if (t_shape("op=sdpa,B=1,H=2,L=40,Dh=16,mask=causal", &s) != 0)
         return;
-    }
     ab_tune_opts o = { .level = AB_TUNE_MEASURE, .threads = 1, .rounds = 3, .min_time = 0.001 };
     ab_tune_result r;
     CHECK(ab_tune_shape(&s, &o, &r) == 0, "tune: %s", r.error);
@@ -629,11 +618,8 @@ static void test_time_survives_failure(const attn_kernel *a)
         return;
     }
     ab_shape s;
-    char err[256];
-    if (ab_shape_parse("op=sdpa,B=1,H=2,L=24,Dh=16", AB_OP_SDPA, &s, err, sizeof err) != 0) {
-        CHECK(0, "shape: %s", err);
+    if (t_shape("op=sdpa,B=1,H=2,L=24,Dh=16", &s) != 0)
         return;
-    }
     ab_candidate c[2] = { { .kernel = a }, { .kernel = a } };
     defaults(a, c[0].params);
     defaults(a, c[1].params);
@@ -676,12 +662,9 @@ static void test_slow_estimated_out(const attn_kernel *fast)
     t_case("tune: a candidate estimated far slower than the fastest is left out unwarmed");
     const attn_kernel *slow = attn_registry_find("einsum-bhdqk");
     ab_shape s;
-    char err[256];
-    if (!slow || ab_shape_parse("op=encoder,B=1,L=128,D=512,H=8,F=2048", AB_OP_ENCODER, &s, err,
-                                sizeof err) != 0) {
-        CHECK(0, "einsum-bhdqk or the shape: %s", err);
+    CHECK(slow != NULL, "einsum-bhdqk is not in the registry");
+    if (!slow || t_shape("op=encoder,B=1,L=128,D=512,H=8,F=2048", &s) != 0)
         return;
-    }
     double ratio = estimated(slow, &s) / estimated(fast, &s);
     if (!(ratio > 40.0)) {
         t_skip("tune: %s and einsum-bhdqk are estimated %.3gx apart on this build", fast->name,

@@ -84,6 +84,14 @@ void t_mean_var(const float *x, int n, double *mean, double *var)
     *var = v / n;
 }
 
+int t_shape(const char *text, struct ab_shape *s)
+{
+    char err[256];
+    int rc = ab_shape_parse(text, AB_OP_SDPA, s, err, sizeof err);
+    CHECK(rc == 0, "shape %s: %s", text, err);
+    return rc;
+}
+
 int t_workload(ab_workload *w, const char *shape, uint64_t seed, size_t misalign, char *err,
                size_t err_len)
 {
