@@ -260,14 +260,40 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
                 break;
             }
     }
-    if (pairs == 0) {
+    /* A kernel of a judged build that failed is a regression, as a failure
+     * in NEW is between two sides; one of the reference build that failed,
+     * or a time that is not a positive number, leaves its pair unjudged
+     * (exit 2). Dropped unsaid, a broken build passed the gate. */
+    side_notes notes = { 0 };
+    const char **failed = calloc((size_t)b->n_bad + 1, sizeof *failed);
+    const char **unusable = calloc((size_t)b->n_bad + 1, sizeof *unusable);
+    if (!failed || !unusable) {
+        fprintf(stderr, "attnbench compare: out of memory\n");
+        status = AB_EXIT_FAIL;
+        goto done_notes;
+    }
+    for (int k = 0; k < b->n_bad; k++) {
+        const ab_bad_bench *bad = &b->bad[k];
+        size_t at;
+        if (!build_part(bad->name, &at))
+            continue;
+        if (bad->failed && !of_build(bad->name, ref) && (!judged || of_build(bad->name, judged)))
+            failed[notes.n_failed++] = bad->name;
+        else if (of_build(bad->name, ref) || !judged || of_build(bad->name, judged)) {
+            unusable[notes.n_unusable++] = bad->name;
+            fprintf(stderr, "attnbench compare: %s: %s: its pair is not judged\n", bad->name,
+                    bad->failed ? "FAILED in the reference build"
+                                : "a time that is not a positive number");
+        }
+    }
+    if (pairs == 0 && notes.n_failed == 0) {
         fprintf(stderr, "attnbench compare: %s has no K@%s beside K@%s (a file of run --lib); "
                 "give two sides to compare runs\n", path, judged ? judged : "BUILD", ref);
         status = AB_EXIT_USAGE;
-        goto done;
+        goto done_notes;
     }
     ab_compare_opts each = *o;
-    each.alpha = o->alpha / pairs;
+    each.alpha = pairs ? o->alpha / pairs : o->alpha;
     char head[80];
     snprintf(head, sizeof head, "benchmark (%.30s / %.30s)", judged ? judged : "BUILD", ref);
     printf("%-64s %8s %19s %8s %9s %7s  %s\n", head, "ratio", "interval", "MDE", "p", "rounds",
@@ -286,7 +312,7 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
         if (ab_compare_paired(logs, m, &each, &v[k]) != 0) {
             fprintf(stderr, "attnbench compare: %s: unusable times\n", x->name);
             status = AB_EXIT_USAGE;
-            goto done;
+            goto done_notes;
         }
         char count[24];
         snprintf(count, sizeof count, "%d", m);
@@ -295,14 +321,26 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
         improvements += v[k].verdict == AB_IMPROVEMENT;
         unclear += v[k].verdict == AB_INCONCLUSIVE;
     }
+    for (int k = 0; k < notes.n_failed; k++)
+        printf("%-64s FAILED (error_occurred)\n", failed[k]);
     printf("%d regression%s, %d improvement%s, %d inconclusive of %d pairs (paired by round; "
            "ratio beyond +-%.0f%% and p < %g over the pairs; no change needs an MDE <= %.0f%%)\n",
            regressions, regressions == 1 ? "" : "s", improvements, improvements == 1 ? "" : "s",
            unclear, pairs, 100 * o->min_effect, o->alpha, 100 * o->threshold);
-    status = regressions ? AB_EXIT_FAIL : AB_EXIT_OK;
-    const pair_names named = { b, mine };
-    if (json_path && write_verdicts(json_path, pair_name, &named, v, pairs, NULL, NULL) != 0)
+    if (notes.n_failed)
+        printf("%d benchmark%s FAILED in the judged build: a regression\n", notes.n_failed,
+               notes.n_failed == 1 ? "" : "s");
+    status = regressions || notes.n_failed ? AB_EXIT_FAIL : AB_EXIT_OK;
+    if (notes.n_unusable)   /* the verdicts above stand; the input was not all usable */
         status = AB_EXIT_USAGE;
+    notes.failed = failed;
+    notes.unusable = unusable;
+    const pair_names named = { b, mine };
+    if (json_path && write_verdicts(json_path, pair_name, &named, v, pairs, NULL, &notes) != 0)
+        status = AB_EXIT_USAGE;
+done_notes:
+    free(failed);
+    free(unusable);
 done:
     free(mine);
     free(base);
