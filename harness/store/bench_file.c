@@ -97,6 +97,23 @@ static size_t suffixed(const char *name, const char *agg)
     return n > a + 1 && strcmp(name + n - a, agg) == 0 && name[n - a - 1] == '_' ? n - a - 1 : 0;
 }
 
+/* Records name as a benchmark without usable times (once; the first reason
+ * kept). 0, or -1 when the list is full. */
+static int mark_bad(ab_bench_file *bf, const char *name, int failed, const char *path, char *err,
+                    size_t len)
+{
+    for (int k = 0; k < bf->n_bad; k++)
+        if (strcmp(bf->bad[k].name, name) == 0)
+            return 0;
+    if (bf->n_bad == AB_MAX_BENCH) {
+        snprintf(err, len, "%s: more than %d benchmarks", path, AB_MAX_BENCH);
+        return -1;
+    }
+    snprintf(bf->bad[bf->n_bad].name, sizeof bf->bad[0].name, "%s", name);
+    bf->bad[bf->n_bad++].failed = failed;
+    return 0;
+}
+
 /* What an aggregate entry (of kind agg) says of its benchmark: the median
  * (else mean) as the sample of a file without repetitions, the cv (else
  * stddev and mean), the repetitions, and attnbench's stability fields. */
@@ -139,27 +156,15 @@ static int read_aggregate(ab_bench_file *bf, const jv *b, const char *agg, const
     if (strcmp(agg, "mean") == 0 && time > 0 && scale > 0)
         ag[k].mean = time * scale;
     int rank = strcmp(agg, "median") == 0 ? 2 : strcmp(agg, "mean") == 0 ? 1 : 0;
+    /* A median or mean given that is not a positive number makes the
+     * benchmark unusable, named by compare as a repetition's bad time is
+     * (dropped unsaid, it read as "only in BASE" and passed). */
+    if (rank > 0 && !isnan(time) && scale > 0 && !(time * scale > 0 && isfinite(time * scale)))
+        return mark_bad(bf, base, 0, path, err, len);
     if (rank > ag[k].central_rank && time > 0 && scale > 0) {
         ag[k].central = time * scale;
         ag[k].central_rank = rank;
     }
-    return 0;
-}
-
-/* Records name as a benchmark without usable times (once; the first reason
- * kept). 0, or -1 when the list is full. */
-static int mark_bad(ab_bench_file *bf, const char *name, int failed, const char *path, char *err,
-                    size_t len)
-{
-    for (int k = 0; k < bf->n_bad; k++)
-        if (strcmp(bf->bad[k].name, name) == 0)
-            return 0;
-    if (bf->n_bad == AB_MAX_BENCH) {
-        snprintf(err, len, "%s: more than %d benchmarks", path, AB_MAX_BENCH);
-        return -1;
-    }
-    snprintf(bf->bad[bf->n_bad].name, sizeof bf->bad[0].name, "%s", name);
-    bf->bad[bf->n_bad++].failed = failed;
     return 0;
 }
 
