@@ -170,8 +170,13 @@ static int move_records(const tune_plan *t)
         st = merge(path, w, err, sizeof err);
     } else {
         ab_atomic_file af;
-        st = ab_atomic_open(&af, t->export_path, err, sizeof err) != 0
-             || attn_wisdom_write(af.f, w) != 0 || ab_atomic_commit(&af, 0, err, sizeof err) != 0;
+        st = ab_atomic_open(&af, t->export_path, err, sizeof err);
+        if (st == 0) {
+            /* Its write error is the stream's, which the commit reports
+             * (removing the temporary file). */
+            attn_wisdom_write(af.f, w);
+            st = ab_atomic_commit(&af, 0, err, sizeof err);
+        }
     }
     if (st != 0)
         fprintf(stderr, "attnbench tune: %s\n", err);

@@ -101,9 +101,14 @@ int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t
                      "of a quicker level)", used ? "; " : "", kept, kept == 1 ? "" : "s");
         }
         ab_atomic_file af;
-        if (rc == 0 && (ab_atomic_open(&af, path, err, len) != 0 || attn_wisdom_write(af.f, w) != 0
-                        || ab_atomic_commit(&af, 0, err, len) != 0))
+        if (rc == 0 && ab_atomic_open(&af, path, err, len) != 0) {
             rc = -1;
+        } else if (rc == 0) {
+            /* Its write error is the stream's, which the commit reports
+             * (removing the temporary file). */
+            attn_wisdom_write(af.f, w);
+            rc = ab_atomic_commit(&af, 0, err, len) != 0 ? -1 : 0;
+        }
     }
     free(w);
     flock(lock, LOCK_UN);
