@@ -65,6 +65,10 @@ for run in $("$AB" list --suites | sed -n 's/^suite \([a-z-]*\):.*/\1:'"$kernels
     if ! "$AB" run --suite "$suite" --kernel "$kernel" --threads "$threads" --precision 0 \
             --repetitions 1 --min-time 0.002 --max-call-time "$max_call" \
             --json "$TMP/$suite.json" >"$TMP/$suite.txt" 2>&1; then
+        if grep -q "no benchmark was timed" "$TMP/$suite.txt"; then   # every call too slow here
+            echo "ceilings: $suite: every row skipped (a call over $max_call s on this machine)"
+            continue
+        fi
         echo "FAIL ceilings: run --suite $suite: $(tail -n 3 "$TMP/$suite.txt")"
         fail=$((fail + 1))
         continue

@@ -27,6 +27,25 @@ expect_rc 2 run --threads 0 $FAST
 expect_rc 2 run --threads 100000 $FAST
 expect_rc 2 run --kernel no-such-kernel $FAST
 expect_rc 2 run --max-call-time -1 $FAST
+# Where the results go is checked before the run: a parent that is a file,
+# a --json-dir under one, --json and --csv naming one file.
+: >"$TMP/afile"
+expect_rc 2 run --kernel naive --threads 1 --no-peaks $FAST --json "$TMP/afile/r.json"
+grep -q "is not a directory" "$TMP/err" && ok || bad "--json under a file: $(cat "$TMP/err")"
+expect_rc 2 run --kernel naive --threads 1 --no-peaks $FAST --json-dir "$TMP/afile/d"
+expect_rc 2 run --kernel naive --threads 1 --no-peaks $FAST --json "$TMP/same" --csv "$TMP/./same"
+grep -q "name the same file" "$TMP/err" && [ ! -e "$TMP/same" ] && ok || bad "--json = --csv: $(cat "$TMP/err")"
+# A link to a file has the file replaced and stays a link; a FIFO (as
+# /dev/stdout or /dev/null would be) is written through and stays one.
+echo old >"$TMP/target.json" && ln -s "$TMP/target.json" "$TMP/link.json"
+if command -v mkfifo >/dev/null 2>&1 && mkfifo "$TMP/fifo"; then
+    cat "$TMP/fifo" >"$TMP/fifo.out" &
+    expect_rc 0 run --kernel naive --threads 1 --no-peaks $FAST --json "$TMP/link.json" --csv "$TMP/fifo"
+    wait
+    [ -L "$TMP/link.json" ] && grep -q '"benchmarks"' "$TMP/target.json" && [ -p "$TMP/fifo" ] \
+        && head -n 1 "$TMP/fifo.out" | grep -q '^name,' && ok \
+        || bad "--json to a link, --csv to a FIFO: $(ls -l "$TMP/link.json" "$TMP/fifo"; head -n 2 "$TMP/fifo.out")"
+fi
 # Fewer than 6 repetitions have no 95% interval of the median ([min, max]
 # covers it 1 - 2^(1-n) of the time): none is claimed ("-", null), and a
 # precision asked for keeps sampling past --repetitions 1 until one exists.
@@ -240,6 +259,26 @@ PY
     [ "$rc" -le 1 ] && [ "$(grep -c '/blocked@self/.* improvement$' "$TMP/out")" -eq 2 ] && ok \
         || bad "compare --base-build (exit $rc): $(cat "$TMP/out")"
     expect_rc 2 compare "$TMP/lib.json" --base-build copy --new-build nope
+    # A kernel that failed in the judged build is a regression, as FAILED in
+    # NEW is between two sides (dropped unsaid, a broken build passed the
+    # gate); one that failed in the reference build leaves its pair unjudged.
+    /usr/bin/python3 - "$TMP/lib.json" "$TMP/libfail.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+gone = next(b["run_name"] for b in d["benchmarks"] if b["kernel"] == "naive@copy")
+d["benchmarks"] = [b for b in d["benchmarks"] if b["run_name"] != gone] + [
+    {"name": gone, "run_name": gone, "run_type": "iteration", "error_occurred": True,
+     "error_message": "out of memory", "iterations": 0, "real_time": 0, "cpu_time": 0,
+     "time_unit": "ns"}]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    expect_rc 1 compare "$TMP/libfail.json" --new-build copy --json "$TMP/libfailv.json"
+    grep -q '/naive@copy/.*FAILED' "$TMP/out" \
+        && /usr/bin/python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["failed_in_new"]; assert len(f) == 1 and "/naive@copy/" in f[0], f' "$TMP/libfailv.json" \
+        && ok || bad "compare of a --lib file with a failed kernel: $(cat "$TMP/out")"
+    expect_rc 2 compare "$TMP/libfail.json" --base-build copy
+    grep -q 'naive@copy.*FAILED in the reference build' "$TMP/err" && ok \
+        || bad "compare --base-build with a failed reference: $(cat "$TMP/err")"
     expect_rc 2 compare "$TMP/a.json"   # no K@BUILD pairs in it
     expect_rc 2 run --lib copy="$TMP/no-such.so" --kernel blocked --shape "$LIB_SHAPE" $LIB_FAST
     grep -q "no-such.so" "$TMP/err" && ok || bad "--lib missing file: $(cat "$TMP/err")"
@@ -354,16 +393,20 @@ if [ -w /proc/self/clear_refs ]; then
 fi
 
 # --max-call-time: a call slower than it is skipped and listed; 0 never skips.
-expect_rc 0 run --kernel naive --max-call-time 1e-9 $FAST
+# A run that timed nothing fails (exit 1) and replaces no earlier file.
+echo '{"benchmarks": []}' >"$TMP/kept.json"
+expect_rc 1 run --kernel naive --max-call-time 1e-9 $FAST --json "$TMP/kept.json"
 grep -q "1 benchmark skipped" "$TMP/out" && ! grep -q '^naive ' "$TMP/out" && ok \
     || bad "--max-call-time 1e-9 should skip: $(cat "$TMP/out")"
+grep -q "no benchmark was timed" "$TMP/err" && [ "$(cat "$TMP/kept.json")" = '{"benchmarks": []}' ] \
+    && ok || bad "a run that timed nothing: $(cat "$TMP/err")"
 expect_rc 0 run --kernel naive --max-call-time 0 $FAST
 grep -q '^naive ' "$TMP/out" && ! grep -q "skipped" "$TMP/out" && ok || bad "--max-call-time 0 skipped"
 # A shape that grows a skipped one (every size at least, the rest the same)
 # is skipped untried: its inputs (4 TiB here) are never made. One that does
 # not (another mask) is tried, and its inputs cannot be.
 SMALL="op=sdpa,B=1,L=64,H=1,Dh=16" HUGE="op=sdpa,B=1073741824,L=64,H=1,Dh=16"
-expect_rc 0 run --kernel naive --no-peaks --max-call-time 1e-9 --shape "$SMALL;$HUGE"
+expect_rc 1 run --kernel naive --no-peaks --max-call-time 1e-9 --shape "$SMALL;$HUGE"
 grep -q "2 benchmarks skipped" "$TMP/out" && grep -q "B1073741824_H1_L64_Dh16/threads:1" "$TMP/out" \
     && ok || bad "a shape growing a skipped one should be skipped untried: $(cat "$TMP/out")"
 # (Under AddressSanitizer the 4 TiB must come back NULL, as in run_tests.)
@@ -387,6 +430,18 @@ grep -q '"chosen_by": "wisdom"' "$TMP/auto.json" && grep -q "1 of 1 benchmarks r
 expect_rc 0 tune --wisdom "$W" --export "$TMP/exported"
 expect_rc 0 tune --wisdom "$TMP/imported" --import "$TMP/exported"
 cmp -s "$W" "$TMP/imported" && ok || bad "export + import changed the records"
+# A wisdom write that fails (a full disk; here a file size limit of 0, its
+# signal ignored) says why and leaves the old file and no temporary one.
+# (Its messages go through a pipe: the limit holds for files it writes.)
+for how in "--export $TMP/exported" "--import $TMP/exported"; do
+    cp "$TMP/exported" "$TMP/exported.before"; cp "$TMP/imported" "$TMP/imported.before"
+    (trap '' XFSZ; ulimit -f 0; "$AB" tune --wisdom "$TMP/imported" $how; echo "exit $?") 2>&1 \
+        | cat >"$TMP/err"
+    grep -q "^exit 1$" "$TMP/err" && grep -q "write failed" "$TMP/err" \
+        && cmp -s "$TMP/exported" "$TMP/exported.before" && cmp -s "$TMP/imported" "$TMP/imported.before" \
+        && [ -z "$(ls "$TMP" | grep '\.tmp\.')" ] && ok \
+        || bad "tune $how on a full disk: $(cat "$TMP/err"); $(ls "$TMP" | grep '\.tmp\.')"
+done
 echo "garbage" >>"$W"
 ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions 1 --precision 0 \
     --min-time 0.001 --json "$TMP/auto2.json" >"$TMP/out" 2>&1
@@ -504,6 +559,15 @@ gbench_aggregates "$TMP/agg-b.json" 1.3
 expect_rc 1 compare "$TMP/agg-a.json" "$TMP/agg-b.json"   # aggregates only are read
 grep -q "^x  .*1.300 .*1/1" "$TMP/out" && grep -q "whole run.*1.300.*REGRESSION" "$TMP/out" && ok \
     || bad "compare: aggregates only: $(cat "$TMP/out")"
+# ... and a median there that is not a positive number is named and not
+# judged (exit 2), as a repetition's is, not dropped as "only in BASE".
+sed 's/"y_median", "run_name": "y", "run_type": "aggregate", "repetitions": 12, "aggregate_name": "median", "real_time": [0-9.]*/&e-400/' \
+    "$TMP/agg-b.json" >"$TMP/agg-zero.json"
+grep -q 'e-400' "$TMP/agg-zero.json" || bad "the test's zero median was not written"
+expect_rc 2 compare "$TMP/agg-a.json" "$TMP/agg-zero.json"
+grep -q "compare: y: a time that is not a positive number in NEW" "$TMP/err" \
+    && ! grep -q "^y .*only in BASE" "$TMP/out" && ok \
+    || bad "compare: a bad median of aggregates only: $(cat "$TMP/out" "$TMP/err")"
 # What other programs write: a benchmark that failed in NEW is a regression;
 # a time that is not positive leaves that benchmark out, named, and the
 # others judged (exit 2); a name past 255 bytes is refused, not cut into

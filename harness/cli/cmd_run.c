@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -312,6 +313,24 @@ static int pull_fleet_wisdom(void)
     return ab_tune_pull(db, path, 0, 1);
 }
 
+/* 1 when paths a and b name one file, made yet or not: "r.json" and
+ * "./r.json", or two links to it. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    ab_parent_dir(a, da, sizeof da);
+    ab_parent_dir(b, db, sizeof db);
+    const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+    na = na ? na + 1 : a;
+    nb = nb ? nb + 1 : b;
+    if (!realpath(da, ra) || !realpath(db, rb))
+        return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0 && strcmp(na, nb) == 0;
+}
+
 /* Parses the flags into p and loads the machine. -1 when the run is to go
  * on, else the exit status (the message printed). */
 static int plan_of(int argc, char **argv, run_plan *p)
@@ -388,6 +407,15 @@ static int plan_of(int argc, char **argv, run_plan *p)
             fprintf(stderr, "attnbench run: %s\n", err);
             return AB_EXIT_USAGE;
         }
+    }
+    if (json_dir && ab_dir_probe(json_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "attnbench run: --json-dir %s\n", err);
+        return AB_EXIT_USAGE;
+    }
+    if (json && csv && same_file(json, csv)) {
+        fprintf(stderr, "attnbench run: --json and --csv name the same file (%s): one would "
+                "overwrite the other\n", json);
+        return AB_EXIT_USAGE;
     }
     p->nk = ab_select_kernels(kernel, getenv("ATTN_KERNEL"), p->kernels, 64, err, sizeof err);
     if (p->nk < 0) {
@@ -809,11 +837,13 @@ static int publish_outcome(const run_plan *p, const run_outcome *out)
         const char *path = fmt == 0 ? (p->json ? p->json : p->json_dir) : p->csv;
         if (!path)
             continue;
-        /* A run none of whose benchmarks gave a time (every one failed)
-         * does not replace an earlier file: a baseline would be lost to a
-         * list of errors. A new file, or one in --json-dir, records them. */
-        if (n > 0 && out->failed >= n && !(fmt == 0 && p->json_dir) && access(path, F_OK) == 0) {
-            fprintf(stderr, "attnbench run: every benchmark failed: %s not replaced\n", path);
+        /* A run none of whose benchmarks gave a time (every one failed, or
+         * was skipped as too slow) does not replace an earlier file: a
+         * baseline would be lost to a list of errors, or to nothing. A new
+         * file, or one in --json-dir, records them. */
+        if (out->failed >= n && !(fmt == 0 && p->json_dir) && access(path, F_OK) == 0) {
+            fprintf(stderr, "attnbench run: %s: %s not replaced\n",
+                    n > 0 ? "every benchmark failed" : "no benchmark was timed", path);
             io_failed = 1;
             continue;
         }
@@ -843,8 +873,13 @@ int ab_cmd_run(int argc, char **argv)
     int rc = !p || !out ? AB_EXIT_FAIL : plan_of(argc, argv, p);
     if (rc < 0) {
         rc = execute(p, out);
-        if (rc == 0)
-            rc = publish_outcome(p, out) || out->failed ? AB_EXIT_FAIL : AB_EXIT_OK;
+        if (rc == 0) {
+            /* Nothing timed (every benchmark skipped as too slow) is no
+             * result: a script must not take it for one. */
+            if (out->n == 0)
+                fprintf(stderr, "attnbench run: no benchmark was timed\n");
+            rc = publish_outcome(p, out) || out->failed || out->n == 0 ? AB_EXIT_FAIL : AB_EXIT_OK;
+        }
     }
     if (!p || !out)
         fprintf(stderr, "attnbench run: out of memory\n");

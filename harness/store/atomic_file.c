@@ -8,24 +8,88 @@
 
 #include "atomic_file.h"
 
-/* -1, said in err, when path is a directory (rename over one said "Device
- * or resource busy"). */
-static int refuse_directory(const char *path, char *err, size_t err_len)
+/* What is at path, links followed: AT_NONE (nothing: a new file), AT_FILE
+ * (a regular file; *real its resolved path when path is a link), AT_STREAM
+ * (a device, FIFO or socket: /dev/null, /dev/stdout), or -1 said in err (a
+ * directory — rename over one said "Device or resource busy" — or a link
+ * to nothing). */
+enum { AT_NONE, AT_FILE, AT_STREAM };
+static int what_is_at(const char *path, char *real, size_t real_len, char *err, size_t err_len)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    struct stat st, lst;
+    snprintf(real, real_len, "%s", path);
+    if (stat(path, &st) != 0) {
+        if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            snprintf(err, err_len, "%s: a symbolic link to nothing", path);
+            return -1;
+        }
+        return AT_NONE;
+    }
+    if (S_ISDIR(st.st_mode)) {
         snprintf(err, err_len, "%s is a directory", path);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode))
+        return AT_STREAM;
+    /* A link to a file: the file is replaced, not the link by a copy. */
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        char buf[PATH_MAX];
+        if (!realpath(path, buf) || snprintf(real, real_len, "%s", buf) >= (int)real_len) {
+            snprintf(err, err_len, "%s: cannot resolve the link: %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    return AT_FILE;
+}
+
+int ab_atomic_probe(const char *path, char *err, size_t err_len)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    struct stat st;
+    int at = what_is_at(path, real, sizeof real, err, err_len);
+    if (at < 0)
+        return -1;
+    if (at == AT_STREAM) {
+        if (access(path, W_OK) != 0) {
+            snprintf(err, err_len, "%s: %s", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    ab_parent_dir(real, dir, sizeof dir);
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        snprintf(err, err_len, "%s: %s is not a directory", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK) != 0) {
+        snprintf(err, err_len, "%s: cannot write in %s: %s", path, dir, strerror(errno));
         return -1;
     }
     return 0;
 }
 
-int ab_atomic_probe(const char *path, char *err, size_t err_len)
+int ab_dir_probe(const char *path, char *err, size_t err_len)
 {
     char dir[PATH_MAX];
-    if (refuse_directory(path, err, err_len) != 0)
+    struct stat st;
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
+        snprintf(err, err_len, "%s: path too long", path);
         return -1;
-    ab_parent_dir(path, dir, sizeof dir);
+    }
+    /* The nearest part that exists must be a directory we may write in. */
+    while (stat(dir, &st) != 0) {
+        char up[PATH_MAX];
+        ab_parent_dir(dir, up, sizeof up);
+        if (errno != ENOENT || strcmp(up, dir) == 0) {
+            snprintf(err, err_len, "%s: %s", dir, strerror(errno));
+            return -1;
+        }
+        snprintf(dir, sizeof dir, "%s", up);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, err_len, "%s: %s is not a directory", path, dir);
+        return -1;
+    }
     if (access(dir, W_OK) != 0) {
         snprintf(err, err_len, "%s: cannot write in %s: %s", path, dir, strerror(errno));
         return -1;
@@ -36,10 +100,24 @@ int ab_atomic_probe(const char *path, char *err, size_t err_len)
 int ab_atomic_open(ab_atomic_file *a, const char *path, char *err, size_t err_len)
 {
     a->f = NULL;
-    if (refuse_directory(path, err, err_len) != 0)
+    char real[PATH_MAX];
+    int at = what_is_at(path, real, sizeof real, err, err_len);
+    if (at < 0)
         return -1;
-    if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path
-        || snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof a->tmp) {
+    if (at == AT_STREAM) {
+        /* Nothing to publish atomically: written straight through, and the
+         * device stays a device (renamed over, /dev/null became a file). */
+        a->tmp[0] = '\0';
+        snprintf(a->path, sizeof a->path, "%s", path);
+        a->f = fopen(path, "w");
+        if (!a->f) {
+            snprintf(err, err_len, "%s: %s", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (snprintf(a->path, sizeof a->path, "%s", real) >= (int)sizeof a->path
+        || snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", real) >= (int)sizeof a->tmp) {
         snprintf(err, err_len, "%s: path too long", path);
         return -1;
     }
@@ -67,7 +145,8 @@ void ab_atomic_abort(ab_atomic_file *a)
     if (a->f) {
         fclose(a->f);
         a->f = NULL;
-        unlink(a->tmp);
+        if (a->tmp[0])
+            unlink(a->tmp);
     }
 }
 
@@ -102,6 +181,15 @@ static int sync_parent_dir(const char *path)
 
 int ab_atomic_commit(ab_atomic_file *a, int no_clobber, char *err, size_t err_len)
 {
+    if (!a->tmp[0]) {   /* a device, FIFO or socket: only flushed */
+        int failed = ferror(a->f) || fflush(a->f) != 0;
+        int saved = errno;
+        failed |= fclose(a->f) != 0;
+        a->f = NULL;
+        if (failed)
+            snprintf(err, err_len, "%s: write failed: %s", a->path, strerror(saved ? saved : errno));
+        return failed ? -1 : 0;
+    }
     int failed = ferror(a->f) || fflush(a->f) != 0 || fsync(fileno(a->f)) != 0;
     int saved = errno;
     failed |= fclose(a->f) != 0;
