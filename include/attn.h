@@ -7,7 +7,8 @@
  * C form plus version macros and documentation.
  *
  * Conventions that hold for every call:
- *  - Tensors are row-major and contiguous; inputs may be at any address.
+ *  - Tensors are row-major and contiguous; no SIMD alignment is asked: a float
+ *    tensor may be at any multiple of 4 bytes (docs/api.md §2).
  *  - Every argument is checked before any memory is touched. A call that fails
  *    returns a status other than ATTN_OK and writes nothing to its output.
  *    The library never aborts and never prints.

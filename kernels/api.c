@@ -466,10 +466,13 @@ static attn_exec exec_of(const attn_ctx *ctx, const attn_choice *c)
 
 /* ---- Argument checks ------------------------------------------------------------ */
 
-/* 1 when elem·a·b·c·d bytes fit within ATTN_SIZE_LIMIT (all factors > 0). */
+/* 1 when elem·a·b·c·d bytes fit within ATTN_SIZE_LIMIT and no factor is
+ * above ATTN_DIM_LIMIT (all factors > 0). */
 static int fits(size_t elem, int a, int b, int c, int d)
 {
     size_t n = elem;
+    if (a > ATTN_DIM_LIMIT || b > ATTN_DIM_LIMIT || c > ATTN_DIM_LIMIT || d > ATTN_DIM_LIMIT)
+        return 0;
     return attn_mul_checked(&n, (size_t)a, ATTN_SIZE_LIMIT)
         && attn_mul_checked(&n, (size_t)b, ATTN_SIZE_LIMIT)
         && attn_mul_checked(&n, (size_t)c, ATTN_SIZE_LIMIT)

@@ -16,6 +16,12 @@
 /* Largest workspace or tensor the library will address, in bytes: no object
  * can be larger than PTRDIFF_MAX, so a size above it is an overflow. */
 #define ATTN_SIZE_LIMIT ((size_t)PTRDIFF_MAX)
+/* The largest of any one size (a length, D, F, a head width, a batch): the
+ * kernels round sizes up to tiles (at most 65536) and take 3·D in int, and
+ * at 2^28 none of that can pass INT_MAX (a q_len near INT_MAX once wrapped
+ * the count of query blocks negative: no task ran and the call returned
+ * ATTN_OK unwritten). No real model comes near it: 268 million tokens. */
+#define ATTN_DIM_LIMIT (1 << 28)
 
 /* The scale rule of api.md §1.1: 0 means 1/sqrt(head_dim). */
 static inline float attn_resolve_scale(float scale, int head_dim)

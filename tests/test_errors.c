@@ -219,6 +219,13 @@ static void sdpa_cases(attn_ctx *ctx, const char *kn)
          (c.shape.batch = 1 << 20, c.shape.kv_capacity = INT_MAX, c.shape.head_dim = 1 << 20));
     CASE("all sizes INT_MAX", ATTN_ERR_OVERFLOW,
          c.shape = (attn_sdpa_shape){ INT_MAX, INT_MAX, INT_MAX, INT_MAX, INT_MAX, 0.0f, 0, 0 });
+    /* One size past 2^28 (api.md §2), though its tensors (8 GiB) fit: q_len
+     * near INT_MAX wrapped the kernels' count of query blocks negative, and
+     * the call returned ATTN_OK with out unwritten. */
+    CASE("q_len INT_MAX, past the largest size", ATTN_ERR_OVERFLOW,
+         c.shape = (attn_sdpa_shape){ 1, 1, INT_MAX, 1, 1, 0.0f, 0, 0 });
+    CASE("kv_len 2^28 + 1, past the largest size", ATTN_ERR_OVERFLOW,
+         c.shape = (attn_sdpa_shape){ 1, 1, 1, (1 << 28) + 1, 1, 0.0f, 0, 0 });
     /* q, k, v fit; only the per-batch keep mask (2^20·2^20·2^24 bytes) does not. */
     CASE("per-batch keep mask size overflows", ATTN_ERR_OVERFLOW,
          (c.shape = (attn_sdpa_shape){ 1 << 20, 1, 1 << 20, 1 << 24, 1, 0.0f, 0, 0 },
@@ -253,6 +260,9 @@ static void mha_cases(attn_ctx *ctx, const char *kn)
          c.mask.causal = ATTN_CAUSAL_BOTTOM_RIGHT);
     CASE("causal 3", ATTN_ERR_INVALID_ARG, c.mask.causal = 3);
     CASE("d_model² overflows", ATTN_ERR_OVERFLOW, (c.d_model = INT_MAX, c.n_heads = 1));
+    /* Below INT_MAX / 3 the fused Q, K, V product's 3·D wrapped int. */
+    CASE("d_model 800000000, past the largest size", ATTN_ERR_OVERFLOW,
+         (c.d_model = 800000000, c.n_heads = 1));
     CASE("batch·q_len·d_model overflows", ATTN_ERR_OVERFLOW,
          (c.batch = INT_MAX, c.q_len = INT_MAX, c.kv_len = 1));
     CASE("per-batch keep mask size overflows", ATTN_ERR_OVERFLOW,
@@ -298,9 +308,11 @@ static void encoder_cases(attn_ctx *ctx, const char *kn)
     CASE("causal bottom-right (Lq == Lk: as top-left)", ATTN_OK,
          c.mask.causal = ATTN_CAUSAL_BOTTOM_RIGHT);
     CASE("causal 3", ATTN_ERR_INVALID_ARG, c.mask.causal = 3);
-    /* d_model² · 4 bytes still fits below 2^63; d_ff · d_model · 4 does not. */
-    CASE("d_ff·d_model overflows", ATTN_ERR_OVERFLOW,
-         (c.config.d_model = 1518500000, c.config.n_heads = 1, c.config.d_ff = INT_MAX));
+    /* W1 and W2 fit (8 GiB each at D 1), but d_ff is past 2^28: rounded up
+     * to a tile it wrapped int. (Past that limit no product of two sizes can
+     * pass 2^63 bytes: the limit is what refuses them.) */
+    CASE("d_ff INT_MAX, past the largest size", ATTN_ERR_OVERFLOW,
+         (c.config.d_model = 1, c.config.n_heads = 1, c.config.d_ff = INT_MAX));
     CASE("batch·seq_len·d_model overflows", ATTN_ERR_OVERFLOW,
          (c.batch = INT_MAX, c.seq_len = INT_MAX));
     CASE("per-batch bias mask size overflows", ATTN_ERR_OVERFLOW,
