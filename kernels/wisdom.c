@@ -232,6 +232,19 @@ const attn_wisdom_record *attn_wisdom_find(const attn_wisdom *w, uint64_t machin
 
 /* ---- File format ------------------------------------------------------------------------- */
 
+/* A decimal int field within [lo, hi] into *out: 0, or -1 (a value past
+ * int once wrapped into another, valid bucket: Dh 4294967304 read as 8). */
+static int int_field(const char *text, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
 static int parse_params(char *text, attn_wisdom_record *r)
 {
     r->n_params = 0;
@@ -288,15 +301,11 @@ static int parse_record(char *line, int schema, attn_wisdom_record *r)
     r->bucket.op = lookup(f[1], op_names, ATTN_OP_COUNT);
     if (r->bucket.decode && r->bucket.op != ATTN_OP_SDPA && r->bucket.op != ATTN_OP_MHA)
         return -1;
-    r->bucket.len_log2 = (int)strtol(f[2], &end, 10);
-    if (*end || r->bucket.op < 0 || r->bucket.len_log2 < 0 || r->bucket.len_log2 > 31)
-        return -1;
-    r->bucket.head_dim = (int)strtol(f[3], &end, 10);
-    if (*end || r->bucket.head_dim <= 0)
+    if (r->bucket.op < 0 || int_field(f[2], 0, 31, &r->bucket.len_log2) != 0
+        || int_field(f[3], 1, INT_MAX, &r->bucket.head_dim) != 0)
         return -1;
     r->bucket.mask_class = lookup(f[4], mask_names, 3);
-    r->bucket.threads = (int)strtol(f[5], &end, 10);
-    if (*end || r->bucket.mask_class < 0 || r->bucket.threads <= 0)
+    if (r->bucket.mask_class < 0 || int_field(f[5], 1, INT_MAX, &r->bucket.threads) != 0)
         return -1;
     if (strlen(f[6]) >= sizeof r->kernel || parse_params(f[7], r) != 0)
         return -1;

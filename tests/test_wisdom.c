@@ -394,7 +394,7 @@ void test_wisdom(void)
     const char *rec = "record %016llx sdpa 9 64 causal 2 avx512 bq=48 1 1 0.1 measure now\n";
     char good_rec[200];
     snprintf(good_rec, sizeof good_rec, rec, (unsigned long long)me);
-    struct { const char *what; char text[1200]; } bad[16];
+    struct { const char *what; char text[1200]; } bad[20];
     int nb = 0;
     snprintf(bad[nb].text, sizeof bad[0].text, "%s", ""); bad[nb++].what = "empty";
     snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 0\n"); bad[nb++].what = "schema";
@@ -415,6 +415,13 @@ void test_wisdom(void)
     snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%srecord %016llx sdpa 9 64 "
              "causal 2 avx512 - inf 1 0.1 measure now\n", m, (unsigned long long)me);
     bad[nb++].what = "an infinite time";
+    /* past int: once wrapped into another, valid bucket (Dh 8, 1 thread) */
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%srecord %016llx sdpa 9 "
+             "4294967304 causal 2 avx512 - 1 1 0.1 measure now\n", m, (unsigned long long)me);
+    bad[nb++].what = "a head width past int";
+    snprintf(bad[nb].text, sizeof bad[0].text, "attnbench-wisdom 1\n%srecord %016llx sdpa 9 64 "
+             "causal 4294967297 avx512 - 1 1 0.1 measure now\n", m, (unsigned long long)me);
+    bad[nb++].what = "a thread count past int";
     {   /* a key the record cannot hold: written back cut, it would fail its hash */
         char long_key[400];
         memset(long_key, 'x', 330);
