@@ -1198,7 +1198,8 @@ static void test_json_writer(void)
 
     t_case("json: the test parser rejects malformed documents");
     const char *bad[] = { "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "nan", "[1] x", "\"\x01\"", "01",
-                          "\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83d\\u0041\"", "\"\\ud83d\\ude0\"" };
+                          "\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83d\\u0041\"", "\"\\ud83d\\ude0\"",
+                          "\"a\\u0000b\"" /* a NUL would cut the name short */ };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         jv *v = jv_parse(bad[i], err, sizeof err);
         CHECK(v == NULL, "accepted '%s'", bad[i]);

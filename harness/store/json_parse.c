@@ -124,9 +124,13 @@ static char *string(parser *p)
                                                  : -2;
             } else if (cp >= 0xdc00 && cp < 0xe000) {
                 cp = -2;
+            } else if (cp == 0) {
+                cp = -3;   /* in a C string it would end the name: two names could become one */
             }
             if (cp < 0) {
-                fail(p, cp == -1 ? "bad \\u escape" : "a \\u escape of half a surrogate pair");
+                fail(p, cp == -1   ? "bad \\u escape"
+                        : cp == -3 ? "a \\u0000 in a string"
+                                   : "a \\u escape of half a surrogate pair");
                 free(out);
                 return NULL;
             }
