@@ -312,6 +312,8 @@ fi
 # setting runs.
 expect_rc 2 run --kernel blocked --param no_such_param=3 $FAST
 expect_rc 2 run --kernel blocked --param kc=0 $FAST
+expect_rc 2 run --kernel blocked --param bq=16,bq=64 $FAST   # which one holds is no answer
+grep -q "bq given twice" "$TMP/err" && ok || bad "--param given twice: $(cat "$TMP/err")"
 expect_rc 2 run --kernel blocked --param kc $FAST
 expect_rc 2 run --kernel blocked --param 'kc= 8' $FAST   # strtol would skip the space
 expect_rc 2 run --kernel blocked --param kc=+8 $FAST
@@ -545,6 +547,8 @@ PY
 # wrong files, a renamed suite), is neither a pass nor a regression: 2.
 expect_rc 2 compare "$TMP/a.json" "$TMP/a.json" --json "$TMP/no-such-dir/v.json"   # cannot write
 grep -q "no-such-dir" "$TMP/err" && ok || bad "compare --json to a missing folder: $(cat "$TMP/err")"
+expect_rc 2 compare "$TMP" "$TMP/a.json"   # a folder given: said so, not "an empty file"
+grep -q "is a directory" "$TMP/err" && ok || bad "compare of a folder: $(cat "$TMP/err")"
 sed 's/"name": "\([xyz]\)/"name": "other_\1/g' "$TMP/a.json" >"$TMP/renamed.json"
 expect_rc 2 compare "$TMP/a.json" "$TMP/renamed.json" --json "$TMP/none.json"
 grep -q "no benchmark in common" "$TMP/err" && [ ! -e "$TMP/none.json" ] && ok \
@@ -586,6 +590,11 @@ expect_rc 1 compare "$TMP/e-base.json" "$TMP/e-new.json" --json "$TMP/e.json"
 grep -q "^b  *FAILED in NEW" "$TMP/out" \
     && /usr/bin/python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["failed_in_new"] == ["b"]' "$TMP/e.json" && ok \
     || bad "compare: a benchmark failed in NEW: $(cat "$TMP/out" "$TMP/e.json")"
+# ... and one that failed in NEW and is not in BASE is said, not a regression.
+gb_rows "$TMP/e-new2.json" "$(row a 1)" "$(row b 2)" "$(row c 3)" '{"name": "d", "run_type": "iteration", "error_occurred": true, "error_message": "out of memory", "real_time": 0, "time_unit": "ms"}'
+expect_rc 0 compare "$TMP/e-base.json" "$TMP/e-new2.json"
+grep -q "^d  *only in NEW, and FAILED there" "$TMP/out" && ok \
+    || bad "compare: a benchmark failed in NEW only: $(cat "$TMP/out")"
 gb_rows "$TMP/z-new.json" "$(row a -1)" "$(row b 4)" "$(row c 6)"
 expect_rc 2 compare "$TMP/e-base.json" "$TMP/z-new.json"
 grep -q "a: a time that is not a positive number in NEW run 1" "$TMP/err" \

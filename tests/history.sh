@@ -59,6 +59,13 @@ check '[ $? -eq 2 ] && [ ! -e "$TMP/nowhere" ] && grep -q "no history there" "$T
     "history show of a missing store: $(cat "$TMP/missing.out")"
 "$AB" tune --pull "$TMP/nowhere/h.db" --wisdom "$TMP/pulled.w" >"$TMP/missing.out" 2>&1
 check '[ $? -eq 2 ] && [ ! -e "$TMP/nowhere" ]' "tune --pull of a missing store: $(cat "$TMP/missing.out")"
+# ... nor one that is there and empty, which it leaves empty (it once got a schema).
+if [ -n "$HAVE_LITE" ]; then
+    : >"$TMP/empty.db"
+    "$AB" history show --db "$TMP/empty.db" >"$TMP/missing.out" 2>&1
+    check '[ $? -eq 2 ] && [ ! -s "$TMP/empty.db" ] && grep -q "no history there" "$TMP/missing.out"' \
+        "history show of an empty file: $(cat "$TMP/missing.out")"
+fi
 
 # ---- The same tests on each store ---------------------------------------------------------
 store_tests() {   # NAME TARGET

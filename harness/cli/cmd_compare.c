@@ -510,6 +510,18 @@ int ab_cmd_compare(int argc, char **argv)
             if (!known)
                 printf("%-64s only in NEW\n", name);
         }
+    /* Failed in NEW and not in BASE: no regression (nothing to regress
+     * from), but said, not passed over. */
+    for (int f = 0; f < nf; f++)
+        for (int k = 0; k < fresh[f].n_bad; k++) {
+            const char *name = fresh[f].bad[k].name;
+            int known = !fresh[f].bad[k].failed || listed(names, n, name)
+                     || listed(failed, notes.n_failed, name);
+            for (int g = 0; g < f && !known; g++)
+                known = failed_in(&fresh[g], 1, name);
+            if (!known)
+                printf("%-64s only in NEW, and FAILED there (error_occurred)\n", name);
+        }
     for (int k = 0; k < notes.n_failed; k++)
         printf("%-64s FAILED in NEW (error_occurred)\n", failed[k]);
     if (judged == 0 && notes.n_failed == 0) {   /* the wrong files, or a renamed suite: no verdict, not a pass */

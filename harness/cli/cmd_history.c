@@ -37,7 +37,8 @@ static ab_history *open_db(const char *cmd, const char *db_flag, int reading)
 {
     char err[700];
     const char *target = db_target(db_flag);
-    ab_history *h = reading ? ab_history_open_existing(target, err, sizeof err)
+    int none;
+    ab_history *h = reading ? ab_history_open_existing(target, &none, err, sizeof err)
                             : ab_history_open(target, err, sizeof err);
     if (!h)
         fprintf(stderr, "attnbench %s: %s\n", cmd, err);

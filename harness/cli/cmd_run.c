@@ -356,7 +356,7 @@ static int plan_of(int argc, char **argv, run_plan *p)
         { "max-repetitions", AB_FLAG_INT, &max_reps, "R", "repetitions per benchmark, at most (default 100)", 1, AB_MAX_REPS },
         { "precision", AB_FLAG_DOUBLE, &precision, "P", "sample until the median's 95% interval is within +-P of it (default 0.02; 0 with --iterations); 0: fixed repetitions", 0, 1 },
         { "unstable-above", AB_FLAG_DOUBLE, &unstable_above, "U", "flag UNSTABLE a median known no better than +-U when sampling stops (default 0.05)", 0, 1 },
-        { "max-time", AB_FLAG_DOUBLE, &max_time, "S", "seconds of timed repetitions per benchmark, at most (default 2; smoke 0.1)", 0, 36000 },
+        { "max-time", AB_FLAG_DOUBLE, &max_time, "S", "seconds of timed repetitions per benchmark, at most; 0: no limit but --max-repetitions (default 2; smoke 0.1)", 0, 36000 },
         { "min-time", AB_FLAG_DOUBLE, &min_time, "S", "seconds each repetition lasts at least (default 0.05; smoke 0.005)", 1e-4, 3600 },
         { "max-call-time", AB_FLAG_DOUBLE, &max_call, "S", "skip a benchmark whose warm-up call takes over S seconds; 0: never (default: 0.5 with --kernel all, else 0)", 0, 3600 },
         { "counters", AB_FLAG_STRING, &counters_text, "LIST", "PAPI events, e.g. perf::TASK-CLOCK,PAPI_TOT_CYC", 0, 0 },

@@ -362,15 +362,18 @@ int ab_tune_pull(const char *target, const char *wisdom_path, int verbose, int o
         if (has_own)
             return AB_EXIT_OK;
     }
-    if (only_if_none && ab_history_missing(target, err, sizeof err)) {
+    attn_machine_key(key, sizeof key);
+    attn_wisdom *got = malloc(sizeof *got), *trusted = calloc(1, sizeof *trusted);
+    int none = 0;
+    ab_history *h = got && trusted ? ab_history_open_existing(target, &none, err, sizeof err) : NULL;
+    if (!h && none && only_if_none) {
         /* run's pull from $ATTN_WISDOM_DB: a store not yet made holds
          * nothing to pull, and the run goes on without creating it. */
         fprintf(stderr, "attnbench: pulling the wisdom: %s; nothing pulled\n", err);
+        free(got);
+        free(trusted);
         return AB_EXIT_OK;
     }
-    attn_machine_key(key, sizeof key);
-    attn_wisdom *got = malloc(sizeof *got), *trusted = calloc(1, sizeof *trusted);
-    ab_history *h = got && trusted ? ab_history_open_existing(target, err, sizeof err) : NULL;
     if (!h || ab_history_wisdom_pull(h, key, got, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench: pulling the wisdom: %s%s%s\n", h ? ab_history_name(h) : "",
                 h ? ": " : "", got && trusted ? err : "out of memory");

@@ -110,6 +110,11 @@ int ab_params_parse(const char *text, ab_param_setting *out, int max, char *err,
         }
         memcpy(out[n].name, item, (size_t)(eq - item));
         out[n].name[eq - item] = '\0';
+        for (int i = 0; i < n; i++)   /* which one would hold is no answer */
+            if (strcmp(out[i].name, out[n].name) == 0) {
+                snprintf(err, len, "--param: %s given twice", out[n].name);
+                return -1;
+            }
         out[n++].value = (int)v;
     }
     return n;

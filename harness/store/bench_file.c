@@ -1,8 +1,10 @@
 /* bench_file.c — Google Benchmark JSON read back (bench_file.h). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench_file.h"
 #include "sha256.h"
@@ -26,7 +28,13 @@ static char *read_all(const char *path, size_t *n_out, char *err, size_t len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, len, "%s: cannot open", path);
+        snprintf(err, len, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {   /* read as "an empty file" */
+        snprintf(err, len, "%s is a directory", path);
+        fclose(f);
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;
@@ -41,7 +49,14 @@ static char *read_all(const char *path, size_t *n_out, char *err, size_t len)
             cap *= 2;
         }
     }
+    int failed = ferror(f);   /* an I/O error is no end of file */
+    int saved = errno;
     fclose(f);
+    if (buf && failed) {
+        snprintf(err, len, "%s: read failed: %s", path, strerror(saved));
+        free(buf);
+        return NULL;
+    }
     if (!buf)
         snprintf(err, len, "%s: too large or out of memory", path);
     else

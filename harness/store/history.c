@@ -147,26 +147,22 @@ fail:
     return -1;
 }
 
-int ab_history_missing(const char *target, char *err, size_t len)
-{
-    if (ab_sql_is_url(target) || access(target, F_OK) == 0)
-        return 0;
-    snprintf(err, len, "%.400s: no history there (history add creates one)", target);
-    return 1;
-}
-
-ab_history *ab_history_open_existing(const char *target, char *err, size_t len)
-{
-    return ab_history_missing(target, err, len) ? NULL : ab_history_open(target, err, len);
-}
-
-ab_history *ab_history_open(const char *target, char *err, size_t len)
+/* ab_history_open, or with create 0 ab_history_open_existing's store:
+ * *none set when it holds no history (no schema: an empty file or
+ * database, which is then left as it is). */
+static ab_history *open_store(const char *target, int create, int *none, char *err, size_t len)
 {
     ab_sql *db = ab_sql_open(target, err, len);
     if (!db)
         return NULL;
     char why[400] = "";
     long long version = schema_of(db, why, sizeof why);
+    if (version == 0 && !create) {
+        *none = 1;
+        snprintf(err, len, "%s: no history there (history add creates one)", ab_sql_name(db));
+        ab_sql_close(db);
+        return NULL;
+    }
     if (version == 0) {
         if (create_schema(db, why, sizeof why) != 0) {
             snprintf(err, len, "%s: cannot create the history: %s", ab_sql_name(db), why);
@@ -192,6 +188,25 @@ ab_history *ab_history_open(const char *target, char *err, size_t len)
     }
     ab_sql_close(db);
     return NULL;
+}
+
+ab_history *ab_history_open(const char *target, char *err, size_t len)
+{
+    int none = 0;
+    return open_store(target, 1, &none, err, len);
+}
+
+ab_history *ab_history_open_existing(const char *target, int *none, char *err, size_t len)
+{
+    *none = 0;
+    /* Before opening: SQLite would create the file (and ab_sql_open its
+     * directories). */
+    if (!ab_sql_is_url(target) && access(target, F_OK) != 0) {
+        *none = 1;
+        snprintf(err, len, "%.400s: no history there (history add creates one)", target);
+        return NULL;
+    }
+    return open_store(target, 0, none, err, len);
 }
 
 void ab_history_close(ab_history *h)

@@ -59,13 +59,11 @@ typedef struct ab_history ab_history;
  * built in. */
 ab_history *ab_history_open(const char *target, char *err, size_t len);
 /* ab_history_open for commands that only read (history show and steps,
- * tune --pull): an SQLite file that is not there is an error, not a new
- * empty history (a mistyped --db read as "empty", and created the file
- * and its directories). */
-ab_history *ab_history_open_existing(const char *target, char *err, size_t len);
-/* 1 when target names an SQLite file that is not there (the case
- * ab_history_open_existing refuses), said in err; else 0. */
-int ab_history_missing(const char *target, char *err, size_t len);
+ * tune --pull): a store that holds no history — an SQLite file that is not
+ * there, an empty file or database — is an error (*none set), not a new
+ * empty history, and is left as it is (a mistyped --db read as "empty",
+ * and created the file and its directories; an empty one got a schema). */
+ab_history *ab_history_open_existing(const char *target, int *none, char *err, size_t len);
 void ab_history_close(ab_history *h);
 /* The target as it may be shown (a URL's password redacted). */
 const char *ab_history_name(const ab_history *h);
