@@ -184,6 +184,12 @@ fi
 rc=0
 timed screen --kernel "$kernels" || rc=$?
 case $rc in 0 | 1) ;; *) echo "gate: compare could not judge (status $rc)"; exit 2 ;; esac
+# A kernel that failed on the new side is no noise to confirm: it fails the
+# gate as it is (compare's "FAILED" line; the in-process screen said exit 1
+# with no REGRESSION row, and the gate passed it).
+for failed in $(awk '/ FAILED/ { print $1 }' "$work/screen.txt"); do
+    status=1 fired="$fired $failed(failed)"
+done
 # Confirmation: under load this VM's times vary by 5-20% (CV) for seconds at
 # a time, enough for one benchmark in a dozen to pass the screen by chance
 # now and then; a real slowdown reproduces. Every kernel and op the screen
