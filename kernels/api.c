@@ -137,13 +137,7 @@ static const attn_kernel *select_kernel(const char *name, const char **source, i
         const attn_kernel *k = attn_registry_find(name);
         return attn_registry_runnable(k) ? k : NULL;
     }
-    for (int i = 0; i < attn_registry_count(); i++) {
-        const attn_kernel *k = attn_registry_get(i);
-        if (attn_registry_runnable(k) && auto_may_run(k, *bf16)
-            && !attn_registry_passed_over(k, attn_cpu()->has))
-            return k;
-    }
-    return NULL;
+    return attn_registry_by_features(*bf16);
 }
 
 /* The cores this process may run on (taskset/cgroup aware), at least 1:

@@ -438,6 +438,10 @@ unsigned attn_registry_missing(const attn_kernel *k);
 /* 1 when a choice by features passes over k on a CPU with the ATTN_CPU_*
  * bits cpu_has (k->auto_passes_over_on). */
 int attn_registry_passed_over(const attn_kernel *k, unsigned cpu_has);
+/* The row an "auto" context (bf16: "auto-bf16") chooses by features alone,
+ * without ATTN_KERNEL or wisdom: the first runnable row of its math not
+ * passed over on this CPU; NULL when none runs. */
+const attn_kernel *attn_registry_by_features(int bf16);
 /* Copies k and fills its empty slots from the naive kernel. */
 void attn_registry_resolve(const attn_kernel *k, attn_kernel *out);
 /* The oracle (naive/naive.c): the registry fills empty slots from it, and

@@ -66,6 +66,17 @@ int attn_registry_passed_over(const attn_kernel *k, unsigned cpu_has)
     return k && (k->auto_passes_over_on & cpu_has) != 0;
 }
 
+const attn_kernel *attn_registry_by_features(int bf16)
+{
+    for (int i = 0; i < attn_registry_count(); i++) {
+        const attn_kernel *k = attn_registry_get(i);
+        if (attn_registry_runnable(k) && (k->math == ATTN_F32 || (bf16 && k->math == ATTN_BF16))
+            && !attn_registry_passed_over(k, attn_cpu()->has))
+            return k;
+    }
+    return NULL;
+}
+
 int attn_registry_runnable(const attn_kernel *k)
 {
     return k && !k->unavailable && attn_registry_missing(k) == 0;

@@ -206,6 +206,18 @@ const attn_wisdom_record *attn_wisdom_find_slot(const attn_wisdom *w,
     return NULL;
 }
 
+static int level_rank(const char *level)
+{
+    return strcmp(level, "patient") == 0 ? 2 : strcmp(level, "measure") == 0 ? 1
+         : strcmp(level, "estimate") == 0 ? 0 : -1;
+}
+
+int attn_wisdom_more_thorough_held(const attn_wisdom *w, const attn_wisdom_record *r)
+{
+    const attn_wisdom_record *held = attn_wisdom_find_slot(w, r);
+    return held && level_rank(held->level) > level_rank(r->level);
+}
+
 int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *machine_key)
 {
     if (machine_key && register_machine(w, r->machine, machine_key) != 0)

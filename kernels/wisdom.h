@@ -117,6 +117,10 @@ int attn_wisdom_put(attn_wisdom *w, const attn_wisdom_record *r, const char *mac
 /* The record in r's slot (its machine, bucket and math of its kernel), or NULL. */
 const attn_wisdom_record *attn_wisdom_find_slot(const attn_wisdom *w,
                                                 const attn_wisdom_record *r);
+/* 1 when w holds, in r's slot, the record of a more thorough search than
+ * r's (levels patient > measure > estimate): a merge or a publish keeps it
+ * (`--level estimate` times nothing, and wrote over measured choices). */
+int attn_wisdom_more_thorough_held(const attn_wisdom *w, const attn_wisdom_record *r);
 /* The record of r's machine and bucket whose kernel's math differs, or NULL. */
 const attn_wisdom_record *attn_wisdom_find_other_math(const attn_wisdom *w,
                                                       const attn_wisdom_record *r);

@@ -429,6 +429,12 @@ ATTN_WISDOM="$W" "$AB" run --kernel auto --threads 1 --shape "$TS" --repetitions
     --min-time 0.001 --json "$TMP/auto.json" >"$TMP/out" 2>&1
 grep -q '"chosen_by": "wisdom"' "$TMP/auto.json" && grep -q "1 of 1 benchmarks ran the kernel the wisdom chose" "$TMP/out" \
     && ok || bad "run --kernel auto did not use the wisdom: $(cat "$TMP/out")"
+# The tuner's default is auto's choice by features, not ATTN_KERNEL's: that
+# override once became the default a tune stored and compared against.
+ATTN_KERNEL=einsum-bhdqk "$AB" tune --wisdom "$TMP/w-env" --shape "$TS" --threads 1 --level estimate \
+    >"$TMP/out" 2>&1
+grep -q '^record ' "$TMP/w-env" && ! grep -q 'einsum-bhdqk' "$TMP/w-env" && ok \
+    || bad "tune under ATTN_KERNEL stored its kernel: $(cat "$TMP/out"; grep record "$TMP/w-env")"
 expect_rc 0 tune --wisdom "$W" --export "$TMP/exported"
 expect_rc 0 tune --wisdom "$TMP/imported" --import "$TMP/exported"
 cmp -s "$W" "$TMP/imported" && ok || bad "export + import changed the records"

@@ -494,19 +494,27 @@ static void test_store(const char *store, const char *target, const char *dir)
                                    .kernel = "blocked", .time_ns = 1000, .max_err = 0.01,
                                    .level = "measure", .when = "2026-11-26T00:00:00Z" };
         attn_wisdom_put(w, &rec, "key-A");
-        int n1 = 0, n2 = 0;
-        int p1 = ab_history_wisdom_publish(h, "key-A", "m1", w, &n1, err, sizeof err);
+        int n1 = 0, n2 = 0, n3 = 0, k1 = -1, k2 = -1, k3 = -1;
+        int p1 = ab_history_wisdom_publish(h, "key-A", "m1", w, &n1, &k1, err, sizeof err);
         rec.bucket.threads = 2;       /* a second bucket, from a second publisher */
         snprintf(rec.kernel, sizeof rec.kernel, "naive");
         w->n = 0;
         attn_wisdom_put(w, &rec, "key-A");
-        int p2 = ab_history_wisdom_publish(h, "key-A", "m2", w, &n2, err, sizeof err);
+        int p2 = ab_history_wisdom_publish(h, "key-A", "m2", w, &n2, &k2, err, sizeof err);
+        /* An estimate of the first bucket does not replace its measured record. */
+        rec.bucket.threads = 1;
+        snprintf(rec.kernel, sizeof rec.kernel, "avx2");
+        snprintf(rec.level, sizeof rec.level, "estimate");
+        w->n = 0;
+        attn_wisdom_put(w, &rec, "key-A");
+        int p3 = ab_history_wisdom_publish(h, "key-A", "m3", w, &n3, &k3, err, sizeof err);
         int q = ab_history_wisdom_pull(h, "key-A", got, err, sizeof err);
-        CHECK(p1 == 0 && p2 == 0 && n1 == 1 && n2 == 2 && q == 0 && got->n == 2
-              && strcmp(got->rec[0].kernel, "blocked") == 0
+        CHECK(p1 == 0 && p2 == 0 && p3 == 0 && n1 == 1 && n2 == 2 && n3 == 2 && k1 == 0 && k2 == 0
+              && k3 == 1 && q == 0 && got->n == 2 && strcmp(got->rec[0].kernel, "blocked") == 0
               && strcmp(got->rec[1].kernel, "naive") == 0,
-              "publish %d %d (%d, %d stored), pull %d: %d records (%s)", p1, p2, n1, n2, q, got->n,
-              err);
+              "publish %d %d %d (%d, %d, %d stored; %d %d %d kept), pull %d: %d records, the "
+              "first %s (%s)", p1, p2, p3, n1, n2, n3, k1, k2, k3, q, got->n,
+              got->n ? got->rec[0].kernel : "-", err);
         q = ab_history_wisdom_pull(h, "key-B", got, err, sizeof err);
         CHECK(q == 0 && got->n == 0, "another key: %d, %d records", q, got->n);
     }

@@ -334,15 +334,18 @@ static int publish(const tune_plan *t)
         free(w);
         return AB_EXIT_FAIL;
     }
-    int rc = AB_EXIT_OK, n_stored = 0;
+    int rc = AB_EXIT_OK, n_stored = 0, n_kept = 0;
     ab_history *h = ab_history_open(t->publish, err, sizeof err);
-    if (!h || ab_history_wisdom_publish(h, key, id, w, &n_stored, err, sizeof err) != 0) {
+    if (!h || ab_history_wisdom_publish(h, key, id, w, &n_stored, &n_kept, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench tune: --publish: %s%s%s\n", h ? ab_history_name(h) : "",
                 h ? ": " : "", err);
         rc = AB_EXIT_USAGE;
     } else {
-        printf("published %d records of machine %s to %s (it holds %d for this key)\n", w->n, id,
-               ab_history_name(h), n_stored);
+        printf("published %d records of machine %s to %s (it holds %d for this key)\n",
+               w->n - n_kept, id, ab_history_name(h), n_stored);
+        if (n_kept)
+            printf("%d record%s of a more thorough tune kept there (not replaced by this one's, of "
+                   "a quicker level)\n", n_kept, n_kept == 1 ? "" : "s");
     }
     ab_history_close(h);
     free(w);

@@ -669,14 +669,15 @@ static int tune_shape(const ab_tune_opts *o, tune_session *ts, ab_tune_result *r
     r->best.median = r->base.median = INFINITY;
     ab_candidate first[64];
     int n = 0, done = 0;
-    /* The untuned choice: what an auto context without wisdom runs. */
-    attn_ctx *probe = NULL;
-    if (attn_ctx_create(&probe, o->bf16 ? "auto-bf16" : "auto", o->threads) != ATTN_OK) {
+    /* The untuned choice: what an auto context without wisdom runs, by
+     * features (not ATTN_KERNEL's override: the tuner's own environment
+     * once made the kernel it named the default stored and beaten). */
+    const attn_kernel *base_row = attn_registry_by_features(o->bf16);
+    if (!base_row) {
         snprintf(r->error, sizeof r->error, "no kernel runs here");
         return -1;
     }
-    const char *base_name = attn_ctx_kernel(probe);
-    attn_ctx_destroy(probe);
+    const char *base_name = base_row->name;
     for (int i = 0; i < attn_kernel_count() && n < 64; i++) {
         const attn_kernel *k = attn_registry_get(i);
         if (!tune_candidate(k, o))

@@ -957,7 +957,8 @@ static int wisdom_get(ab_sql *db, const char *key, attn_wisdom *w, char *err, si
 }
 
 int ab_history_wisdom_publish(ab_history *h, const char *key, const char *by,
-                              const attn_wisdom *add, int *n_stored, char *err, size_t len)
+                              const attn_wisdom *add, int *n_stored, int *n_kept, char *err,
+                              size_t len)
 {
     ab_sql *db = h->db;
     char when[48];
@@ -979,8 +980,13 @@ int ab_history_wisdom_publish(ab_history *h, const char *key, const char *by,
                     "DO UPDATE SET updated = excluded.updated", row, 3, NULL, err, len) < 0
         || wisdom_get(db, key, w, err, len) != 0)
         goto fail;
+    /* A quicker search never replaces a more thorough one's record, as in
+     * a local merge: an estimate once replaced the fleet's measured pick. */
+    *n_kept = 0;
     for (int i = 0; i < add->n; i++)
-        if (attn_wisdom_put(w, &add->rec[i], key) != 0) {
+        if (attn_wisdom_more_thorough_held(w, &add->rec[i]))
+            (*n_kept)++;
+        else if (attn_wisdom_put(w, &add->rec[i], key) != 0) {
             snprintf(err, len, "too many records for one machine key");
             goto fail;
         }

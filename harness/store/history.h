@@ -97,11 +97,13 @@ int ab_history_steps_since(ab_history *h, const char *commit, double min_effect,
                            int *n_slower, int *n_slower_now, char *err, size_t len);
 
 /* Merges add's records into those the store keeps for machine key key (a
- * bucket's record replaces the stored one), under a row lock; by: who
+ * bucket's record replaces the stored one, unless that one is of a more
+ * thorough search: *n_kept counts those), under a row lock; by: who
  * published (a machine id). *n_stored: the key's records after. 0, or -1
  * with err (nothing changed). */
 int ab_history_wisdom_publish(ab_history *h, const char *key, const char *by,
-                              const attn_wisdom *add, int *n_stored, char *err, size_t len);
+                              const attn_wisdom *add, int *n_stored, int *n_kept, char *err,
+                              size_t len);
 /* The records stored for machine key key into w (none: w->n 0). Not
  * checked here: whoever uses them verifies them first. 0, or -1 with err. */
 int ab_history_wisdom_pull(ab_history *h, const char *key, attn_wisdom *w, char *err,

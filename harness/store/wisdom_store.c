@@ -17,20 +17,6 @@
 #include "wisdom_store.h"
 
 /* How thorough a record's search was: patient > measure > estimate. */
-static int level_rank(const char *level)
-{
-    return strcmp(level, "patient") == 0 ? 2 : strcmp(level, "measure") == 0 ? 1
-         : strcmp(level, "estimate") == 0 ? 0 : -1;
-}
-
-/* Whether w holds, in r's slot, a record of a more thorough search than
- * r's. */
-static int more_thorough_held(const attn_wisdom *w, const attn_wisdom_record *r)
-{
-    const attn_wisdom_record *held = attn_wisdom_find_slot(w, r);
-    return held && level_rank(held->level) > level_rank(r->level);
-}
-
 int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t note_len,
                     char *err, size_t len)
 {
@@ -87,7 +73,7 @@ int ab_wisdom_merge(const char *path, const attn_wisdom *add, char *note, size_t
             for (int m = 0; m < add->n_machines; m++)
                 if (add->machine_hash[m] == add->rec[i].machine)
                     key = add->machine_key[m];
-            if (more_thorough_held(w, &add->rec[i]))
+            if (attn_wisdom_more_thorough_held(w, &add->rec[i]))
                 kept++;
             else if (attn_wisdom_put(w, &add->rec[i], key) != 0) {
                 snprintf(err, len, "the wisdom file is full");
