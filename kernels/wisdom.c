@@ -65,22 +65,34 @@ void attn_machine_hardware_key(char *buf, size_t len)
 
 void attn_machine_key(char *buf, size_t len)
 {
-    attn_machine_hardware_key(buf, len);
-    size_t used = strnlen(buf, len);
+    char full[2048];
+    attn_machine_hardware_key(full, sizeof full);
+    size_t used = strnlen(full, sizeof full);
     /* The compiler too: another one's code runs at other speeds, and its
      * tuned choices are not this build's (a review: the key named only the
      * version and the flags). Its spaces become '_': one field. */
-    if (used + 1 < len) {
-        snprintf(buf + used, len - used, " version=%s flags=%s cc=", ATTN_VERSION_STRING,
-                 ATTN_BUILD_OPTFLAGS);
-        used = strnlen(buf, len);
-        for (const char *c = __VERSION__; *c && used + 1 < len; c++)
-            buf[used++] = *c == ' ' ? '_' : *c;
-        buf[used < len ? used : len - 1] = '\0';
-    }
-    for (char *p = buf; *p; p++)
+    snprintf(full + used, sizeof full - used, " version=%s flags=%s cc=", ATTN_VERSION_STRING,
+             ATTN_BUILD_OPTFLAGS);
+    used = strnlen(full, sizeof full);
+    for (const char *c = __VERSION__; *c && used + 1 < sizeof full; c++)
+        full[used++] = *c == ' ' ? '_' : *c;
+    full[used] = '\0';
+    for (char *p = full; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
+    if (used < len) {
+        snprintf(buf, len, "%s", full);
+        return;
+    }
+    /* Too long for buf: its head, then a hash of the whole key. Cut short,
+     * the compiler and flags at its end fell off, and two builds shared
+     * their records (a gcc and a clang build of long flags, one key). */
+    const size_t mark = 22;   /* " key#" and 16 hex digits, and the NUL */
+    if (len <= mark) {
+        snprintf(buf, len, "%s", "");
+        return;
+    }
+    snprintf(buf, len, "%.*s key#%016" PRIx64, (int)(len - mark), full, attn_machine_hash(full));
 }
 
 uint64_t attn_machine_hash(const char *key)

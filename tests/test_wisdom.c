@@ -314,6 +314,19 @@ void test_wisdom(void)
           && strstr(key, "flags=") && !strchr(key, '\n'), "key '%s'", key);
     CHECK(attn_machine_hash(key) == me && attn_machine_hash("other") != me, "hash not stable");
 
+    t_case("wisdom: a machine key too long for its buffer ends in a hash of the whole key");
+    {   /* cut short, the compiler and flags at its end fell off: two builds, one key */
+        char whole[2048], small[64];
+        attn_machine_key(whole, sizeof whole);
+        attn_machine_key(small, sizeof small);
+        char want[40];
+        snprintf(want, sizeof want, " key#%016llx", (unsigned long long)attn_machine_hash(whole));
+        CHECK(strstr(whole, " cc=") && strlen(small) == sizeof small - 1
+                  && strcmp(small + strlen(small) - strlen(want), want) == 0
+                  && strncmp(small, whole, sizeof small - 1 - strlen(want)) == 0,
+              "'%s' from '%s'", small, whole);
+    }
+
     t_case("wisdom: records round-trip through the file format");
     uint64_t them = attn_machine_hash("vendor=other");
     attn_wisdom_record a = sample(me, 9, "avx512"), b = sample(them, 9, "neon");
