@@ -759,12 +759,21 @@ static int tune_shape(const ab_tune_opts *o, tune_session *ts, ab_tune_result *r
     } else if (isfinite(r->base.median)) {
         ab_candidate pair[2] = { r->best, r->base };
         if (time_noting(o, ts, r, pair, 2) == 0) {
-            r->best = pair[0];
-            r->base = pair[1];
-            /* It did not hold up (or could not run again): keep the
-             * default, unless the default is the one without a time. */
-            if (isfinite(r->base.median) && !beats(&r->best, &r->base))
+            if (!isfinite(pair[1].median) && pair[1].run_status == ATTN_OK
+                && !(pair[1].estimate > 0.0)) {
+                /* The default left untimed, neither failing nor estimated
+                 * far slower: the budget ran out before its turn. No final
+                 * word, so no change from it (the pick once went to the
+                 * wisdom unconfirmed). */
                 r->best = r->base;
+            } else {
+                r->best = pair[0];
+                r->base = pair[1];
+                /* It did not hold up (or could not run again): keep the
+                 * default, unless the default is the one without a time. */
+                if (isfinite(r->base.median) && !beats(&r->best, &r->base))
+                    r->best = r->base;
+            }
         }
     }
     if (!isfinite(r->best.median)) {
