@@ -438,6 +438,15 @@ grep -q '^record ' "$TMP/w-env" && ! grep -q 'einsum-bhdqk' "$TMP/w-env" && ok \
 expect_rc 0 tune --wisdom "$W" --export "$TMP/exported"
 expect_rc 0 tune --wisdom "$TMP/imported" --import "$TMP/exported"
 cmp -s "$W" "$TMP/imported" && ok || bad "export + import changed the records"
+# This machine's imported records are checked here first, as a pull's are:
+# one naming a kernel this build lacks is not trusted, and not imported.
+sed -n 's/^\(record [0-9a-f]* \)\(.* \)\([a-z0-9-]*\) \([^ ]*\) \([0-9.e+]* [0-9.e+]* [0-9.e+]* [a-z]* [^ ]*\)$/\1\2no-such-kernel \4 \5/p' \
+    "$TMP/exported" | head -n 1 >"$TMP/bogus.rec"
+{ cat "$TMP/exported"; cat "$TMP/bogus.rec"; } >"$TMP/bogus.w"
+expect_rc 0 tune --wisdom "$TMP/imported2" --import "$TMP/bogus.w"
+[ -s "$TMP/bogus.rec" ] && grep -q "not trusted" "$TMP/err" && ! grep -q no-such-kernel "$TMP/imported2" \
+    && ok \
+    || bad "import of a record that fails its check here: $(cat "$TMP/bogus.rec" "$TMP/err")"
 # A wisdom write that fails (a full disk; here a file size limit of 0, its
 # signal ignored) says why and leaves the old file and no temporary one.
 # (Its messages go through a pipe: the limit holds for files it writes.)

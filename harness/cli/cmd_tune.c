@@ -146,6 +146,40 @@ static int plan_of(int argc, char **argv, tune_plan *t)
     return -1;
 }
 
+/* The records of in for this machine key into out, each checked here
+ * against naive before it is trusted (a machine of the same key may still
+ * differ: a microcode, a broken unit; a record is only as good as the
+ * check it passes here); other machines' records too when keep_others
+ * (they are carried, never applied here). Returns how many failed. */
+static int trusted_records(const attn_wisdom *in, const char *key, const char *source, int verbose,
+                           int keep_others, attn_wisdom *out)
+{
+    uint64_t me = attn_machine_hash(key);
+    int rejected = 0;
+    for (int i = 0; i < in->n; i++) {
+        const attn_wisdom_record *rec = &in->rec[i];
+        char bucket[80], why[300];
+        double max_err;
+        attn_bucket_format(&rec->bucket, bucket, sizeof bucket);
+        if (rec->machine != me) {
+            for (int m = 0; keep_others && m < in->n_machines; m++)
+                if (in->machine_hash[m] == rec->machine)
+                    attn_wisdom_put(out, rec, in->machine_key[m]);
+            continue;
+        }
+        if (ab_tune_verify_record(rec, &max_err, why, sizeof why)) {
+            attn_wisdom_put(out, rec, key);
+            if (verbose)
+                printf("%-36s %-12s checked here: %.3g of the error bound\n", bucket, rec->kernel,
+                       max_err);
+        } else {
+            rejected++;
+            fprintf(stderr, "attnbench: %s: %s: not trusted: %s\n", source, bucket, why);
+        }
+    }
+    return rejected;
+}
+
 /* --export FILE writes every record of the wisdom to FILE (atomically);
  * --import FILE merges FILE's records into the wisdom. The two are one
  * function because they differ only in which file is read and where its
@@ -165,9 +199,21 @@ static int move_records(const tune_plan *t)
         free(w);
         return AB_EXIT_FAIL;
     }
-    int st = 0;
+    int st = 0, rejected = 0;
     if (import_path) {
-        st = merge(path, w, err, sizeof err);
+        /* This machine's records checked here first, as a pull's are. */
+        attn_wisdom *trusted = calloc(1, sizeof *trusted);
+        char key[320];
+        attn_machine_key(key, sizeof key);
+        if (!trusted) {
+            snprintf(err, sizeof err, "out of memory");
+            st = -1;
+        } else {
+            rejected = trusted_records(w, key, import_path, 0, 1, trusted);
+            *w = *trusted;
+            st = merge(path, w, err, sizeof err);
+        }
+        free(trusted);
     } else {
         ab_atomic_file af;
         st = ab_atomic_open(&af, t->export_path, err, sizeof err);
@@ -181,8 +227,9 @@ static int move_records(const tune_plan *t)
     if (st != 0)
         fprintf(stderr, "attnbench tune: %s\n", err);
     else
-        printf("%s %d records (%d machines) %s %s\n", import_path ? "imported" : "exported", w->n,
-               w->n_machines, import_path ? "into" : "to", import_path ? path : t->export_path);
+        printf("%s %d records (%d machines) %s %s%s\n", import_path ? "imported" : "exported", w->n,
+               w->n_machines, import_path ? "into" : "to", import_path ? path : t->export_path,
+               rejected ? " (some not trusted here: see above)" : "");
     free(w);
     return st != 0 ? AB_EXIT_FAIL : AB_EXIT_OK;
 }
@@ -385,29 +432,7 @@ int ab_tune_pull(const char *target, const char *wisdom_path, int verbose, int o
         free(trusted);
         return AB_EXIT_USAGE;
     }
-    /* Only this key's records, each checked here before it is trusted: a
-     * machine of the same key may still differ (a microcode, a broken
-     * unit), and a record is only as good as the check it passes here. */
-    uint64_t me = attn_machine_hash(key);
-    int rejected = 0;
-    for (int i = 0; i < got->n; i++) {
-        const attn_wisdom_record *rec = &got->rec[i];
-        char bucket[80], why[300];
-        double max_err;
-        attn_bucket_format(&rec->bucket, bucket, sizeof bucket);
-        if (rec->machine != me)
-            continue;
-        if (ab_tune_verify_record(rec, &max_err, why, sizeof why)) {
-            attn_wisdom_put(trusted, rec, key);
-            if (verbose)
-                printf("%-36s %-12s checked here: %.3g of the error bound\n", bucket, rec->kernel,
-                       max_err);
-        } else {
-            rejected++;
-            fprintf(stderr, "attnbench: %s: %s: not trusted: %s\n", ab_history_name(h), bucket,
-                    why);
-        }
-    }
+    int rejected = trusted_records(got, key, ab_history_name(h), verbose, 0, trusted);
     int rc = AB_EXIT_OK;
     if (trusted->n && merge(wisdom_path, trusted, err, sizeof err) != 0) {
         fprintf(stderr, "attnbench: writing %s: %s\n", wisdom_path, err);
