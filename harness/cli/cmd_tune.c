@@ -312,10 +312,14 @@ static int tune_buckets(const tune_plan *t)
         int seen = 0;
         for (int j = 0; j < found->n; j++)
             seen |= attn_bucket_equal(&found->rec[j].bucket, &bk);
-        if (seen)
-            continue;
         char bucket[80];
         attn_bucket_format(&bk, bucket, sizeof bucket);
+        if (seen) {   /* said, not passed over: its calls take the record above */
+            char text[512];
+            ab_shape_format(shape, text, sizeof text);
+            printf("%-36s %s: its bucket's record is the one above\n", bucket, text);
+            continue;
+        }
         if (ab_now() > o.deadline) {
             printf("%-36s out of time (--budget %.0f s): not tuned\n", bucket, t->budget);
             continue;
