@@ -20,7 +20,10 @@ static double l1_deviation(const double *sorted, int n)
 static int fit_segments(const double *z, int n, double sigma, int *starts)
 {
     /* A breakpoint costs 4σ·ln n: an outlier alone never pays for two, a
-     * shift of a few σ held for a few runs does. */
+     * shift of a few σ held for a few runs does. The first and the last
+     * segment hold two runs at least: one outlier at an end needs only one
+     * breakpoint, and a 1.5× run, newest of 20 at CV 3%, was a "step" 56%
+     * of the time (a review's simulation). */
     const double gamma = 4.0 * sigma * log((double)n);
 
     /* best[j]: the cheapest fit of z[0..j); from[j]: where its last segment
@@ -38,6 +41,8 @@ static int fit_segments(const double *z, int n, double sigma, int *starts)
                 k--;
             }
             sorted[k] = z[i];
+            if (len == 1 && (i == 0 || j == n) && !(i == 0 && j == n))
+                continue;   /* a one-run segment at an end */
             double c = best[i] + l1_deviation(sorted, len) + gamma;
             if (c < best[j]) {
                 best[j] = c;
