@@ -139,6 +139,19 @@ typedef struct side_notes {
     int runs_a_side;          /* more than one run on a side: the whole run's kind */
 } side_notes;
 
+/* Both comparisons' end: the line of benchmarks that FAILED in side (a
+ * regression each), and the exit status: 1 on a regression or a failure,
+ * 2 when some input was not usable (the verdicts shown still stand). */
+static int verdict_status(int regressions, const side_notes *notes, const char *side)
+{
+    if (notes->n_failed)
+        printf("%d benchmark%s FAILED in %s: a regression\n", notes->n_failed,
+               notes->n_failed == 1 ? "" : "s", side);
+    if (notes->n_unusable)
+        return AB_EXIT_USAGE;
+    return regressions || notes->n_failed ? AB_EXIT_FAIL : AB_EXIT_OK;
+}
+
 static void json_names(ab_json *j, const char *key, const char *const *names, int n)
 {
     ab_json_begin_array(j, key);
@@ -327,12 +340,7 @@ static int compare_builds(const char *path, const ab_compare_opts *o, const char
            "ratio beyond +-%.0f%% and p < %g over the pairs; no change needs an MDE <= %.0f%%)\n",
            regressions, regressions == 1 ? "" : "s", improvements, improvements == 1 ? "" : "s",
            unclear, pairs, 100 * o->min_effect, o->alpha, 100 * o->threshold);
-    if (notes.n_failed)
-        printf("%d benchmark%s FAILED in the judged build: a regression\n", notes.n_failed,
-               notes.n_failed == 1 ? "" : "s");
-    status = regressions || notes.n_failed ? AB_EXIT_FAIL : AB_EXIT_OK;
-    if (notes.n_unusable)   /* the verdicts above stand; the input was not all usable */
-        status = AB_EXIT_USAGE;
+    status = verdict_status(regressions, &notes, "the judged build");
     notes.failed = failed;
     notes.unusable = unusable;
     const pair_names named = { b, mine };
@@ -554,12 +562,7 @@ int ab_cmd_compare(int argc, char **argv)
                "spread across benchmarks)\n", judged ? 100 * verdicts[0].noise : 100 * run_noise);
     else
         printf("%d and %d runs: run-to-run noise estimated from them)\n", nb, nf);
-    if (notes.n_failed)
-        printf("%d benchmark%s FAILED in NEW: a regression\n", notes.n_failed,
-               notes.n_failed == 1 ? "" : "s");
-    status = regressions || notes.n_failed ? AB_EXIT_FAIL : AB_EXIT_OK;
-    if (notes.n_unusable)   /* the verdicts above stand; the input was not all usable */
-        status = AB_EXIT_USAGE;
+    status = verdict_status(regressions, &notes, "NEW");
     notes.failed = failed;
     notes.unusable = unusable;
     if (json_path

@@ -42,10 +42,25 @@ static int what_is_at(const char *path, char *real, size_t real_len, char *err, 
     return AT_FILE;
 }
 
+/* 0 when dir (path's, for the message) is a directory this process may
+ * write in; else -1 said in err. */
+static int writable_dir(const char *path, const char *dir, char *err, size_t err_len)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        snprintf(err, err_len, "%s: %s is not a directory", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK) != 0) {
+        snprintf(err, err_len, "%s: cannot write in %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int ab_atomic_probe(const char *path, char *err, size_t err_len)
 {
     char dir[PATH_MAX], real[PATH_MAX];
-    struct stat st;
     int at = what_is_at(path, real, sizeof real, err, err_len);
     if (at < 0)
         return -1;
@@ -57,15 +72,7 @@ int ab_atomic_probe(const char *path, char *err, size_t err_len)
         return 0;
     }
     ab_parent_dir(real, dir, sizeof dir);
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        snprintf(err, err_len, "%s: %s is not a directory", path, dir);
-        return -1;
-    }
-    if (access(dir, W_OK) != 0) {
-        snprintf(err, err_len, "%s: cannot write in %s: %s", path, dir, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return writable_dir(path, dir, err, err_len);
 }
 
 int ab_dir_probe(const char *path, char *err, size_t err_len)
@@ -79,22 +86,15 @@ int ab_dir_probe(const char *path, char *err, size_t err_len)
     /* The nearest part that exists must be a directory we may write in. */
     while (stat(dir, &st) != 0) {
         char up[PATH_MAX];
+        int why = errno;   /* stat's, before anything else may set it */
         ab_parent_dir(dir, up, sizeof up);
-        if (errno != ENOENT || strcmp(up, dir) == 0) {
-            snprintf(err, err_len, "%s: %s", dir, strerror(errno));
+        if (why != ENOENT || strcmp(up, dir) == 0) {
+            snprintf(err, err_len, "%s: %s", dir, strerror(why));
             return -1;
         }
         snprintf(dir, sizeof dir, "%s", up);
     }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, err_len, "%s: %s is not a directory", path, dir);
-        return -1;
-    }
-    if (access(dir, W_OK) != 0) {
-        snprintf(err, err_len, "%s: cannot write in %s: %s", path, dir, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return writable_dir(path, dir, err, err_len);
 }
 
 int ab_atomic_open(ab_atomic_file *a, const char *path, char *err, size_t err_len)
